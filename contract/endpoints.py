@@ -1,0 +1,108 @@
+"""Endpoints of /v1: their query parameters (in validation order) and allowed statuses.
+
+The edge validates queries with these definitions and the OpenAPI document is generated
+from them, so the two cannot disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from contract import vocabulary as v
+
+
+@dataclass(frozen=True)
+class Param:
+    """One query parameter. `kind` picks the parser: enum, integer, boolean, market, date, cursor."""
+
+    name: str
+    kind: str
+    description: str
+    enum: tuple[str, ...] | None = None
+    minimum: int | None = None
+    maximum: int | None = None
+    default: int | None = None
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    name: str  # stable identifier, also what cursors are bound to
+    path: str  # aiohttp route path
+    summary: str
+    params: tuple[Param, ...]
+    statuses: tuple[int, ...]  # error statuses the spec lists; 200 and 304 are implied
+    resource: str  # resource name of `data` (a list for list endpoints)
+    is_list: bool = False
+    public: bool = False  # True: no key needed (only the OpenAPI document)
+
+
+LIMIT = Param(
+    "limit",
+    "integer",
+    f"Items per page, {v.LIMIT_MIN} to {v.LIMIT_MAX}.",
+    minimum=v.LIMIT_MIN,
+    maximum=v.LIMIT_MAX,
+    default=v.LIMIT_DEFAULT,
+)
+CURSOR = Param("cursor", "cursor", "Opaque cursor taken from page.nextCursor of the previous call.")
+
+PROGRAMS = Endpoint(
+    name="programs",
+    path="/v1/programs",
+    summary="List published programmes, highest score first.",
+    params=(
+        Param("vertical", "enum", "Restrict to one industry.", enum=v.VERTICALS),
+        Param("model", "enum", "Restrict to one payout model.", enum=v.MODELS),
+        Param("market", "market", "Restrict to a market: ISO 3166-1 alpha-2 code, case-insensitive."),
+        Param("recurring", "boolean", "true keeps only recurring commissions, false only the others."),
+        Param(
+            "minScore",
+            "integer",
+            f"Minimum attractiveness score, {v.SCORE_MIN} to {v.SCORE_MAX}.",
+            minimum=v.SCORE_MIN,
+            maximum=v.SCORE_MAX,
+        ),
+        LIMIT,
+        CURSOR,
+    ),
+    statuses=(400, 401, 429, 503),
+    resource="Program",
+    is_list=True,
+)
+
+PROGRAM = Endpoint(
+    name="program",
+    path="/v1/programs/{slug}",
+    summary="One published programme by slug.",
+    params=(),
+    statuses=(401, 404, 429),
+    resource="Program",
+)
+
+ME = Endpoint(
+    name="me",
+    path="/v1/me",
+    summary="The calling account.",
+    params=(),
+    statuses=(401, 403, 429),
+    resource="Account",
+)
+
+COMMISSIONS = Endpoint(
+    name="commissions",
+    path="/v1/commissions",
+    summary="Commissions from the account's connected networks, most recent first.",
+    params=(
+        Param("network", "string", "Restrict to one network."),
+        Param("status", "enum", "Restrict to one normalised status.", enum=v.COMMISSION_STATUSES),
+        Param("from", "date", "Inclusive lower bound on the transaction date (YYYY-MM-DD, UTC)."),
+        Param("to", "date", "Inclusive upper bound on the transaction date (YYYY-MM-DD, UTC)."),
+        LIMIT,
+        CURSOR,
+    ),
+    statuses=(400, 401, 429, 503),
+    resource="Commission",
+    is_list=True,
+)
+
+ENDPOINTS: tuple[Endpoint, ...] = (PROGRAMS, PROGRAM, ME, COMMISSIONS)

@@ -1,0 +1,199 @@
+"""Resource field lists of the API spec, with types and nullability, defined once.
+
+The build renders programmes in `PROGRAM` order, the OpenAPI document is generated from
+these tables and the tests check responses against them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from contract import vocabulary as v
+
+
+@dataclass(frozen=True)
+class Field:
+    """One member of a resource as the spec lists it."""
+
+    name: str
+    type: str  # string | integer | number | boolean | array | object
+    description: str
+    nullable: bool = False
+    enum: tuple[str, ...] | None = None
+    items: str | None = None  # scalar item type, or a resource name, for arrays
+    ref: str | None = None  # resource name, for objects
+    format: str | None = None  # date-time | uri
+    minimum: int | None = None
+    maximum: int | None = None
+
+
+@dataclass(frozen=True)
+class Resource:
+    name: str
+    description: str
+    fields: tuple[Field, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.fields)
+
+    def field(self, name: str) -> Field:
+        return next(f for f in self.fields if f.name == name)
+
+
+F = Field
+
+PROGRAM = Resource(
+    "Program",
+    "A published affiliate programme.",
+    (
+        F("slug", "string", "Stable identifier, used in the directory URL and in the by-slug path."),
+        F("name", "string", "Programme name."),
+        F("host", "string", "Advertiser domain, without scheme."),
+        F("site", "string", "Advertiser website.", format="uri"),
+        F("pitch", "string", "One-paragraph description written by the advertiser."),
+        F("vertical", "string", "Industry.", enum=v.VERTICALS),
+        F("model", "string", "Payout model.", enum=v.MODELS),
+        F("commission", "string", "Commission as advertised, free text."),
+        F("recurring", "boolean", "True when the commission repeats on renewals."),
+        F("cookieDays", "integer", "Attribution window, in days.", minimum=0),
+        F("payout", "string", "Payment cadence.", enum=v.PAYOUTS),
+        F("minPayout", "number", "Minimum balance before payment, in the advertiser currency.", minimum=0),
+        F("markets", "array", "ISO 3166-1 alpha-2 country codes.", items="string"),
+        F("platform", "string", "Affiliate platform hosting the programme. Empty when in-house."),
+        F("signupUrl", "string", "Where an affiliate applies.", format="uri"),
+        F("score", "integer", "Attractiveness score, 0 to 100.", minimum=v.SCORE_MIN, maximum=v.SCORE_MAX),
+        F("image", "string", "Illustration URL. Empty when none is available."),
+        F("createdAt", "string", "ISO 8601 timestamp of publication.", format="date-time"),
+    ),
+)
+
+CAPABILITY_STATE = Resource(
+    "CapabilityState",
+    "State of one capability of the account.",
+    (
+        F("enabled", "boolean", "Whether the capability is active."),
+        F("configured", "boolean", "Whether the capability has been set up."),
+        F(
+            "enabledAt",
+            "string",
+            "ISO 8601 timestamp of the last enabling; null while never enabled.",
+            nullable=True,
+            format="date-time",
+        ),
+    ),
+)
+
+CAPABILITIES = Resource(
+    "Capabilities",
+    "Acquisition and monetisation are independent and both can be active.",
+    tuple(F(c, "object", f"State of the {c} capability.", ref="CapabilityState") for c in v.CAPABILITIES),
+)
+
+CONNECTED_NETWORK = Resource(
+    "ConnectedNetwork",
+    "An affiliate network connected to the account. Never credentials.",
+    (
+        F("network", "string", "Network identifier."),
+        F("status", "string", "Outcome of the last synchronisation.", enum=v.NETWORK_SYNC_STATUSES),
+        F("connectedAt", "string", "ISO 8601 timestamp.", nullable=True, format="date-time"),
+        F("lastSyncAt", "string", "ISO 8601 timestamp.", nullable=True, format="date-time"),
+        F("accounts", "integer", "How many accounts this connection exposes.", minimum=0),
+        F("programs", "integer", "Count of programmes.", minimum=0),
+        F("transactions", "integer", "Count of transactions.", minimum=0),
+    ),
+)
+
+KEY_INFO = Resource(
+    "KeyInfo",
+    "The key that authenticated the call. The key itself is never returned.",
+    (
+        F("prefix", "string", "Leading part of the key."),
+        F("label", "string", "Label of the key."),
+        F("scopes", "array", "Scopes of the key.", items="string", enum=v.KEY_SCOPES),
+    ),
+)
+
+RATE_LIMIT = Resource(
+    "RateLimit",
+    "Rate limit applying to this key.",
+    (
+        F("limit", "integer", "Requests allowed per window, for this plan.", minimum=1),
+        F("windowSeconds", "integer", "Window length in seconds.", minimum=1),
+    ),
+)
+
+ACCOUNT = Resource(
+    "Account",
+    "The calling account.",
+    (
+        F("uid", "string", "Stable account identifier."),
+        F("email", "string", "Account e-mail address.", nullable=True),
+        F("plan", "string", "Plan of the account.", enum=v.PLANS),
+        F("capabilities", "object", "Capabilities of the account.", ref="Capabilities"),
+        F("networks", "array", "Connected affiliate networks. Never credentials.", items="ConnectedNetwork"),
+        F("key", "object", "The key that authenticated the call.", ref="KeyInfo"),
+        F("rateLimit", "object", "Rate limit applying to this key.", ref="RateLimit"),
+    ),
+)
+
+COMMISSION = Resource(
+    "Commission",
+    "A commission collected from a connected network, in the network's currency.",
+    (
+        F("id", "string", "Stable identifier within the service."),
+        F("network", "string", "Network identifier."),
+        F("externalId", "string", "Identifier used by the network itself."),
+        F("programName", "string", "Programme name.", nullable=True),
+        F("programExternalId", "string", "Programme identifier at the network.", nullable=True),
+        F("status", "string", "Normalised status.", enum=v.COMMISSION_STATUSES),
+        F("rawStatus", "string", "The network's own wording of the status.", nullable=True),
+        F("saleAmount", "number", "Order value, when the network reports it.", nullable=True),
+        F("commissionAmount", "number", "Amount owed to the publisher."),
+        F("currency", "string", "ISO 4217 currency code. Never converted."),
+        F("clickedAt", "string", "ISO 8601 timestamp of the click.", nullable=True, format="date-time"),
+        F("transactedAt", "string", "ISO 8601 timestamp of the transaction.", format="date-time"),
+        F("subId", "string", "Publisher sub-identifier, when one was passed.", nullable=True),
+    ),
+)
+
+PAGE_INFO = Resource(
+    "PageInfo",
+    "Where a list page stands.",
+    (
+        F("limit", "integer", "Number of items requested for this page.", minimum=v.LIMIT_MIN, maximum=v.LIMIT_MAX),
+        F("hasMore", "boolean", "True when a further page exists."),
+        F(
+            "nextCursor",
+            "string",
+            "Opaque cursor for the next page; null on the last page. Clients must not parse it.",
+            nullable=True,
+        ),
+    ),
+)
+
+ERROR = Resource(
+    "Error",
+    "The one shape of every error body.",
+    (
+        F("code", "string", "Stable machine-readable code; branch on this.", enum=tuple(v.ERROR_CODES)),
+        F("message", "string", "Human-readable explanation; may change."),
+        F("status", "integer", "HTTP status, repeated."),
+        F("param", "string", "The query parameter at fault, when there is one.", nullable=True),
+        F("requestId", "string", "Equals the X-Request-Id response header."),
+    ),
+)
+
+RESOURCES: tuple[Resource, ...] = (
+    PROGRAM,
+    CAPABILITY_STATE,
+    CAPABILITIES,
+    CONNECTED_NETWORK,
+    KEY_INFO,
+    RATE_LIMIT,
+    ACCOUNT,
+    COMMISSION,
+    PAGE_INFO,
+    ERROR,
+)
+BY_NAME: dict[str, Resource] = {r.name: r for r in RESOURCES}

@@ -1,0 +1,86 @@
+"""The API's vocabulary: every enum and limit, defined once.
+
+The submission schema, the build's validator, the edge's query parser, the OpenAPI
+document and the tests all read these values; nothing else spells them out.
+"""
+
+from __future__ import annotations
+
+import re
+
+# --- Programme -----------------------------------------------------------------------
+
+VERTICALS: tuple[str, ...] = (
+    "saas",
+    "ecommerce",
+    "infoproduit",
+    "finance",
+    "sante",
+    "voyage",
+    "mode",
+    "maison",
+    "jeux",
+    "services",
+    "immobilier",
+    "autre",
+)
+MODELS: tuple[str, ...] = ("cps", "cpa", "cpl", "recurring", "hybrid")
+PAYOUTS: tuple[str, ...] = ("weekly", "biweekly", "monthly", "net30", "net60")
+
+# Publication state of a submission; only PUBLISHED ever reaches dist/.
+PUBLISHED = "published"
+SUBMISSION_STATUSES: tuple[str, ...] = (PUBLISHED, "unpublished", "rejected")
+
+SCORE_MIN = 0
+SCORE_MAX = 100
+
+SLUG_MAX_LENGTH = 64
+SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+SLUG_RE = re.compile(SLUG_PATTERN)
+
+# Bounds that keep submissions sane; the spec only says "integer" and "number".
+COOKIE_DAYS_MAX = 3650
+MIN_PAYOUT_MAX = 1_000_000
+MARKETS_MAX = 250
+NAME_MAX_LENGTH = 120
+PITCH_MAX_LENGTH = 2000
+COMMISSION_MAX_LENGTH = 200
+URL_MAX_LENGTH = 2048
+
+# --- Account -------------------------------------------------------------------------
+
+PLANS: tuple[str, ...] = ("free", "pro")
+CAPABILITIES: tuple[str, ...] = ("acquisition", "monetisation")
+KEY_SCOPES: tuple[str, ...] = ("read",)
+NETWORK_SYNC_STATUSES: tuple[str, ...] = ("never", "ok", "partial", "auth_failed", "error")
+COMMISSION_STATUSES: tuple[str, ...] = ("pending", "approved", "declined", "paid", "unknown")
+
+# Default rate limits per plan: (requests, window in seconds). Configurable in the edge.
+DEFAULT_RATE_LIMITS: dict[str, tuple[int, int]] = {"free": (60, 60), "pro": (600, 60)}
+
+# --- Lists and pagination ------------------------------------------------------------
+
+LIMIT_MIN = 1
+LIMIT_MAX = 100
+LIMIT_DEFAULT = 25
+
+DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
+MARKET_PATTERN = r"^[A-Za-z]{2}$"
+
+# --- Errors ----------------------------------------------------------------------------
+
+# code -> HTTP status. The decisions' table, in one place.
+ERROR_CODES: dict[str, int] = {
+    "invalid_parameter": 400,
+    "unknown_parameter": 400,
+    "invalid_cursor": 400,
+    "invalid_date_range": 400,
+    "missing_api_key": 401,
+    "invalid_api_key": 401,
+    "forbidden": 403,
+    "not_found": 404,
+    "method_not_allowed": 405,
+    "rate_limited": 429,
+    "internal_error": 500,
+    "unavailable": 503,
+}
