@@ -27,7 +27,7 @@ STAMP = VENV / ".installed"
 
 def ensure_venv() -> None:
     """Create .venv and install the project with its test and dev extras, once per pyproject."""
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 - dev.py is what an old Python runs first
         sys.exit(f"Python 3.11 or newer is needed; this is {sys.version.split()[0]}")
     wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
     if STAMP.exists() and STAMP.read_text() == wanted and PYTHON.exists():

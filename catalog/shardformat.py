@@ -53,7 +53,9 @@ def combo_key(combo: Combo) -> str:
     return ".".join((vertical or ANY, model or ANY, market.lower() if market else ANY, rec))
 
 
-def combos_of(vertical: str, model: str, markets: Iterable[str], recurring: bool) -> Iterator[Combo]:
+def combos_of(
+    vertical: str, model: str, markets: Iterable[str], recurring: bool
+) -> Iterator[Combo]:
     """Every combination of filters a programme with these terms matches."""
     market_choices: list[str | None] = [None, *sorted({m.lower() for m in markets})]
     return itertools.product((None, vertical), (None, model), market_choices, (None, recurring))
@@ -94,9 +96,7 @@ def encode_keys(build_id: str, scores: list[int], slugs: list[str]) -> bytes:
 
 def encode_pages(ranks: list[int]) -> list[bytes]:
     """A combination's ranks cut into pages of PAGE_SIZE (at least one page)."""
-    return [
-        orjson.dumps(ranks[i : i + PAGE_SIZE]) for i in range(0, max(len(ranks), 1), PAGE_SIZE)
-    ]
+    return [orjson.dumps(ranks[i : i + PAGE_SIZE]) for i in range(0, max(len(ranks), 1), PAGE_SIZE)]
 
 
 def encode_manifest(build_id: str, counts: dict[str, int], shards: dict[str, int]) -> bytes:

@@ -53,8 +53,12 @@ PROGRAMS = Endpoint(
     params=(
         Param("vertical", "enum", "Restrict to one industry.", enum=v.VERTICALS),
         Param("model", "enum", "Restrict to one payout model.", enum=v.MODELS),
-        Param("market", "market", "Restrict to a market: ISO 3166-1 alpha-2 code, case-insensitive."),
-        Param("recurring", "boolean", "true keeps only recurring commissions, false only the others."),
+        Param(
+            "market", "market", "Restrict to a market: ISO 3166-1 alpha-2 code, case-insensitive."
+        ),
+        Param(
+            "recurring", "boolean", "true keeps only recurring commissions, false only the others."
+        ),
         Param(
             "minScore",
             "integer",

@@ -47,7 +47,11 @@ PROGRAM = Resource(
     "Program",
     "A published affiliate programme.",
     (
-        F("slug", "string", "Stable identifier, used in the directory URL and in the by-slug path."),
+        F(
+            "slug",
+            "string",
+            "Stable identifier, used in the directory URL and in the by-slug path.",
+        ),
         F("name", "string", "Programme name."),
         F("host", "string", "Advertiser domain, without scheme."),
         F("site", "string", "Advertiser website.", format="uri"),
@@ -58,11 +62,22 @@ PROGRAM = Resource(
         F("recurring", "boolean", "True when the commission repeats on renewals."),
         F("cookieDays", "integer", "Attribution window, in days.", minimum=0),
         F("payout", "string", "Payment cadence.", enum=v.PAYOUTS),
-        F("minPayout", "number", "Minimum balance before payment, in the advertiser currency.", minimum=0),
+        F(
+            "minPayout",
+            "number",
+            "Minimum balance before payment, in the advertiser currency.",
+            minimum=0,
+        ),
         F("markets", "array", "ISO 3166-1 alpha-2 country codes.", items="string"),
         F("platform", "string", "Affiliate platform hosting the programme. Empty when in-house."),
         F("signupUrl", "string", "Where an affiliate applies.", format="uri"),
-        F("score", "integer", "Attractiveness score, 0 to 100.", minimum=v.SCORE_MIN, maximum=v.SCORE_MAX),
+        F(
+            "score",
+            "integer",
+            "Attractiveness score, 0 to 100.",
+            minimum=v.SCORE_MIN,
+            maximum=v.SCORE_MAX,
+        ),
         F("image", "string", "Illustration URL. Empty when none is available."),
         F("createdAt", "string", "ISO 8601 timestamp of publication.", format="date-time"),
     ),
@@ -87,7 +102,10 @@ CAPABILITY_STATE = Resource(
 CAPABILITIES = Resource(
     "Capabilities",
     "Acquisition and monetisation are independent and both can be active.",
-    tuple(F(c, "object", f"State of the {c} capability.", ref="CapabilityState") for c in v.CAPABILITIES),
+    tuple(
+        F(c, "object", f"State of the {c} capability.", ref="CapabilityState")
+        for c in v.CAPABILITIES
+    ),
 )
 
 CONNECTED_NETWORK = Resource(
@@ -131,7 +149,12 @@ ACCOUNT = Resource(
         F("email", "string", "Account e-mail address.", nullable=True),
         F("plan", "string", "Plan of the account.", enum=v.PLANS),
         F("capabilities", "object", "Capabilities of the account.", ref="Capabilities"),
-        F("networks", "array", "Connected affiliate networks. Never credentials.", items="ConnectedNetwork"),
+        F(
+            "networks",
+            "array",
+            "Connected affiliate networks. Never credentials.",
+            items="ConnectedNetwork",
+        ),
         F("key", "object", "The key that authenticated the call.", ref="KeyInfo"),
         F("rateLimit", "object", "Rate limit applying to this key.", ref="RateLimit"),
     ),
@@ -151,7 +174,13 @@ COMMISSION = Resource(
         F("saleAmount", "number", "Order value, when the network reports it.", nullable=True),
         F("commissionAmount", "number", "Amount owed to the publisher."),
         F("currency", "string", "ISO 4217 currency code. Never converted."),
-        F("clickedAt", "string", "ISO 8601 timestamp of the click.", nullable=True, format="date-time"),
+        F(
+            "clickedAt",
+            "string",
+            "ISO 8601 timestamp of the click.",
+            nullable=True,
+            format="date-time",
+        ),
         F("transactedAt", "string", "ISO 8601 timestamp of the transaction.", format="date-time"),
         F("subId", "string", "Publisher sub-identifier, when one was passed.", nullable=True),
     ),
@@ -161,7 +190,13 @@ PAGE_INFO = Resource(
     "PageInfo",
     "Where a list page stands.",
     (
-        F("limit", "integer", "Number of items requested for this page.", minimum=v.LIMIT_MIN, maximum=v.LIMIT_MAX),
+        F(
+            "limit",
+            "integer",
+            "Number of items requested for this page.",
+            minimum=v.LIMIT_MIN,
+            maximum=v.LIMIT_MAX,
+        ),
         F("hasMore", "boolean", "True when a further page exists."),
         F(
             "nextCursor",
@@ -176,7 +211,12 @@ ERROR = Resource(
     "Error",
     "The one shape of every error body.",
     (
-        F("code", "string", "Stable machine-readable code; branch on this.", enum=tuple(v.ERROR_CODES)),
+        F(
+            "code",
+            "string",
+            "Stable machine-readable code; branch on this.",
+            enum=tuple(v.ERROR_CODES),
+        ),
         F("message", "string", "Human-readable explanation; may change."),
         F("status", "integer", "HTTP status, repeated."),
         F("param", "string", "The query parameter at fault, when there is one.", nullable=True),

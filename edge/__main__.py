@@ -1,0 +1,54 @@
+"""`python -m edge`: serve the API with the configuration from flags and EDGE_* variables."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Sequence
+
+from aiohttp import web
+
+from edge.accesslog import JsonAccessLogger
+from edge.app import create_app
+from edge.config import Config, ConfigError, load
+
+
+def configure_logging(config: Config) -> None:
+    logging.basicConfig(
+        level=config.log_level.upper(),
+        stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    access = logging.getLogger("edge.access")
+    access.disabled = not config.access_log
+    access.propagate = False
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    access.addHandler(handler)
+
+
+def serve(config: Config) -> None:
+    """Run the edge until interrupted."""
+    configure_logging(config)
+    web.run_app(
+        create_app(config),
+        host=config.host,
+        port=config.port,
+        access_log=logging.getLogger("edge.access"),
+        access_log_class=JsonAccessLogger,
+        print=lambda msg: logging.getLogger("edge").info(msg.strip()),
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        config = load(argv)
+    except ConfigError as exc:
+        print(f"edge: {exc}", file=sys.stderr)
+        return 2
+    serve(config)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,38 @@
+"""Structured access log: one JSON line per request, never a header value or a key."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import orjson
+from aiohttp import web
+from aiohttp.abc import AbstractAccessLogger
+
+from edge import appkeys
+
+
+def access_record(request: web.BaseRequest, response: web.StreamResponse, seconds: float) -> dict:
+    """What one access-log line says (the key's prefix at most, never the key)."""
+    principal = request.get(appkeys.PRINCIPAL)
+    return {
+        "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "method": request.method,
+        "path": request.path,
+        "status": response.status,
+        "durationMs": round(seconds * 1000, 3),
+        "bytes": response.body_length,
+        "keyPrefix": principal.prefix if principal else None,
+        "requestId": request.get(appkeys.REQUEST_ID),
+    }
+
+
+class JsonAccessLogger(AbstractAccessLogger):
+    """aiohttp access logger writing `access_record` as JSON."""
+
+    def log(self, request: web.BaseRequest, response: web.StreamResponse, time: float) -> None:
+        self.logger.info(orjson.dumps(access_record(request, response, time)).decode())
+
+    @property
+    def enabled(self) -> bool:
+        return self.logger.isEnabledFor(logging.INFO)

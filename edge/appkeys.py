@@ -1,0 +1,21 @@
+"""Typed keys for what the application and each request carry: one place to look."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from edge.config import Config
+
+CONFIG = web.AppKey("config", Config)
+SECRET = web.AppKey("secret", bytes)
+# Set by the part that owns each; typed loosely here so that imports stay one-way.
+STORE = web.AppKey("store", Any)  # edge.store: the account store
+AUTHENTICATOR = web.AppKey("authenticator", Any)  # edge.auth: API key -> Principal
+DIRECTORY = web.AppKey("directory", Any)  # edge.directory: the loaded build
+LIMITER = web.AppKey("limiter", Any)  # edge.ratelimit: per-key limiter
+
+REQUEST_ID = web.RequestKey("request_id", str)
+PRINCIPAL = web.RequestKey("principal", Any)  # edge.auth.Principal of the calling key
+RATE_STATE = web.RequestKey("rate_state", Any)  # edge.ratelimit decision: headers, /v1/me

@@ -1,0 +1,69 @@
+"""Authentication: `Authorization: Bearer <key>` on every /v1 path but the public ones."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from aiohttp import web
+
+from contract.endpoints import ME
+from edge import appkeys
+from edge.errors import ApiError
+from edge.middlewares import Handler
+
+# Paths anyone may read without a key (the API's own description).
+PUBLIC_PATHS = frozenset({"/v1/openapi.json"})
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who is calling: the key that authenticated the request and its account."""
+
+    key_id: str
+    account_uid: str
+    plan: str
+    prefix: str
+    label: str
+    scopes: tuple[str, ...]
+    suspended: bool = False
+
+
+class Authenticator(Protocol):
+    async def authenticate(self, key: str) -> Principal | None:
+        """The principal of a key, or None when unknown or revoked."""
+        ...
+
+
+def bearer_token(header: str | None) -> str:
+    """The key in an Authorization header; ApiError(missing_api_key) when there is none."""
+    if not header:
+        raise ApiError("missing_api_key", "send the header Authorization: Bearer <API key>")
+    scheme, _, token = header.strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        raise ApiError("missing_api_key", "the Authorization header must be: Bearer <API key>")
+    return token
+
+
+def requires_key(request: web.Request) -> bool:
+    """Matched /v1 routes need a key; unknown paths and methods answer 404/405 first."""
+    if request.match_info.http_exception is not None:
+        return False
+    return request.path.startswith("/v1/") and request.path not in PUBLIC_PATHS
+
+
+@web.middleware
+async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Resolve the caller's key into request[PRINCIPAL], or answer 401."""
+    if request.method == "OPTIONS" or not requires_key(request):
+        return await handler(request)
+    token = bearer_token(request.headers.get("Authorization"))
+    principal = await request.app[appkeys.AUTHENTICATOR].authenticate(token)
+    if principal is None:
+        raise ApiError("invalid_api_key", "the API key is unknown or revoked")
+    if principal.suspended and request.path != ME.path:
+        # 403 is listed for /v1/me only: there a suspended account learns why (see docs/api.md).
+        raise ApiError("invalid_api_key", "the API key's account is suspended")
+    request[appkeys.PRINCIPAL] = principal
+    return await handler(request)

@@ -1,0 +1,207 @@
+"""The edge's typed configuration: defaults, then `EDGE_*` environment variables, then flags.
+
+Every setting is one `Setting` in `SETTINGS`; the command line, the environment reader and
+docs/configuration.md (checked by a test) all come from that table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from contract.vocabulary import DEFAULT_RATE_LIMITS
+
+
+class ConfigError(ValueError):
+    """A setting has a value that cannot be used."""
+
+
+def _rate(text: str) -> tuple[int, int]:
+    """Parse `REQUESTS/SECONDS`, e.g. `60/60`."""
+    try:
+        count, window = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise ConfigError(f"rate limit {text!r} is not REQUESTS/SECONDS, e.g. 60/60") from None
+    if count < 1 or window < 1:
+        raise ConfigError(f"rate limit {text!r} needs at least 1 request per 1 second")
+    return count, window
+
+
+def _bool(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in {"1", "true", "yes", "on"}:
+        return True
+    if lowered in {"0", "false", "no", "off"}:
+        return False
+    raise ConfigError(f"{text!r} is not a boolean (true/false)")
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        raise ConfigError(f"{text!r} must be a positive number")
+    return value
+
+
+def _port(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= 65535:
+        raise ConfigError(f"port {text!r} is not in 0..65535")
+    return value
+
+
+def _workers(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ConfigError("workers must be at least 1")
+    return value
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str  # attribute of Config; env EDGE_<NAME>, flag --<name with dashes>
+    parse: Any
+    help: str
+
+    @property
+    def env(self) -> str:
+        return "EDGE_" + self.name.upper()
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything the edge needs to start; immutable once made."""
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+    dist: Path = Path("dist")
+    database: str = "var/edge.sqlite3"
+    secret_key: str | None = None
+    secret_file: Path = Path("var/secret.key")
+    rate_limit_free: tuple[int, int] = DEFAULT_RATE_LIMITS["free"]
+    rate_limit_pro: tuple[int, int] = DEFAULT_RATE_LIMITS["pro"]
+    key_cache_seconds: float = 5.0
+    reload_interval: float = 1.0
+    store_timeout: float = 2.0
+    retry_after: int = 5
+    cors_origins: str = "*"
+    serve_site: bool = False
+    access_log: bool = True
+    log_level: str = "INFO"
+    redis_url: str | None = None
+    workers: int = 1
+
+    def rate_limit(self, plan: str) -> tuple[int, int]:
+        """(requests, window seconds) for a plan."""
+        return {"free": self.rate_limit_free, "pro": self.rate_limit_pro}[plan]
+
+    def resolved_secret(self) -> bytes:
+        """The secret key: the configured one, else the secret file (created on first use)."""
+        if self.secret_key:
+            return self.secret_key.encode()
+        path = self.secret_file
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # O_EXCL: two workers starting at once must end up with one secret, not two.
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                pass
+            else:
+                with os.fdopen(fd, "w") as fh:
+                    fh.write(secrets.token_urlsafe(48))
+        text = path.read_text().strip()
+        if len(text) < 32:
+            raise ConfigError(f"{path}: the secret must be at least 32 characters")
+        return text.encode()
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("host", str, "Interface to listen on."),
+    Setting("port", _port, "TCP port to listen on."),
+    Setting("dist", Path, "The build output directory (written by build.py) to serve."),
+    Setting(
+        "database",
+        str,
+        "Account store: a SQLite file path (or sqlite:///path), or a postgresql:// URL.",
+    ),
+    Setting(
+        "secret_key",
+        str,
+        "Secret for cursor signatures and credential encryption (32+ characters). "
+        "Give every edge process the same one. Unset: read from --secret-file.",
+    ),
+    Setting(
+        "secret_file",
+        Path,
+        "Where the secret is kept when --secret-key is unset; created (mode 600) on first start.",
+    ),
+    Setting("rate_limit_free", _rate, "Rate limit of free-plan keys, REQUESTS/SECONDS."),
+    Setting("rate_limit_pro", _rate, "Rate limit of pro-plan keys, REQUESTS/SECONDS."),
+    Setting(
+        "key_cache_seconds",
+        _positive_float,
+        "How long an API key lookup is cached; a revoked key stops working within this bound.",
+    ),
+    Setting(
+        "reload_interval",
+        _positive_float,
+        "Seconds between checks of dist/manifest.json for a new build.",
+    ),
+    Setting(
+        "store_timeout",
+        _positive_float,
+        "Seconds before an account store call gives up (the request then answers 503).",
+    ),
+    Setting("retry_after", int, "Retry-After seconds sent with 503 answers."),
+    Setting("cors_origins", str, "Allowed CORS origins: * or a comma-separated list."),
+    Setting("serve_site", _bool, "Also serve the HTML directory in dist/ as static files."),
+    Setting("access_log", _bool, "Write one JSON access-log line per request to stderr."),
+    Setting("log_level", str, "Logging level: DEBUG, INFO, WARNING or ERROR."),
+    Setting("redis_url", str, "redis:// URL of a shared rate-limit store; unset: in memory."),
+    Setting("workers", _workers, "Worker processes sharing the port."),
+)
+
+
+def _parse(setting: Setting, raw: str) -> Any:
+    try:
+        return setting.parse(raw)
+    except ConfigError as exc:
+        raise ConfigError(f"{setting.flag} / {setting.env}: {exc}") from None
+    except (TypeError, ValueError):
+        raise ConfigError(f"{setting.flag} / {setting.env}: cannot use {raw!r}") from None
+
+
+def from_env(environ: Mapping[str, str], base: Config | None = None) -> Config:
+    """Apply the EDGE_* variables present in `environ` over `base` (or the defaults)."""
+    changes = {s.name: _parse(s, environ[s.env]) for s in SETTINGS if environ.get(s.env)}
+    return dataclasses.replace(base or Config(), **changes)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add one flag per setting; every flag defaults to None (not given)."""
+    for s in SETTINGS:
+        parser.add_argument(s.flag, dest=s.name, default=None, metavar=s.name.upper(), help=s.help)
+
+
+def load(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> Config:
+    """Defaults, then the environment, then command-line flags."""
+    parser = argparse.ArgumentParser(prog="python -m edge", description="Serve the /v1 API.")
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    config = from_env(os.environ if environ is None else environ)
+    given = {s.name: _parse(s, getattr(args, s.name)) for s in SETTINGS if getattr(args, s.name)}
+    config = dataclasses.replace(config, **given)
+    if config.log_level.upper() not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
+        raise ConfigError(f"log level {config.log_level!r} is not DEBUG, INFO, WARNING or ERROR")
+    return config

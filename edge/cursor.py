@@ -1,0 +1,81 @@
+"""Opaque, signed page cursors (pure functions).
+
+A cursor carries the sort key of the last row of a page. It is bound to the endpoint and
+to the filters it was made with (not to `limit`), and signed with the edge's secret so a
+tampered or foreign cursor is refused instead of silently starting somewhere else.
+
+Wire form: base64url(orjson([endpoint, filters digest, *position])) "." base64url(mac).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from edge.errors import ApiError
+
+_MAC_BYTES = 12
+_VERSION = 1
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def filters_digest(filters: Mapping[str, Any]) -> str:
+    """A short, order-independent digest of the filters a cursor is bound to."""
+    canonical = orjson.dumps(
+        {k: str(v) for k, v in filters.items() if v is not None}, option=orjson.OPT_SORT_KEYS
+    )
+    return hashlib.sha256(canonical).hexdigest()[:16]
+
+
+def _mac(secret: bytes, payload: bytes) -> bytes:
+    return hmac.new(secret, b"cursor:" + payload, hashlib.sha256).digest()[:_MAC_BYTES]
+
+
+def encode(secret: bytes, endpoint: str, filters: Mapping[str, Any], position: list[Any]) -> str:
+    """A cursor that resumes after `position` (the last row's sort key)."""
+    payload = orjson.dumps([_VERSION, endpoint, filters_digest(filters), *position])
+    return _b64(payload) + "." + _b64(_mac(secret, payload))
+
+
+def decode(secret: bytes, token: str, endpoint: str, filters: Mapping[str, Any]) -> list[Any]:
+    """The position in a cursor; ApiError(invalid_cursor) unless made here, for these filters."""
+    bad = ApiError("invalid_cursor", "cursor is not one this API issued", param="cursor")
+    body, dot, sig = token.partition(".")
+    if not dot or not body or not sig or not token.isascii():
+        raise bad
+    try:
+        payload, mac = _unb64(body), _unb64(sig)
+    except (binascii.Error, ValueError):
+        raise bad from None
+    if not hmac.compare_digest(mac, _mac(secret, payload)):
+        raise bad
+    try:
+        version, made_for, digest, *position = orjson.loads(payload)
+    except (orjson.JSONDecodeError, ValueError, TypeError):
+        raise bad from None
+    if version != _VERSION or made_for != endpoint:
+        raise ApiError(
+            "invalid_cursor",
+            f"cursor was made for another endpoint, not {endpoint}",
+            param="cursor",
+        )
+    if digest != filters_digest(filters):
+        raise ApiError(
+            "invalid_cursor",
+            "cursor was made for other filters; repeat the filters of the first page",
+            param="cursor",
+        )
+    return position
