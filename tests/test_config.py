@@ -1,0 +1,60 @@
+"""Configuration: defaults, then EDGE_* variables, then flags; every setting documented."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from edge.config import SETTINGS, Config, ConfigError, load
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "configuration.md"
+
+
+def test_flags_override_environment_which_overrides_defaults():
+    config = load(["--port", "9001"], {"EDGE_PORT": "9000", "EDGE_HOST": "0.0.0.0"})
+    assert (config.host, config.port) == ("0.0.0.0", 9001)
+    assert load([], {}) == Config()
+
+
+def test_rate_limits_parse_as_requests_per_window():
+    config = load(["--rate-limit-pro", "1200/30"], {"EDGE_RATE_LIMIT_FREE": "10/1"})
+    assert config.rate_limit("pro") == (1200, 30)
+    assert config.rate_limit("free") == (10, 1)
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"EDGE_PORT": "http"}, "--port / EDGE_PORT"),
+        ({"EDGE_PORT": "70000"}, "not in 0..65535"),
+        ({"EDGE_RATE_LIMIT_FREE": "60"}, "REQUESTS/SECONDS"),
+        ({"EDGE_RATE_LIMIT_PRO": "0/60"}, "at least 1 request"),
+        ({"EDGE_SERVE_SITE": "maybe"}, "not a boolean"),
+        ({"EDGE_RELOAD_INTERVAL": "-1"}, "positive"),
+        ({"EDGE_LOG_LEVEL": "LOUD"}, "log level"),
+    ],
+)
+def test_bad_values_name_the_setting(env, message):
+    with pytest.raises(ConfigError, match=message):
+        load([], env)
+
+
+def test_a_short_secret_is_refused(tmp_path):
+    (tmp_path / "s").write_text("short")
+    with pytest.raises(ConfigError, match="at least 32"):
+        Config(secret_file=tmp_path / "s").resolved_secret()
+
+
+def test_the_secret_file_is_made_once_and_private(tmp_path):
+    path = tmp_path / "var" / "secret.key"
+    first = Config(secret_file=path).resolved_secret()
+    assert Config(secret_file=path).resolved_secret() == first
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert Config(secret_key="k" * 40, secret_file=path).resolved_secret() == b"k" * 40
+
+
+@pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: s.name)
+def test_every_setting_is_documented(setting):
+    text = DOC.read_text()
+    assert f"`{setting.flag}`" in text and f"`{setting.env}`" in text
