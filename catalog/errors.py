@@ -1,0 +1,74 @@
+"""Problems found in submissions, and how they are shown to people and to CI."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+
+class Problem(NamedTuple):
+    """One thing wrong in one file; positions are 1-based.
+
+    A NamedTuple rather than a dataclass so the cache can store it as a plain tuple.
+    """
+
+    line: int
+    column: int
+    field: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """A problem (or a warning) located in a file, ready to print."""
+
+    path: str
+    problem: Problem
+    severity: str = "error"  # error | warning
+
+    def __str__(self) -> str:
+        p = self.problem
+        prefix = "" if self.severity == "error" else "warning: "
+        return f"{self.path}:{p.line}:{p.column}: {prefix}{p.field}: {p.message}"
+
+    def github(self) -> str:
+        """The GitHub Actions workflow command that annotates the file in a pull request."""
+        p = self.problem
+        props = ",".join(
+            (
+                f"file={_escape_property(self.path)}",
+                f"line={p.line}",
+                f"col={p.column}",
+            )
+        )
+        return f"::{self.severity} {props}::{_escape_data(f'{p.field}: {p.message}')}"
+
+
+class BuildError(Exception):
+    """The build stops: every diagnostic found so far, all files included."""
+
+    def __init__(self, diagnostics: Sequence[Diagnostic], summary: str = "") -> None:
+        self.diagnostics = tuple(diagnostics)
+        errors = sum(d.severity == "error" for d in self.diagnostics)
+        self.summary = summary or f"{errors} error{'s' * (errors != 1)}"
+        super().__init__(self.summary)
+
+
+def located(path: str, problems: Iterable[Problem], severity: str = "error") -> list[Diagnostic]:
+    """Attach a file's display path to its problems."""
+    return [Diagnostic(path, Problem(*p), severity) for p in problems]
+
+
+def sort_diagnostics(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """File by file, then top to bottom: the order an editor shows them."""
+    return sorted(diagnostics, key=lambda d: (d.path, d.problem.line, d.problem.column))
+
+
+def _escape_data(text: str) -> str:
+    # The escapes GitHub's runner undoes in a workflow command's message.
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")

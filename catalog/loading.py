@@ -1,0 +1,252 @@
+"""Stage 1: find the submissions, read them, and get each one's validation outcome.
+
+Outcomes come from the cache when a file is unchanged, else from `validation.check_file`,
+run in worker processes when many files need it (both cores), in this process otherwise
+(a pool costs more than it saves on a handful of files).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from catalog import cache
+from catalog.errors import Diagnostic, Problem
+from catalog.validation import Outcome, check_file
+
+PROGRAMS_DIR = "programs"
+SUFFIX = ".yaml"
+PARALLEL_THRESHOLD = 400  # files to check before worker processes pay off
+CHUNK = 250  # files per task: big enough to amortise the round trip, small enough to balance
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """One submission file."""
+
+    path: str  # absolute (a str: 20,000 Path objects cost more than the rest of a rebuild)
+    display: str  # as shown in messages
+    stem: str  # the slug it claims
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """A submission file with its validation outcome."""
+
+    source: Source
+    outcome: Outcome
+    cached: bool
+
+
+def discover(content: Path) -> tuple[list[Source], list[Diagnostic]]:
+    """Every `<content>/programs/*.yaml`, by name; misnamed YAML files are reported."""
+    directory = content / PROGRAMS_DIR
+    absolute = str(directory.absolute()) + os.sep  # the cache keys files by absolute path
+    shown = str(directory) + os.sep
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except FileNotFoundError:
+        problem = Problem(1, 1, "(content)", f"no {PROGRAMS_DIR}/ directory here; pass --content")
+        return [], [Diagnostic(str(directory), problem)]
+    sources: list[Source] = []
+    problems: list[Diagnostic] = []
+    for entry in entries:
+        name = entry.name
+        if name.startswith(".") or not entry.is_file():
+            continue  # editors' swap files, .gitkeep; sub-directories are not submissions
+        if name.endswith(SUFFIX):
+            sources.append(Source(absolute + name, shown + name, name[: -len(SUFFIX)]))
+        elif name.lower().endswith((".yaml", ".yml")):
+            stem = name.rsplit(".", 1)[0]
+            problems.append(
+                Diagnostic(
+                    shown + name,
+                    Problem(1, 1, "(file)", f"submissions end in .yaml; rename it {stem}.yaml"),
+                )
+            )
+    return sources, problems
+
+
+def misnamed(paths: Iterable[Path]) -> list[Diagnostic]:
+    """Files named on the command line that the build would not pick up."""
+    return [
+        Diagnostic(
+            str(path),
+            Problem(1, 1, "(file)", f"submissions end in .yaml; rename it {path.stem}.yaml"),
+        )
+        for path in paths
+        if not path.name.endswith(SUFFIX)
+    ]
+
+
+def sources_of(paths: Iterable[Path]) -> list[Source]:
+    """Sources for files named on the command line (`--check FILE...`)."""
+    out = []
+    for path in paths:
+        name = path.name
+        stem = name[: -len(SUFFIX)] if name.endswith(SUFFIX) else path.stem
+        out.append(Source(str(path.absolute()), str(path), stem))
+    return out
+
+
+def load(sources: Sequence[Source], previous: cache.Records) -> tuple[list[Loaded], cache.Records]:
+    """Every source with its outcome, and the cache records of exactly these sources."""
+    records = cache.Records(previous.version)
+    # Taken before any stat: a fingerprint is then never thought younger than it is.
+    taken_ns = time.time_ns()
+    results: dict[int, Loaded] = {}
+    todo: list[tuple[int, Source, os.stat_result | None]] = []
+    for index, source in enumerate(sources):
+        try:
+            stat: os.stat_result | None = os.stat(source.path)
+        except OSError:
+            stat = None
+        key = previous.known_key(source.path, stat) if stat else None
+        if key is not None:
+            results[index] = _hit(records, previous, source, (stat, taken_ns), key)
+        else:
+            todo.append((index, source, stat))
+
+    if len(todo) >= PARALLEL_THRESHOLD and not previous.outcomes:
+        # Nothing cached (first build, or new code): workers read and check in one go.
+        jobs = [(s.stem, s.path, records.version) for _, s, _ in todo]
+        for (index, source, stat), (key, outcome) in zip(
+            todo, _parallel(_read_and_check, jobs), strict=True
+        ):
+            results[index] = _miss(records, source, (stat, taken_ns), key, outcome)
+        return [results[i] for i in range(len(sources))], records
+    # Only trusted fingerprints, of the same files: the stored records are still exact.
+    records.changed = bool(todo) or records.fingerprints.keys() != previous.fingerprints.keys()
+
+    misses: list[tuple[int, Source, os.stat_result | None, str, bytes]] = []
+    for index, source, stat in todo:
+        data = _read(source.path)
+        if isinstance(data, OSError):
+            results[index] = Loaded(source, _unreadable(data), False)
+            continue
+        key = cache.content_key(records.version, source.stem, data)
+        if key in previous.outcomes:
+            results[index] = _hit(records, previous, source, (stat, taken_ns), key)
+        else:
+            misses.append((index, source, stat, key, data))
+    items = [(source.stem, data) for _, source, _, _, data in misses]
+    if len(misses) >= PARALLEL_THRESHOLD:
+        outcomes = _parallel(_check_many, items)
+    else:
+        outcomes = [check_file(stem, data) for stem, data in items]
+    for (index, source, stat, key, _), outcome in zip(misses, outcomes, strict=True):
+        results[index] = _miss(records, source, (stat, taken_ns), key, outcome)
+    return [results[i] for i in range(len(sources))], records
+
+
+def _read(path: str) -> bytes | OSError:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        return exc
+
+
+def _unreadable(exc: OSError) -> Outcome:
+    return Outcome(None, None, [Problem(1, 1, "(file)", f"cannot be read: {exc.strerror}")], [])
+
+
+Seen = tuple[os.stat_result | None, int]  # a file's stat, and when it was taken
+
+
+def _hit(
+    records: cache.Records, previous: cache.Records, source: Source, seen: Seen, key: str
+) -> Loaded:
+    stored = records.outcomes[key] = previous.outcomes[key]
+    _remember(records, source, seen, key)
+    status, record, problems, warnings, (line, column) = stored
+    if record is not None:
+        record = dict(record, markets=tuple(record["markets"]))  # JSON made it a list
+    outcome = Outcome(
+        status,
+        record,
+        [Problem(*p) for p in problems] if problems else [],
+        [Problem(*p) for p in warnings] if warnings else [],
+        (line, column),
+    )
+    return Loaded(source, outcome, True)
+
+
+def _miss(
+    records: cache.Records, source: Source, seen: Seen, key: str | None, outcome: Outcome
+) -> Loaded:
+    if key is not None:  # None: the file could not be read, nothing to remember
+        records.outcomes[key] = [
+            outcome.status,
+            outcome.record,
+            [list(p) for p in outcome.problems],
+            [list(p) for p in outcome.warnings],
+            list(outcome.slug_at),
+        ]
+        _remember(records, source, seen, key)
+    return Loaded(source, outcome, False)
+
+
+def _remember(records: cache.Records, source: Source, seen: Seen, key: str) -> None:
+    stat, taken_ns = seen
+    if stat is not None:
+        records.fingerprints[source.path] = [cache.fingerprint(stat), key, taken_ns]
+
+
+# --- worker processes ---------------------------------------------------------------------
+
+
+def _read_and_check(items: list[tuple[str, str, str]]) -> list[tuple[str | None, Outcome]]:
+    """In a worker: read, key and check a chunk of files."""
+    out: list[tuple[str | None, Outcome]] = []
+    for stem, path, version in items:
+        data = _read(path)
+        if isinstance(data, OSError):
+            out.append((None, _unreadable(data)))
+        else:
+            out.append((cache.content_key(version, stem, data), check_file(stem, data)))
+    return out
+
+
+def _check_many(items: list[tuple[str, bytes]]) -> list[Outcome]:
+    """In a worker: check a chunk of files already read."""
+    return [check_file(stem, data) for stem, data in items]
+
+
+def _parallel(function, items: list) -> list:
+    """function over chunks of items in worker processes, results in order."""
+    chunks = [items[i : i + CHUNK] for i in range(0, len(items), CHUNK)]
+    workers = min(_cpus(), len(chunks))
+    with ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
+        return [result for chunk in pool.map(function, chunks) for result in chunk]
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    # fork starts workers in milliseconds with everything imported, but forking a process
+    # that runs other threads can deadlock; then pay for a fresh interpreter instead.
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+
+
+def iter_problems(loaded: Iterable[Loaded]) -> Iterator[Diagnostic]:
+    """Every error and warning of every file, with its path."""
+    for item in loaded:
+        for problem in item.outcome.problems:
+            yield Diagnostic(item.source.display, problem)
+        for problem in item.outcome.warnings:
+            yield Diagnostic(item.source.display, problem, "warning")

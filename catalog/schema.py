@@ -1,0 +1,136 @@
+"""The JSON Schema (2020-12) of a submission, generated from `catalog.submission`.
+
+`content/schema/program.schema.json` is this function's output, committed so editors can
+use it; `python build.py --write-schema` regenerates it and a test fails when it is stale.
+The build does not validate with it (its own checks, from the same specs, also give line
+numbers and fixes), but everything the schema rejects, the build rejects too.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from catalog.countries import COUNTRIES
+from catalog.submission import (
+    FIELDS,
+    HOST_PATTERN,
+    STATUS,
+    TIMESTAMP_PATTERN,
+    URL_PATTERN,
+    FieldSpec,
+)
+from contract import vocabulary as v
+
+SCHEMA_PATH = Path("schema") / "program.schema.json"  # relative to the content directory
+SCHEMA_ID = "https://affdir.example/schema/program.schema.json"
+
+
+def generate() -> dict[str, Any]:
+    """The schema as a JSON-ready dict."""
+    # Drafts need only a status (the build reads nothing else of them); a published
+    # submission needs every required field, createdAt included.
+    required = [f.name for f in FIELDS if f.required]
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": SCHEMA_ID,
+        "title": "Affiliate programme submission",
+        "description": (
+            "One programme, in content/programs/<slug>.yaml. The slug is the file name. "
+            "The build computes the score; do not set it. Unknown fields are refused."
+        ),
+        "type": "object",
+        "additionalProperties": False,
+        "required": [STATUS.name],
+        "properties": {f.name: _property(f) for f in FIELDS},
+        "if": {"properties": {STATUS.name: {"const": v.PUBLISHED}}},
+        "then": {"required": required},
+    }
+
+
+def render() -> str:
+    """The schema file's exact text."""
+    return json.dumps(generate(), indent=2, ensure_ascii=False) + "\n"
+
+
+def write(content: Path) -> Path:
+    """Write the schema file under `content`; returns its path."""
+    path = content / SCHEMA_PATH
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render(), encoding="utf-8")
+    return path
+
+
+def _property(spec: FieldSpec) -> dict[str, Any]:
+    prop: dict[str, Any] = {"description": spec.description}
+    prop.update(_KINDS[spec.kind](spec))
+    if spec.examples:
+        prop["examples"] = list(spec.examples)
+    return prop
+
+
+def _text(spec: FieldSpec, *, one_line: bool) -> dict[str, Any]:
+    # Not blank, no spaces at either end; one-line fields have no line breaks or tabs.
+    inner = r"[^\t\n\r]*" if one_line else r"[\s\S]*"
+    edge = r"[^\s]"
+    prop: dict[str, Any] = {
+        "type": "string",
+        "minLength": 1,
+        "pattern": f"^{edge}(?:{inner}{edge})?$",
+    }
+    if spec.max_length is not None:
+        prop["maxLength"] = spec.max_length
+    if spec.empty_allowed:
+        return {"anyOf": [{"const": ""}, prop]}
+    return prop
+
+
+def _url(spec: FieldSpec) -> dict[str, Any]:
+    prop: dict[str, Any] = {
+        "type": "string",
+        "format": "uri",
+        "pattern": URL_PATTERN,
+        "maxLength": spec.max_length,
+    }
+    if spec.empty_allowed:
+        return {"anyOf": [{"const": ""}, prop]}
+    return prop
+
+
+def _number(spec: FieldSpec, kind: str) -> dict[str, Any]:
+    return {"type": kind, "minimum": spec.minimum, "maximum": spec.maximum}
+
+
+_KINDS = {
+    "line": lambda spec: _text(spec, one_line=True),
+    "text": lambda spec: _text(spec, one_line=False),
+    "enum": lambda spec: {"type": "string", "enum": list(spec.enum or ())},
+    "boolean": lambda spec: {"type": "boolean"},
+    "integer": lambda spec: _number(spec, "integer"),
+    "number": lambda spec: _number(spec, "number"),
+    "markets": lambda spec: {
+        "type": "array",
+        "minItems": 1,
+        "maxItems": v.MARKETS_MAX,
+        "uniqueItems": True,
+        "items": {
+            "type": "string",
+            "description": "ISO 3166-1 alpha-2 country code, in capitals.",
+            "enum": sorted(COUNTRIES),
+        },
+    },
+    "url": _url,
+    "host": lambda spec: {"type": "string", "pattern": HOST_PATTERN, "maxLength": 253},
+    "slug": lambda spec: {
+        "type": "string",
+        "pattern": v.SLUG_PATTERN,
+        "minLength": 1,
+        "maxLength": spec.max_length,
+    },
+    "timestamp": lambda spec: {
+        "type": "string",
+        "format": "date-time",
+        "pattern": TIMESTAMP_PATTERN,
+    },
+}

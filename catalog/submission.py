@@ -1,0 +1,178 @@
+"""The submission format, field by field: what the validator enforces and the schema states.
+
+`catalog.validation` checks submissions against these specs and `catalog.schema` turns the
+same specs into the JSON Schema that editors use, so the two cannot drift apart. Enums and
+limits come from `contract.vocabulary`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from contract import vocabulary as v
+from contract.resources import PROGRAM
+
+HOST_PATTERN = (
+    r"^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+"
+    r"[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$"
+)
+URL_PATTERN = r"^https?://[^\s/?#@]+(?:[/?#]\S*)?$"
+TIMESTAMP_PATTERN = (
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?"
+    r"(?:Z|[+-][0-9]{2}:[0-9]{2})$"
+)
+TIMESTAMP_EXAMPLE = "2024-03-01T09:00:00Z"
+PLATFORM_MAX_LENGTH = v.NAME_MAX_LENGTH  # a platform is a name; the vocabulary has no own limit
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """One field of a submission.
+
+    `kind` picks the check: line (one line of text), text (may span lines), enum, boolean,
+    integer, number, markets, url, host, slug, timestamp.
+    """
+
+    name: str
+    kind: str
+    description: str
+    required: bool = True
+    enum: tuple[str, ...] | None = None
+    minimum: int | None = None
+    maximum: int | None = None
+    max_length: int | None = None
+    empty_allowed: bool = False  # "" is a valid value (optional URL)
+    examples: tuple[object, ...] = ()
+
+
+def _api(name: str) -> str:
+    return PROGRAM.field(name).description
+
+
+STATUS = FieldSpec(
+    "status",
+    "enum",
+    "Publication state. published: listed in the directory and the API (the build checks "
+    "every other field). unpublished (a draft, or a paused programme) and rejected (refused "
+    "by the moderators): kept out of every output and not checked further.",
+    enum=v.SUBMISSION_STATUSES,
+    examples=(v.PUBLISHED,),
+)
+
+FIELDS: tuple[FieldSpec, ...] = (
+    STATUS,
+    FieldSpec(
+        "slug",
+        "slug",
+        "Optional: the slug is the file name without .yaml. If written here it must equal it. "
+        f"Lowercase letters, digits and single hyphens, 1 to {v.SLUG_MAX_LENGTH} characters.",
+        required=False,
+        max_length=v.SLUG_MAX_LENGTH,
+        examples=("acme-store",),
+    ),
+    FieldSpec(
+        "name",
+        "line",
+        f"{_api('name')} One line, at most {v.NAME_MAX_LENGTH} characters.",
+        max_length=v.NAME_MAX_LENGTH,
+        examples=("Acme Store",),
+    ),
+    FieldSpec(
+        "host",
+        "host",
+        f"{_api('host')} Lowercase, no path or port, internationalised names in punycode "
+        "(xn--...). The website's host must be this domain or one of its subdomains.",
+        examples=("acme.fr",),
+    ),
+    FieldSpec(
+        "site",
+        "url",
+        f"{_api('site')} An absolute http(s) URL on the host above.",
+        max_length=v.URL_MAX_LENGTH,
+        examples=("https://www.acme.fr/",),
+    ),
+    FieldSpec(
+        "pitch",
+        "text",
+        f"{_api('pitch')} At most {v.PITCH_MAX_LENGTH} characters; a folded block (pitch: >-) "
+        "keeps long text readable.",
+        max_length=v.PITCH_MAX_LENGTH,
+    ),
+    FieldSpec("vertical", "enum", _api("vertical"), enum=v.VERTICALS),
+    FieldSpec("model", "enum", _api("model"), enum=v.MODELS),
+    FieldSpec(
+        "commission",
+        "line",
+        f"{_api('commission')} One line, at most {v.COMMISSION_MAX_LENGTH} characters; quote it "
+        'when it starts with a digit, e.g. "30% per sale".',
+        max_length=v.COMMISSION_MAX_LENGTH,
+        examples=("30% per sale",),
+    ),
+    FieldSpec(
+        "recurring",
+        "boolean",
+        f"{_api('recurring')} Exactly true or false (not yes/no).",
+    ),
+    FieldSpec(
+        "cookieDays",
+        "integer",
+        f"{_api('cookieDays')} A whole number from 0 to {v.COOKIE_DAYS_MAX}.",
+        minimum=0,
+        maximum=v.COOKIE_DAYS_MAX,
+        examples=(30,),
+    ),
+    FieldSpec("payout", "enum", _api("payout"), enum=v.PAYOUTS),
+    FieldSpec(
+        "minPayout",
+        "number",
+        f"{_api('minPayout')} From 0 to {v.MIN_PAYOUT_MAX}.",
+        minimum=0,
+        maximum=v.MIN_PAYOUT_MAX,
+        examples=(50,),
+    ),
+    FieldSpec(
+        "markets",
+        "markets",
+        f"{_api('markets')} Officially assigned codes, in capitals, each once, at least one and "
+        f'at most {v.MARKETS_MAX}. Quote "NO" (Norway): unquoted, YAML 1.1 reads it as false.',
+        examples=(["FR", "BE"],),
+    ),
+    FieldSpec(
+        "platform",
+        "line",
+        f"{_api('platform')} Optional: leave it out for an in-house programme. At most "
+        f"{PLATFORM_MAX_LENGTH} characters.",
+        required=False,
+        max_length=PLATFORM_MAX_LENGTH,
+        empty_allowed=True,
+    ),
+    FieldSpec(
+        "signupUrl",
+        "url",
+        f"{_api('signupUrl')} An absolute http(s) URL.",
+        max_length=v.URL_MAX_LENGTH,
+        examples=("https://www.acme.fr/affiliation",),
+    ),
+    FieldSpec(
+        "image",
+        "url",
+        f"{_api('image')} Optional: an absolute http(s) URL, or leave it out.",
+        required=False,
+        max_length=v.URL_MAX_LENGTH,
+        empty_allowed=True,
+    ),
+    FieldSpec(
+        "createdAt",
+        "timestamp",
+        f"{_api('createdAt')} Required when status is published: an RFC 3339 date and time "
+        f'with its time zone (Z or an offset), e.g. "{TIMESTAMP_EXAMPLE}". The API shows it '
+        "in UTC.",
+        examples=(TIMESTAMP_EXAMPLE,),
+    ),
+)
+
+BY_NAME: dict[str, FieldSpec] = {f.name: f for f in FIELDS}
+COMPUTED: dict[str, str] = {
+    "score": "is computed by the build from the programme's terms (docs/scoring.md); "
+    "remove this line",
+}

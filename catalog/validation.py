@@ -1,0 +1,563 @@
+"""Stage 2: check one submission against the rules and turn it into a validated record.
+
+Pure functions of (file name, file bytes), so results can be cached by content hash and
+computed in worker processes. Only the `status` of an unpublished or rejected submission is
+read; everything else about it is ignored, so drafts never block a build.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from datetime import UTC, datetime
+from typing import Any, NamedTuple
+from urllib.parse import urlsplit
+
+from catalog import yamlstrict
+from catalog.countries import COUNTRIES, NOT_ASSIGNED
+from catalog.errors import Problem
+from catalog.submission import (
+    BY_NAME,
+    COMPUTED,
+    FIELDS,
+    HOST_PATTERN,
+    STATUS,
+    TIMESTAMP_EXAMPLE,
+    TIMESTAMP_PATTERN,
+    FieldSpec,
+)
+from catalog.yamlstrict import BROKEN, Ambiguous, Document
+from contract import vocabulary as v
+
+HOST_RE = re.compile(HOST_PATTERN)
+TIMESTAMP_RE = re.compile(
+    r"(?P<date>[0-9]{4}-[0-9]{2}-[0-9]{2})"
+    r"(?:[Tt ](?P<time>[0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]+)?)?)"
+    r"(?P<zone>Z|z|[+-][0-9]{2}:?[0-9]{2})?)?\Z"
+)
+STRICT_TIMESTAMP_RE = re.compile(TIMESTAMP_PATTERN)
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_SPACE_OR_CONTROL_RE = re.compile(r"[\s\x00-\x1f\x7f]")
+_NAMES_TO_CODES = {name.lower(): code for code, name in COUNTRIES.items()}
+# A draft whose YAML is broken is still recognisably a draft from this line.
+_STATUS_LINE_RE = re.compile(
+    rb"^status:[ \t]*([\"']?)(unpublished|rejected)\1[ \t]*(?:#.*)?$", re.MULTILINE
+)
+
+
+class Outcome(NamedTuple):
+    """What one file amounts to. Plain values only: it is cached and sent between processes."""
+
+    status: str | None  # None when it could not be read
+    record: dict[str, Any] | None  # validated fields (no score) of a valid published file
+    problems: list[Problem]  # errors: the build fails if any file has one
+    warnings: list[Problem]  # shown, never fatal
+    slug_at: tuple[int, int] = (1, 1)  # where the slug is stated: its field, else the mapping
+
+
+class InvalidValueError(Exception):
+    """A field's value breaks a rule; the message says how to fix it."""
+
+
+def check_file(stem: str, data: bytes) -> Outcome:
+    """Read one submission and check it; never raises for bad content."""
+    doc, problems = yamlstrict.load(data)
+    if doc is None:
+        draft = _STATUS_LINE_RE.search(data)
+        if draft:
+            # Unreadable, but it says it is a draft: warn instead of blocking everyone's build.
+            return Outcome(draft.group(2).decode(), None, [], problems)
+        return Outcome(None, None, problems, [])
+    if not isinstance(doc.value, dict):
+        found = _describe(doc.value)
+        problem = Problem(
+            doc.line, doc.column, "(document)", f"expected field: value lines, found {found}"
+        )
+        return Outcome(None, None, [problem], [])
+    status, status_problems = _status(doc)
+    if status is None:
+        status_problems += [p for p in problems if p.field == "status"]
+        return Outcome(None, None, sorted(status_problems), [])
+    if status != v.PUBLISHED:
+        return Outcome(status, None, [], [], doc.position(("slug",)))
+    record, field_problems = _published(doc, stem)
+    problems = sorted(problems + field_problems)
+    slug_at = doc.position(("slug",))
+    return Outcome(status, None if problems else record, problems, [], slug_at)
+
+
+def duplicate_slugs(
+    checked: list[tuple[str, str, str, tuple[int, int]]], others: list[tuple[str, str, str]]
+) -> list[tuple[str, Problem]]:
+    """Slugs claimed by two different files: (display path, problem) for each checked file.
+
+    `checked` holds (slug, absolute path, display path, slug position) of the files checked;
+    `others` (slug, absolute path, display path) of every other file of the content.
+    """
+    claims: dict[str, list[tuple[str, str]]] = {}
+    for slug, path, display in others:
+        claims.setdefault(slug, []).append((path, display))
+    for slug, path, display, _ in checked:
+        claims.setdefault(slug, []).append((path, display))
+    out = []
+    for slug, path, display, (line, column) in checked:
+        if len(claims[slug]) == 1:
+            continue  # the usual case, and a quick one
+        rivals = sorted({d for p, d in claims[slug] if p != path})
+        if rivals:
+            message = (
+                f'"{slug}" is also the slug of {", ".join(rivals)}; slugs are unique: rename one'
+            )
+            out.append((display, Problem(line, column, "slug", message)))
+    return out
+
+
+def _status(doc: Document) -> tuple[str | None, list[Problem]]:
+    if "status" not in doc.value:
+        return None, [
+            Problem(
+                doc.line,
+                doc.column,
+                "status",
+                f"missing; add a line status: {', '.join(v.SUBMISSION_STATUSES)}",
+            )
+        ]
+    if doc.value["status"] is BROKEN:
+        return None, []  # already reported while reading
+    try:
+        return _enum(doc.value["status"], STATUS), []
+    except InvalidValueError as exc:
+        line, column = doc.position(("status",))
+        return None, [Problem(line, column, "status", str(exc))]
+
+
+def _published(doc: Document, stem: str) -> tuple[dict[str, Any], list[Problem]]:
+    """Every rule for a published submission; the record is complete only without problems."""
+    values: dict[str, Any] = doc.value
+    problems: list[Problem] = []
+    record: dict[str, Any] = {}
+
+    def fail(path: tuple[str | int, ...], message: str) -> None:
+        line, column = doc.position(path)
+        problems.append(Problem(line, column, yamlstrict.field_name(path), message))
+
+    def missing(spec: FieldSpec) -> None:
+        # Nothing to point at: the position of the mapping that lacks the field.
+        problems.append(Problem(doc.line, doc.column, spec.name, _missing(spec)))
+
+    for key in values:
+        if key not in BY_NAME:
+            line, column = doc.key_positions[key]
+            problems.append(Problem(line, column, key, _unknown_field(key)))
+
+    stem_problem = _slug_problem(stem)
+    if stem_problem:
+        fail(("slug",), stem_problem)
+
+    for spec in FIELDS:
+        if spec.name not in values:
+            if spec.required:
+                missing(spec)
+            continue
+        if values[spec.name] is BROKEN:
+            continue  # already reported while reading
+        try:
+            record[spec.name] = CHECKS[spec.kind](values[spec.name], spec)
+        except InvalidValueError as exc:
+            fail((spec.name,), str(exc))
+        except InvalidItemsError as exc:
+            for index, message in exc.items:
+                fail((spec.name, index), message)
+
+    if "slug" in record and record["slug"] != stem:
+        fail(("slug",), f'must equal the file name "{stem}" (or be left out)')
+    if "host" in record and "site" in record:
+        site_host = urlsplit(record["site"]).hostname or ""
+        host = record["host"]
+        if site_host != host and not site_host.endswith("." + host):
+            fail(
+                ("host",),
+                f'the website is on "{site_host}", which is neither this domain nor one of its '
+                "subdomains; make host and site agree",
+            )
+    return _assemble(record, stem), problems
+
+
+def _assemble(record: dict[str, Any], stem: str) -> dict[str, Any]:
+    """The validated record: API fields minus score, optional fields defaulted to ""."""
+    out = dict(record)
+    out.pop("status", None)
+    out["slug"] = stem
+    out.setdefault("platform", "")
+    out.setdefault("image", "")
+    return out
+
+
+def _missing(spec: FieldSpec) -> str:
+    if spec.enum:
+        example = f"{spec.name}: one of {', '.join(spec.enum)}"
+    elif spec.kind == "boolean":
+        example = f"{spec.name}: true or false"
+    elif spec.examples:
+        shown = spec.examples[0]
+        if isinstance(shown, list):
+            shown = "[" + ", ".join(shown) + "]"
+        elif isinstance(shown, str) and spec.kind in ("timestamp", "line"):
+            shown = f'"{shown}"'
+        example = f"{spec.name}: {shown}"
+    else:
+        example = f"{spec.name}: ..."
+    return f"missing required field; add a line such as {example}"
+
+
+def _unknown_field(key: str) -> str:
+    if key in COMPUTED:
+        return COMPUTED[key]
+    close = difflib.get_close_matches(key, BY_NAME, n=1, cutoff=0.6)
+    lower = {name.lower(): name for name in BY_NAME}
+    if key.lower() in lower:
+        close = [lower[key.lower()]]
+    hint = f"did you mean {close[0]}?" if close else f"the fields are: {', '.join(BY_NAME)}"
+    return f"is not a submission field; {hint}"
+
+
+def _slug_problem(stem: str) -> str | None:
+    if len(stem) <= v.SLUG_MAX_LENGTH and v.SLUG_RE.match(stem):
+        return None
+    suggestion = re.sub(r"[^a-z0-9]+", "-", stem.lower()).strip("-")[: v.SLUG_MAX_LENGTH]
+    rename = f"; rename the file to {suggestion}.yaml" if suggestion else ""
+    return (
+        f'the file name "{stem}" is not a valid slug: lowercase letters, digits and single '
+        f"hyphens, 1 to {v.SLUG_MAX_LENGTH} characters{rename}"
+    )
+
+
+# --- checks by kind: return the normalised value or raise InvalidValueError -----------------------
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, Ambiguous):
+        return f"{value.text} (read as {value.meaning})"
+    if value is None:
+        return "nothing"
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, int | float):
+        return f"the number {value}"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping (field: value lines)"
+    return f'"{value}"'
+
+
+def _ambiguous(value: Ambiguous) -> InvalidValueError:
+    return InvalidValueError(
+        f"{value.text} is read as {value.meaning} by YAML 1.1 tools and differently by others; "
+        f'quote it: "{value.text}"'
+    )
+
+
+def _string(value: Any, spec: FieldSpec) -> str:
+    """Any string field: a real YAML string, within its length limit."""
+    if isinstance(value, Ambiguous):
+        raise _ambiguous(value)
+    if not isinstance(value, str):
+        if isinstance(value, bool | int | float):
+            raise InvalidValueError(
+                f'must be text, found {_describe(value)}; quote it: "{_scalar(value)}"'
+            )
+        if value is None:
+            hint = "; leave the field out" if not spec.required else ""
+            raise InvalidValueError(f"must be text, found nothing{hint}")
+        raise InvalidValueError(f"must be text, found {_describe(value)}")
+    if spec.max_length is not None and len(value) > spec.max_length:
+        raise InvalidValueError(
+            f"is {len(value)} characters long; at most {spec.max_length} are allowed"
+        )
+    return value
+
+
+def _scalar(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _text(value: Any, spec: FieldSpec, *, one_line: bool = False) -> str:
+    text = _string(value, spec)
+    if not text.strip():
+        if spec.empty_allowed and text == "":
+            return text
+        raise InvalidValueError("must not be empty")
+    if text != text.strip():
+        raise InvalidValueError("has spaces or line breaks at its start or end; remove them")
+    if one_line and ("\n" in text or "\r" in text or "\t" in text):
+        raise InvalidValueError("must be a single line (no line breaks or tabs)")
+    if _CONTROL_RE.search(text):
+        raise InvalidValueError("contains control characters; remove them")
+    return text
+
+
+def check_line(value: Any, spec: FieldSpec) -> str:
+    """One line of text."""
+    return _text(value, spec, one_line=True)
+
+
+def check_text(value: Any, spec: FieldSpec) -> str:
+    """Text that may span lines."""
+    return _text(value, spec)
+
+
+def check_enum(value: Any, spec: FieldSpec) -> str:
+    """One of the vocabulary's values, exactly."""
+    return _enum(value, spec)
+
+
+def _enum(value: Any, spec: FieldSpec) -> str:
+    allowed = spec.enum or ()
+    choices = ", ".join(allowed)
+    if isinstance(value, Ambiguous):
+        raise _ambiguous(value)
+    if not isinstance(value, str):
+        raise InvalidValueError(f"must be one of {choices}; found {_describe(value)}")
+    if value in allowed:
+        return value
+    if value.strip().lower() in allowed:
+        raise InvalidValueError(
+            f'write it exactly "{value.strip().lower()}" (lowercase, no spaces)'
+        )
+    close = difflib.get_close_matches(value.lower(), allowed, n=1, cutoff=0.5)
+    hint = f'did you mean "{close[0]}"? ' if close else ""
+    raise InvalidValueError(f'"{value}" is not allowed; {hint}use one of: {choices}')
+
+
+def check_boolean(value: Any, spec: FieldSpec) -> bool:
+    """true or false, unquoted."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, Ambiguous) and value.kind == "bool":
+        truth = value.meaning.rsplit(" ", 1)[-1]
+        raise InvalidValueError(f"{value.text} is a boolean only in YAML 1.1; write {truth}")
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        raise InvalidValueError(
+            f"must be true or false without quotes; write {value.strip().lower()}"
+        )
+    raise InvalidValueError(f"must be true or false; found {_describe(value)}")
+
+
+def _number(value: Any, spec: FieldSpec, *, integer: bool) -> int | float:
+    what = "a whole number" if integer else "a number"
+    bounds = f"from {spec.minimum} to {spec.maximum}"
+    if isinstance(value, Ambiguous) and value.kind == "number":
+        raise InvalidValueError(
+            f"{value.text} is read as {value.meaning} by YAML 1.1 tools; write {what} in plain "
+            "decimal digits without leading zeros"
+        )
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        if isinstance(value, str) and _looks_numeric(value):
+            raise InvalidValueError(f"must be {what} without quotes; write {value.strip()}")
+        raise InvalidValueError(f"must be {what} {bounds}; found {_describe(value)}")
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidValueError(f"must be {what} {bounds}; found {value}")
+        if integer:
+            raise InvalidValueError(f"must be a whole number {bounds}; found {value}")
+    if spec.minimum is not None and value < spec.minimum:
+        raise InvalidValueError(f"must be {what} {bounds}; found {value}")
+    if spec.maximum is not None and value > spec.maximum:
+        raise InvalidValueError(f"must be {what} {bounds}; found {value}")
+    return value
+
+
+def _looks_numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def check_integer(value: Any, spec: FieldSpec) -> int:
+    """A whole number within the spec's bounds."""
+    return int(_number(value, spec, integer=True))
+
+
+def check_number(value: Any, spec: FieldSpec) -> int | float:
+    """A finite number within the spec's bounds; ints stay ints."""
+    return _number(value, spec, integer=False)
+
+
+class InvalidItemsError(Exception):
+    """Problems with individual items of a list: (index, message) pairs."""
+
+    def __init__(self, items: list[tuple[int, str]]) -> None:
+        super().__init__(items)
+        self.items = items
+
+
+def check_markets(value: Any, spec: FieldSpec) -> tuple[str, ...]:
+    """A non-empty list of distinct, officially assigned ISO 3166-1 alpha-2 codes."""
+    if isinstance(value, str | Ambiguous):
+        text = value.text if isinstance(value, Ambiguous) else value
+        raise InvalidValueError(
+            f'must be a list, e.g. [FR, BE]; write [{text}] or "- {text}" lines'
+        )
+    if not isinstance(value, list):
+        raise InvalidValueError(
+            f"must be a list of country codes, e.g. [FR, BE]; found {_describe(value)}"
+        )
+    if not value:
+        raise InvalidValueError("must list at least one market, e.g. [FR]")
+    if len(value) > v.MARKETS_MAX:
+        raise InvalidValueError(f"lists {len(value)} markets; at most {v.MARKETS_MAX} are allowed")
+    items: list[tuple[int, str]] = []
+    first_seen: dict[str, int] = {}
+    for index, item in enumerate(value):
+        if item is BROKEN:
+            continue  # already reported while reading
+        message = _market_problem(item)
+        if message is None and item in first_seen:
+            message = f"{item} is listed twice (also at markets[{first_seen[item]}]); keep one"
+        if message:
+            items.append((index, message))
+        else:
+            first_seen[item] = index
+    if items:
+        raise InvalidItemsError(items)
+    return tuple(value)
+
+
+def _market_problem(item: Any) -> str | None:
+    if isinstance(item, Ambiguous):
+        return f'{item.text} is read as {item.meaning} by YAML 1.1 tools; quote it: "{item.text}"'
+    if not isinstance(item, str):
+        return f"must be a two-letter country code such as FR; found {_describe(item)}"
+    if item in COUNTRIES:
+        return None
+    upper = item.strip().upper()
+    if upper in COUNTRIES:
+        return f'write country codes in capitals: "{upper}"'
+    if upper in NOT_ASSIGNED:
+        return f"{item} is not an ISO 3166-1 code: {NOT_ASSIGNED[upper]}"
+    named = _NAMES_TO_CODES.get(item.strip().lower())
+    if named:
+        return f"write the country's two-letter code: {named}"
+    return (
+        f'"{item}" is not an officially assigned ISO 3166-1 alpha-2 code '
+        "(two capital letters, e.g. FR, BE, CH, CA)"
+    )
+
+
+def check_url(value: Any, spec: FieldSpec) -> str:
+    """An absolute http(s) URL with a host (or "" where the field allows it)."""
+    url = _string(value, spec)
+    if url == "" and spec.empty_allowed:
+        return url
+    example = spec.examples[0] if spec.examples else "https://www.acme.fr/"
+    expected = f'must be an absolute URL starting with https:// or http://, e.g. "{example}"'
+    if not url.strip():
+        raise InvalidValueError(expected)
+    if _SPACE_OR_CONTROL_RE.search(url):
+        raise InvalidValueError(
+            "must not contain spaces or control characters; encode spaces as %20"
+        )
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a malformed port
+    except ValueError as exc:
+        raise InvalidValueError(f"is not a valid URL ({exc}); {expected}") from None
+    if not url.startswith(("https://", "http://")):
+        raise InvalidValueError(expected)
+    if parts.username is not None or parts.password is not None:
+        raise InvalidValueError("must not contain a user name or password")
+    if not parts.hostname or not HOST_RE.match(parts.hostname):
+        raise InvalidValueError(f"has no valid domain name after {parts.scheme}://; {expected}")
+    return url
+
+
+def check_host(value: Any, spec: FieldSpec) -> str:
+    """A bare lowercase domain name."""
+    host = _string(value, spec)
+    if "://" in host:
+        bare = urlsplit(host).hostname or "acme.fr"
+        raise InvalidValueError(f'write the domain only, without the scheme: "{bare}"')
+    if _SPACE_OR_CONTROL_RE.search(host):
+        raise InvalidValueError("must not contain spaces")
+    if "/" in host:
+        raise InvalidValueError(f'write the domain only, without a path: "{host.split("/", 1)[0]}"')
+    if ":" in host:
+        raise InvalidValueError(f'write the domain only, without a port: "{host.split(":", 1)[0]}"')
+    if host != host.lower():
+        raise InvalidValueError(f'write it in lowercase: "{host.lower()}"')
+    if not host.isascii():
+        raise InvalidValueError("write internationalised domain names in punycode (xn--...)")
+    if not HOST_RE.match(host):
+        raise InvalidValueError(
+            'must be a domain name such as "acme.fr" (letters, digits, hyphens, dots)'
+        )
+    return host
+
+
+def check_slug(value: Any, spec: FieldSpec) -> str:
+    """The optional slug field: a string (its equality with the file name is checked later)."""
+    if isinstance(value, Ambiguous):
+        raise _ambiguous(value)
+    if not isinstance(value, str):
+        raise InvalidValueError(
+            f'must be text, found {_describe(value)}; quote it: "{_scalar(value)}"'
+        )
+    return value
+
+
+def check_timestamp(value: Any, spec: FieldSpec) -> str:
+    """An RFC 3339 date-time with a zone; returned in UTC as YYYY-MM-DDTHH:MM:SS[.ffffff]Z."""
+    if isinstance(value, Ambiguous) and value.kind == "timestamp":
+        text = value.text  # a plain timestamp is accepted as the text it is
+    elif isinstance(value, Ambiguous | str):
+        text = value.text if isinstance(value, Ambiguous) else value
+    else:
+        raise InvalidValueError(
+            f'must be a date and time, e.g. "{TIMESTAMP_EXAMPLE}"; found {_describe(value)}'
+        )
+    match = TIMESTAMP_RE.match(text.strip())
+    if not match:
+        raise InvalidValueError(
+            f'"{text}" is not a date and time; write it as RFC 3339, e.g. "{TIMESTAMP_EXAMPLE}"'
+        )
+    if not match.group("time"):
+        raise InvalidValueError(
+            f'"{text}" has no time; write e.g. "{match.group("date")}T09:00:00Z"'
+        )
+    if not match.group("zone"):
+        raise InvalidValueError(
+            f'"{text}" has no time zone; add Z for UTC or an offset, e.g. '
+            f'"{text.strip().replace(" ", "T")}Z" or "...+01:00"'
+        )
+    if not STRICT_TIMESTAMP_RE.match(text):
+        raise InvalidValueError(
+            f'"{text}" is not in the expected form; write '
+            'YYYY-MM-DDTHH:MM:SS followed by Z or +HH:MM, e.g. "' + TIMESTAMP_EXAMPLE + '"'
+        )
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise InvalidValueError(f'"{text}" is not a real date and time ({exc})') from None
+    utc = moment.astimezone(UTC)
+    if not 1970 <= utc.year <= 9998:
+        raise InvalidValueError(f'"{text}" is out of range (1970 to 9998)')
+    return utc.isoformat().replace("+00:00", "Z")
+
+
+CHECKS = {
+    "line": check_line,
+    "text": check_text,
+    "enum": check_enum,
+    "boolean": check_boolean,
+    "integer": check_integer,
+    "number": check_number,
+    "markets": check_markets,
+    "url": check_url,
+    "host": check_host,
+    "slug": check_slug,
+    "timestamp": check_timestamp,
+}

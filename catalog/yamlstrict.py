@@ -1,0 +1,316 @@
+"""A strict, safe YAML reader that keeps the position of every value.
+
+PyYAML reads YAML 1.1, where `NO` is false, `0755` is 493, `1:30` is 90 and `2024-01-01` a
+date, while YAML 1.2 tools read most of those as strings or other numbers. A submission
+must mean the same thing to every reader, so here plain (unquoted) scalars are typed by the
+YAML 1.2 core schema, and any plain scalar that a YAML 1.1 reader would type differently is
+kept as an `Ambiguous` value: the validator turns it into an error that says how to quote
+or rewrite it (`createdAt` alone accepts a plain timestamp, as its text).
+
+Only parsing and composing use PyYAML (libyaml's C parser when available); values are built
+here, so no tag can construct an object, aliases are refused (no "billion laughs"),
+duplicate keys are reported rather than silently overwritten.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import yaml
+from yaml.composer import Composer
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.parser import Parser
+from yaml.reader import Reader
+from yaml.resolver import BaseResolver
+from yaml.scanner import Scanner
+
+from catalog.errors import Problem
+
+try:
+    from yaml.cyaml import CParser
+except ImportError:  # PyYAML built without libyaml: the same rules, in pure Python
+    CParser = None
+
+
+class _PyParser(Reader, Scanner, Parser, Composer):
+    """PyYAML's pure-Python reader, scanner, parser and composer in one object."""
+
+    def __init__(self, stream: bytes) -> None:
+        Reader.__init__(self, stream)
+        Scanner.__init__(self)
+        Parser.__init__(self)
+        Composer.__init__(self)
+
+
+STR = "tag:yaml.org,2002:str"
+INT = "tag:yaml.org,2002:int"
+FLOAT = "tag:yaml.org,2002:float"
+BOOL = "tag:yaml.org,2002:bool"
+NULL = "tag:yaml.org,2002:null"
+SEQ = "tag:yaml.org,2002:seq"
+MAP = "tag:yaml.org,2002:map"
+AMBIGUOUS = "tag:affdir,2024:ambiguous"  # never written by people; see _plain_tag
+
+# YAML 1.2 core schema.
+_NULLS = frozenset(("", "~", "null", "Null", "NULL"))
+_TRUE = frozenset(("true", "True", "TRUE"))
+_FALSE = frozenset(("false", "False", "FALSE"))
+_DECIMAL = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\Z")
+_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)\Z")
+_SPECIAL_FLOATS = {
+    ".inf": float("inf"),
+    ".Inf": float("inf"),
+    ".INF": float("inf"),
+    "+.inf": float("inf"),
+    "+.Inf": float("inf"),
+    "+.INF": float("inf"),
+    "-.inf": float("-inf"),
+    "-.Inf": float("-inf"),
+    "-.INF": float("-inf"),
+    ".nan": float("nan"),
+    ".NaN": float("nan"),
+    ".NAN": float("nan"),
+}
+
+# What YAML 1.1 readers (PyYAML, Ruby's Psych, older Go yaml) make of other plain scalars.
+_YAML11_TRUE = frozenset(("y", "Y", "yes", "Yes", "YES", "on", "On", "ON"))
+_YAML11_FALSE = frozenset(("n", "N", "no", "No", "NO", "off", "Off", "OFF"))
+_LEADING_ZERO = re.compile(r"[-+]?0[0-9_]+\Z")
+_BASED_INT = re.compile(r"[-+]?0(?:[xX][0-9a-fA-F_]+|[oO][0-7_]+|[bB][01_]+)\Z")
+_UNDERSCORED = re.compile(r"[-+]?(?:[0-9][0-9_]*)?(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?\Z")
+_SEXAGESIMAL = re.compile(r"[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?\Z")
+# YAML 1.1 readers disagree even among themselves on exponents (PyYAML wants a dot and a sign).
+_EXPONENT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+\Z")
+# PyYAML's own timestamp pattern.
+_TIMESTAMP = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z|"
+    r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?"
+    r"(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?\Z"
+)
+
+
+class Broken:
+    """A value already reported as a problem while reading; checks skip it."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "BROKEN"
+
+
+BROKEN = Broken()
+
+
+class Ambiguous(NamedTuple):
+    """A plain scalar that YAML 1.1 and YAML 1.2 readers do not read alike."""
+
+    text: str  # exactly as written
+    meaning: str  # what a YAML 1.1 reader makes of it, for the message
+    kind: str  # bool | number | timestamp
+
+
+def _ambiguity(value: str) -> Ambiguous | None:
+    """How a YAML 1.1 reader would misread this plain scalar, if it would."""
+    if value in _YAML11_TRUE or value in _YAML11_FALSE:
+        truth = "true" if value in _YAML11_TRUE else "false"
+        return Ambiguous(value, f"the boolean {truth}", "bool")
+    if _LEADING_ZERO.match(value):
+        return Ambiguous(value, "an octal number", "number")
+    if _BASED_INT.match(value):
+        return Ambiguous(value, "a hexadecimal, octal or binary number", "number")
+    if _SEXAGESIMAL.match(value):
+        return Ambiguous(value, "a base-60 number", "number")
+    if "_" in value and any(c.isdigit() for c in value) and _UNDERSCORED.match(value):
+        return Ambiguous(value, "a number with its underscores dropped", "number")
+    if _EXPONENT.match(value):
+        return Ambiguous(value, "a number in exponent notation, or a string", "number")
+    if value[:1].isdigit() and _TIMESTAMP.match(value):
+        return Ambiguous(value, "a date", "timestamp")
+    return None
+
+
+def _plain_tag(value: str) -> str:
+    """The tag of a plain scalar under the YAML 1.2 core schema, or AMBIGUOUS."""
+    if value in _NULLS:
+        return NULL
+    if value in _TRUE or value in _FALSE:
+        return BOOL
+    if value in _YAML11_TRUE or value in _YAML11_FALSE:
+        return AMBIGUOUS
+    first = value[:1]
+    # Most scalars are words, which only YAML 1.1's booleans above can trip on.
+    if not (first.isdigit() or first in "+-."):
+        return STR
+    if _DECIMAL.match(value):
+        return INT
+    if _FLOAT.match(value) or value in _SPECIAL_FLOATS:
+        return FLOAT
+    return STR if _ambiguity(value) is None else AMBIGUOUS
+
+
+class _StrictResolver(BaseResolver):
+    """Tags plain scalars with `_plain_tag`; quoted ones are strings."""
+
+    def resolve(self, kind: type, value: str | None, implicit: Any) -> str:
+        if kind is ScalarNode:
+            return _plain_tag(value) if implicit[0] else STR  # type: ignore[arg-type]
+        return SEQ if kind is SequenceNode else MAP
+
+    # Path-based resolvers are not used: skip PyYAML's bookkeeping for them.
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        pass
+
+    def ascend_resolver(self) -> None:
+        pass
+
+
+class PyComposer(_PyParser, _StrictResolver):
+    """The strict composer in pure Python."""
+
+
+if CParser is not None:
+
+    class CComposer(CParser, _StrictResolver):
+        """The strict composer on libyaml's C parser (about five times faster)."""
+
+    COMPOSER: type = CComposer
+else:
+    COMPOSER = PyComposer
+
+
+Path = tuple[str | int, ...]
+
+
+@dataclass(slots=True)
+class Document:
+    """A submission's values and where each was written."""
+
+    value: Any
+    line: int  # position of the top-level node
+    column: int
+    positions: dict[Path, tuple[int, int]] = field(default_factory=dict)  # value nodes
+    key_positions: dict[str, tuple[int, int]] = field(default_factory=dict)  # top-level keys
+
+    def position(self, path: Path) -> tuple[int, int]:
+        """Where the value at `path` was written; its parent's position when it is absent."""
+        while path not in self.positions and path:
+            path = path[:-1]
+        return self.positions.get(path, (self.line, self.column))
+
+
+def _pos(node: Node) -> tuple[int, int]:
+    mark = node.start_mark
+    return (mark.line + 1, mark.column + 1)
+
+
+class _Builder:
+    """Turns composed nodes into Python values, recording positions and problems."""
+
+    def __init__(self, doc: Document, problems: list[Problem]) -> None:
+        self.doc = doc
+        self.problems = problems
+        self.seen: set[int] = set()
+
+    def build(self, node: Node, path: Path) -> Any:
+        if id(node) in self.seen:
+            # The composer hands back the anchored node itself for an alias, so the alias's
+            # own position is lost: point at the field that contains it.
+            line, _ = _pos(node)
+            where = self.doc.key_positions.get(str(path[0])) if path else None
+            self.problems.append(
+                Problem(
+                    *(where or _pos(node)),
+                    _field_name(path),
+                    f"repeats the value anchored on line {line}; anchors and aliases (&, *) "
+                    "are not allowed, write the value itself",
+                )
+            )
+            return BROKEN
+        self.seen.add(id(node))
+        self.doc.positions[path] = _pos(node)
+        if isinstance(node, ScalarNode):
+            return self._scalar(node, path)
+        if isinstance(node, SequenceNode):
+            return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
+        return self._mapping(node, path)
+
+    def _mapping(self, node: MappingNode, path: Path) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            key = key_node.value
+            if not (isinstance(key_node, ScalarNode) and key_node.tag == STR):
+                label = key if isinstance(key, str) else "?"
+                self._fail(key_node, (*path, label), "is not a field name; write a plain name")
+                continue
+            if key in result:
+                line, _ = self.doc.positions[(*path, key)]
+                self._fail(
+                    key_node,
+                    (*path, key),
+                    f"duplicate key (first set on line {line}); keep only one",
+                )
+                continue
+            if not path:
+                self.doc.key_positions[key] = _pos(key_node)
+            result[key] = self.build(value_node, (*path, key))
+        return result
+
+    def _scalar(self, node: ScalarNode, path: Path) -> Any:
+        tag, value = node.tag, node.value
+        if tag == STR:
+            return value
+        if tag == AMBIGUOUS:
+            return _ambiguity(value)
+        if tag == NULL and value in _NULLS:
+            return None
+        if tag == BOOL and (value in _TRUE or value in _FALSE):
+            return value in _TRUE
+        if tag == INT and _DECIMAL.match(value):
+            return int(value)
+        if tag == FLOAT and (_FLOAT.match(value) or value in _SPECIAL_FLOATS):
+            return _SPECIAL_FLOATS[value] if value in _SPECIAL_FLOATS else float(value)
+        shown = tag.replace("tag:yaml.org,2002:", "!!")
+        self._fail(node, path, f"the tag {shown} is not supported; write a plain value")
+        return BROKEN
+
+    def _fail(self, node: Node, path: Path, message: str) -> None:
+        line, column = _pos(node)
+        self.problems.append(Problem(line, column, _field_name(path), message))
+
+
+def _field_name(path: Path) -> str:
+    """`markets[2]`-style name of a value's place in the document."""
+    if not path:
+        return "(document)"
+    name = str(path[0])
+    for part in path[1:]:
+        name += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return name
+
+
+field_name = _field_name
+
+
+def load(data: bytes, composer_class: type = COMPOSER) -> tuple[Document | None, list[Problem]]:
+    """Parse one YAML document strictly; (None, [the syntax error]) when it cannot be read."""
+    problems: list[Problem] = []
+    composer = composer_class(data)
+    try:
+        node = composer.get_single_node()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        what = exc.problem or exc.context or "invalid YAML"
+        return None, [Problem(line, column, "(yaml)", f"{what}; this is not valid YAML")]
+    except yaml.YAMLError as exc:  # e.g. a byte sequence that is not UTF-8
+        return None, [Problem(1, 1, "(yaml)", f"cannot be read: {exc}")]
+    finally:
+        composer.dispose()
+    if node is None:
+        return None, [Problem(1, 1, "(document)", "the file is empty; expected field: value lines")]
+    line, column = _pos(node)
+    doc = Document(value=None, line=line, column=column)
+    doc.value = _Builder(doc, problems).build(node, ())
+    return doc, problems

@@ -1,0 +1,134 @@
+"""The incremental cache: unchanged files are neither read nor re-checked, changes always seen."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from conftest import VALID, Content, snapshot, submission
+
+from catalog import cache, loading
+from catalog.cache import Cache, code_version
+
+
+def load(content: Content, previous: cache.Records) -> tuple[list[loading.Loaded], cache.Records]:
+    sources, _ = loading.discover(content.content)
+    return loading.load(sources, previous)
+
+
+def age(path: Path, seconds: int = 60) -> None:
+    """Make a file look written a while ago (fingerprints of fresh files are not trusted)."""
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns - seconds * 10**9))
+
+
+def test_unchanged_files_are_not_even_read(
+    content: Content, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(5):
+        age(content.add(f"p-{i}", VALID))
+    first, records = load(content, cache.Records(code_version()))
+    assert [item.cached for item in first] == [False] * 5
+    reads: list[str] = []
+    real = loading._read
+    monkeypatch.setattr(loading, "_read", lambda path: reads.append(path) or real(path))
+    age(content.add("p-2", submission(name="Changed")))
+    second, _ = load(content, records)
+    assert [item.cached for item in second] == [True, True, False, True, True]
+    assert [Path(p).name for p in reads] == ["p-2.yaml"]
+    assert second[2].outcome.record["name"] == "Changed"
+
+
+def test_fresh_files_are_read_again_but_not_rechecked(content: Content) -> None:
+    content.add("p-0", VALID)  # mtime: now, so its fingerprint is not trusted yet
+    _, records = load(content, cache.Records(code_version()))
+    again, _ = load(content, records)
+    assert again[0].cached  # found by content hash after reading
+
+
+def test_same_size_rewrite_with_restored_mtime_is_seen(content: Content) -> None:
+    path = content.add("p-0", submission(cookieDays="30"))
+    age(path)
+    _, records = load(content, cache.Records(code_version()))
+    mtime = path.stat().st_mtime_ns
+    path.write_text(submission(cookieDays="60"))  # same size
+    os.utime(path, ns=(mtime, mtime))  # and the old mtime: ctime still moves
+    again, _ = load(content, records)
+    assert again[0].outcome.record["cookieDays"] == 60
+
+
+def test_other_code_version_starts_cold(content: Content, tmp_path: Path) -> None:
+    content.add("p-0", VALID)
+    store = Cache(tmp_path / "cache")
+    _, records = load(content, store.load_records(code_version()))
+    store.save_records(records)
+    assert store.load_records(code_version()).outcomes
+    assert store.load_records("another version").outcomes == {}
+
+
+def test_damaged_cache_is_ignored(content: Content, no_site: None) -> None:
+    content.add("p-0", VALID)
+    content.build()
+    first = snapshot(content.out)
+    for name in (cache.RECORDS, cache.OUTPUTS):
+        path = content.root / ".build-cache" / name
+        data = bytearray(path.read_bytes())
+        data[-5] ^= 0xFF
+        path.write_bytes(bytes(data))
+    content.add("p-1", VALID)
+    content.build()
+    cold = Content(content.root / "cold")
+    cold.programs.mkdir(parents=True)
+    for path in content.programs.iterdir():
+        (cold.programs / path.name).write_bytes(path.read_bytes())
+    cold.build(cache=False)
+    assert snapshot(content.out) == snapshot(cold.out) != first
+
+
+def test_worker_processes_give_the_same_outcomes(
+    content: Content, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(6):
+        content.add(f"p-{i}", submission(cookieDays=str(i * 10)))
+    content.add("bad", submission(payout="daily"))
+    content.add("draft", "status: rejected\n")
+    sequential, _ = load(content, cache.Records(code_version()))
+    monkeypatch.setattr(loading, "PARALLEL_THRESHOLD", 2)
+    monkeypatch.setattr(loading, "CHUNK", 3)
+    cold, records = load(content, cache.Records(code_version()))  # workers read and check
+    content.add("p-0", submission(cookieDays="1"))
+    content.add("p-1", submission(cookieDays="2"))
+    warm, _ = load(content, records)  # workers check the two misses
+    assert [i.outcome for i in cold] == [i.outcome for i in sequential]
+    by_stem = {item.source.stem: item for item in warm}
+    assert [by_stem[s].outcome.record["cookieDays"] for s in ("p-0", "p-1")] == [1, 2]
+    assert [by_stem[s].cached for s in ("p-0", "p-1", "p-2")] == [False, False, True]
+    unchanged = [item.outcome for item in warm if item.source.stem not in ("p-0", "p-1")]
+    assert unchanged == [i.outcome for i in sequential if i.source.stem not in ("p-0", "p-1")]
+
+
+def test_code_version_covers_everything_validation_imports() -> None:
+    """Every project module that catalog.validation imports, directly or not, is hashed."""
+    import ast
+
+    from conftest import ROOT
+
+    seen: set[str] = set()
+    todo = ["catalog/validation.py"]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for node in ast.walk(ast.parse((ROOT / name).read_text())):
+            modules: list[str] = []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                modules = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                modules = [a.name for a in node.names]
+            for module in modules:
+                path = module.replace(".", "/") + ".py"
+                if module.split(".")[0] in ("catalog", "contract") and (ROOT / path).exists():
+                    todo.append(path)
+    assert seen <= set(cache.VALIDATION_SOURCES)

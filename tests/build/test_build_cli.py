@@ -1,0 +1,126 @@
+"""build.py as people and CI run it: exit codes, messages, --check, annotations, schema."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import VALID, CliRunner, Content, leftovers, snapshot, submission
+
+from catalog import schema
+
+
+def test_build_succeeds_with_progress_and_summary(content: Content, run_cli: CliRunner) -> None:
+    content.add("acme", VALID)
+    content.add("draft", "status: unpublished\n")
+    done = run_cli("--content", "content", "--out", "dist", cwd=content.root)
+    assert done.returncode == 0, done.stderr
+    stages = [line.split()[0] for line in done.stderr.splitlines() if line.startswith("  ")]
+    assert stages == ["discover", "validate", "score", "shard", "site", "render", "write"]
+    summary = done.stderr.splitlines()[-1]
+    assert summary.startswith("built dist: 1 published, 1 unpublished, 0 rejected; ")
+    assert " shards, " in summary and " files, " in summary and summary.endswith(" s")
+    assert (content.out / "manifest.json").is_file()
+
+
+def test_quiet_prints_nothing(content: Content, run_cli: CliRunner) -> None:
+    content.add("acme", VALID)
+    done = run_cli("--quiet", "--content", "content", cwd=content.root)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+
+
+def test_invalid_content_exits_1_lists_every_error_and_keeps_dist(
+    content: Content, run_cli: CliRunner
+) -> None:
+    content.add("acme", VALID)
+    assert run_cli("--quiet", cwd=content.root).returncode == 0
+    before = snapshot(content.out)
+    content.add("acme", submission(cookieDays="-1", markets="[FR, NO]"))
+    content.add("beta", submission(payout="daily"))
+    done = run_cli("--content", "content", cwd=content.root)
+    assert done.returncode == 1
+    errors = [line for line in done.stderr.splitlines() if line.startswith("content/")]
+    assert [line.split(": ", 2)[0] + ": " + line.split(": ", 2)[1] for line in errors] == [
+        "content/programs/acme.yaml:12:13: cookieDays",
+        "content/programs/acme.yaml:15:15: markets[1]",
+        "content/programs/beta.yaml:13:9: payout",
+    ]
+    assert done.stderr.splitlines()[-1] == "build failed: 3 errors; dist left as it was"
+    assert snapshot(content.out) == before
+    assert leftovers(content.root) == []
+
+
+def test_check_writes_nothing(content: Content, run_cli: CliRunner) -> None:
+    content.add("acme", VALID)
+    done = run_cli("--check", cwd=content.root)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[-1].startswith(
+        "check passed: 1 submissions (1 published, 0 unpublished, 0 rejected)"
+    )
+    assert sorted(p.name for p in content.root.iterdir()) == ["content"]
+
+
+def test_check_reports_errors_with_exit_1(content: Content, run_cli: CliRunner) -> None:
+    content.add("acme", submission(vertical="sass"))
+    done = run_cli("--check", cwd=content.root)
+    assert done.returncode == 1
+    assert [line for line in done.stderr.splitlines() if not line.startswith("  ")] == [
+        'content/programs/acme.yaml:8:11: vertical: "sass" is not allowed; did you mean "saas"? '
+        "use one of: saas, ecommerce, infoproduit, finance, sante, voyage, mode, maison, jeux, "
+        "services, immobilier, autre",
+        "check failed: 1 error",
+    ]
+    assert sorted(p.name for p in content.root.iterdir()) == ["content"]
+
+
+def test_check_files_only_those_but_slugs_against_the_content(
+    content: Content, run_cli: CliRunner
+) -> None:
+    content.add("acme", VALID)
+    content.add("broken", submission(cookieDays="-1"))  # not checked: not named
+    new = content.root / "incoming" / "acme.yaml"
+    new.parent.mkdir()
+    new.write_text(VALID)
+    done = run_cli("--check", "incoming/acme.yaml", "content/programs/acme.yaml", cwd=content.root)
+    assert done.returncode == 1
+    assert [line for line in done.stderr.splitlines() if not line.startswith("  ")][:2] == [
+        'content/programs/acme.yaml:1:1: slug: "acme" is also the slug of incoming/acme.yaml; '
+        "slugs are unique: rename one",
+        'incoming/acme.yaml:1:1: slug: "acme" is also the slug of content/programs/acme.yaml; '
+        "slugs are unique: rename one",
+    ]
+    ok = run_cli("--check", "content/programs/acme.yaml", cwd=content.root)
+    assert ok.returncode == 0, ok.stderr
+    assert "1 submissions" in ok.stderr
+
+
+def test_github_actions_annotations(content: Content, run_cli: CliRunner) -> None:
+    content.add("acme", submission(cookieDays="0755"))
+    done = run_cli("--check", cwd=content.root, env={"GITHUB_ACTIONS": "true"})
+    assert done.returncode == 1
+    assert done.stdout.splitlines() == [
+        "::error file=content/programs/acme.yaml,line=12,col=13::cookieDays: 0755 is read as an "
+        "octal number by YAML 1.1 tools; write a whole number in plain decimal digits without "
+        "leading zeros"
+    ]
+    plain = run_cli("--check", cwd=content.root)
+    assert plain.stdout == ""
+
+
+def test_write_schema(content: Content, run_cli: CliRunner) -> None:
+    done = run_cli("--write-schema", "--content", "content", cwd=content.root)
+    assert done.returncode == 0, done.stderr
+    written = content.content / "schema" / "program.schema.json"
+    assert written.read_text(encoding="utf-8") == schema.render()
+
+
+def test_bad_base_url_is_a_usage_error(content: Content, run_cli: CliRunner) -> None:
+    done = run_cli("--base-url", "example.com", cwd=content.root)
+    assert done.returncode == 2
+    assert "--base-url must be an absolute http(s) URL" in done.stderr
+
+
+def test_missing_content_directory(tmp_path: Path, run_cli: CliRunner) -> None:
+    done = run_cli("--content", "nowhere", cwd=tmp_path)
+    assert done.returncode == 1
+    assert "nowhere/programs:1:1: (content): no programs/ directory" in done.stderr
+    assert not (tmp_path / "dist").exists()

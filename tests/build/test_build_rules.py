@@ -1,0 +1,187 @@
+"""Every submission rule: an invalid file gives `file:line:column: field: message`, exactly there."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import VALID, Content, submission
+
+import build
+from catalog.errors import BuildError
+from catalog.progress import Progress
+
+
+def problems_of(content: Content) -> list[str]:
+    """The printed problems of a check of the whole content (none: an empty list)."""
+    try:
+        build.check(content.options(), [], Progress(quiet=True))
+    except BuildError as exc:
+        return [str(d) for d in exc.diagnostics if d.severity == "error"]
+    return []
+
+
+# (case id, file stem, YAML text, [(line, column, field, words the message contains)]).
+# Columns count characters from 1: in "markets: [FR, NO]" the NO is at column 15.
+# VALID's lines: 1 status, 2 name, 3 host, 4 site, 5-7 pitch, 8 vertical, 9 model,
+# 10 commission, 11 recurring, 12 cookieDays, 13 payout, 14 minPayout, 15 markets,
+# 16 platform, 17 signupUrl, 18 image, 19 createdAt.
+CASES = [
+    # --- YAML's surprises -----------------------------------------------------------
+    ("market-no-unquoted", "acme", submission(markets="[FR, NO]"), [(15, 15, "markets[1]", 'quote it: "NO"')]),
+    ("bool-yes", "acme", submission(recurring="yes"), [(11, 12, "recurring", "write true")]),
+    ("bool-off", "acme", submission(recurring="off"), [(11, 12, "recurring", "write false")]),
+    ("bool-quoted", "acme", submission(recurring='"true"'), [(11, 12, "recurring", "without quotes")]),
+    ("octal", "acme", submission(cookieDays="0755"), [(12, 13, "cookieDays", "octal")]),
+    ("hex", "acme", submission(cookieDays="0x1E"), [(12, 13, "cookieDays", "hexadecimal")]),
+    ("sexagesimal", "acme", submission(commission="1:30"), [(10, 13, "commission", 'quote it: "1:30"')]),
+    ("underscore-number", "acme", submission(minPayout="1_000"), [(14, 12, "minPayout", "underscores")]),
+    ("date-in-string", "acme", submission(name="2024-01-01"), [(2, 7, "name", "a date")]),
+    ("number-in-string", "acme", submission(commission="30"), [(10, 13, "commission", 'quote it: "30"')]),
+    ("bool-in-string", "acme", submission(platform="on"), [(16, 11, "platform", 'quote it: "on"')]),
+    ("duplicate-key", "acme", VALID + "name: Other\n", [(20, 1, "name", "duplicate key")]),
+    ("alias", "acme", submission(name="&n Acme", platform="*n"), [(16, 1, "platform", "aliases")]),
+    ("python-tag", "acme", submission(name="!!python/object:os.system x"), [(2, 7, "name", "tag")]),
+    ("syntax-error", "acme", submission(name="[Acme"), [(3, 5, "(yaml)", "not valid YAML")]),
+    ("not-a-mapping", "acme", "- a\n- b\n", [(1, 1, "(document)", "found a list")]),
+    ("empty-file", "acme", "", [(1, 1, "(document)", "empty")]),
+    # --- fields and types -----------------------------------------------------------
+    ("missing-status", "acme", submission(status=None), [(1, 1, "status", "missing")]),
+    ("bad-status", "acme", submission(status="publshed"), [(1, 9, "status", 'did you mean "published"')]),
+    ("missing-field", "acme", submission(payout=None), [(1, 1, "payout", "missing required field")]),
+    ("unknown-field", "acme", VALID + "cookiedays: 30\n", [(20, 1, "cookiedays", "did you mean cookieDays")]),
+    ("score-submitted", "acme", VALID + "score: 99\n", [(20, 1, "score", "computed by the build")]),
+    ("name-number", "acme", submission(name="42"), [(2, 7, "name", "must be text")]),
+    ("name-empty", "acme", submission(name='""'), [(2, 7, "name", "must not be empty")]),
+    ("name-too-long", "acme", submission(name="A" * 121), [(2, 7, "name", "at most 120")]),
+    ("name-spaces", "acme", submission(name='" Acme"'), [(2, 7, "name", "remove them")]),
+    ("name-two-lines", "acme", submission(name='"Acme\\nStore"'), [(2, 7, "name", "single line")]),
+    ("platform-null", "acme", submission(platform=""), [(16, 10, "platform", "leave the field out")]),
+    ("pitch-too-long", "acme", submission(pitch="x" * 2001), [(5, 8, "pitch", "at most 2000")]),
+    ("vertical-typo", "acme", submission(vertical="ecomerce"), [(8, 11, "vertical", 'did you mean "ecommerce"')]),
+    ("model-case", "acme", submission(model="CPS"), [(9, 8, "model", 'exactly "cps"')]),
+    ("payout-typo", "acme", submission(payout="montly"), [(13, 9, "payout", 'did you mean "monthly"')]),
+    ("cookie-negative", "acme", submission(cookieDays="-1"), [(12, 13, "cookieDays", "from 0 to 3650")]),
+    ("cookie-too-big", "acme", submission(cookieDays="4000"), [(12, 13, "cookieDays", "from 0 to 3650")]),
+    ("cookie-float", "acme", submission(cookieDays="30.5"), [(12, 13, "cookieDays", "whole number")]),
+    ("cookie-string", "acme", submission(cookieDays='"30"'), [(12, 13, "cookieDays", "without quotes")]),
+    ("min-payout-negative", "acme", submission(minPayout="-5"), [(14, 12, "minPayout", "from 0 to")]),
+    ("min-payout-nan", "acme", submission(minPayout=".nan"), [(14, 12, "minPayout", "from 0 to")]),
+    # --- markets --------------------------------------------------------------------
+    ("market-lowercase", "acme", submission(markets="[FR, be]"), [(15, 15, "markets[1]", 'in capitals: "BE"')]),
+    ("market-uk", "acme", submission(markets="[UK]"), [(15, 11, "markets[0]", "is GB")]),
+    ("market-unknown", "acme", submission(markets="[FR, XX]"), [(15, 15, "markets[1]", "not an officially")]),
+    ("market-name", "acme", submission(markets="[France]"), [(15, 11, "markets[0]", "code: FR")]),
+    ("market-duplicate", "acme", submission(markets="[FR, BE, FR]"), [(15, 19, "markets[2]", "listed twice")]),
+    ("markets-empty", "acme", submission(markets="[]"), [(15, 10, "markets", "at least one")]),
+    ("markets-string", "acme", submission(markets="FR"), [(15, 10, "markets", "must be a list")]),
+    (
+        "markets-block-list",
+        "acme",
+        submission(markets="\n  - FR\n  - Fr"),
+        [(17, 5, "markets[1]", 'in capitals: "FR"')],
+    ),
+    # --- URLs and host --------------------------------------------------------------
+    ("site-no-scheme", "acme", submission(site="www.acme.fr"), [(4, 7, "site", "https://")]),
+    ("site-ftp", "acme", submission(site="ftp://acme.fr/"), [(4, 7, "site", "https://")]),
+    ("site-no-host", "acme", submission(site="https:///path"), [(4, 7, "site", "no valid domain")]),
+    ("site-spaces", "acme", submission(site='"https://acme.fr/a b"'), [(4, 7, "site", "spaces")]),
+    ("signup-relative", "acme", submission(signupUrl="/affiliation"), [(17, 12, "signupUrl", "absolute URL")]),
+    ("image-invalid", "acme", submission(image="banner.png"), [(18, 8, "image", "absolute URL")]),
+    ("host-scheme", "acme", submission(host="https://acme.fr"), [(3, 7, "host", 'without the scheme: "acme.fr"')]),
+    ("host-path", "acme", submission(host="acme.fr/shop"), [(3, 7, "host", "without a path")]),
+    ("host-port", "acme", submission(host="acme.fr:8080"), [(3, 7, "host", "without a port")]),
+    ("host-spaces", "acme", submission(host='"acme .fr"'), [(3, 7, "host", "spaces")]),
+    ("host-uppercase", "acme", submission(host="Acme.fr"), [(3, 7, "host", "lowercase")]),
+    ("host-not-site", "acme", submission(host="other.fr"), [(3, 7, "host", "make host and site agree")]),
+    # --- createdAt ------------------------------------------------------------------
+    ("created-missing", "acme", submission(createdAt=None), [(1, 1, "createdAt", "missing required")]),
+    ("created-no-zone", "acme", submission(createdAt='"2024-03-01T09:00:00"'), [(19, 12, "createdAt", "no time zone")]),
+    ("created-date-only", "acme", submission(createdAt="2024-03-01"), [(19, 12, "createdAt", "has no time")]),
+    ("created-not-real", "acme", submission(createdAt='"2024-02-30T09:00:00Z"'), [(19, 12, "createdAt", "not a real date")]),
+    ("created-number", "acme", submission(createdAt="20240301"), [(19, 12, "createdAt", "must be a date")]),
+    ("created-no-seconds", "acme", submission(createdAt='"2024-03-01T09:00Z"'), [(19, 12, "createdAt", "expected form")]),
+    # --- slug -----------------------------------------------------------------------
+    ("slug-field-differs", "acme", VALID + "slug: acme-store\n", [(20, 7, "slug", 'must equal the file name "acme"')]),
+    ("slug-file-name", "Acme_Store", VALID, [(1, 1, "slug", "rename the file to acme-store.yaml")]),
+    ("slug-too-long", "a" * 65, VALID, [(1, 1, "slug", "1 to 64 characters")]),
+    ("slug-double-hyphen", "acme--store", VALID, [(1, 1, "slug", "single")]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("stem", "text", "expected"),
+    [pytest.param(stem, text, expected, id=case) for case, stem, text, expected in CASES],
+)
+def test_invalid_submission_is_reported_at_its_position(
+    content: Content, stem: str, text: str, expected: list[tuple[int, int, str, str]]
+) -> None:
+    path = content.add(stem, text)
+    found = problems_of(content)
+    assert len(found) == len(expected), found
+    for line, (row, column, field, words) in zip(found, expected, strict=True):
+        assert line.startswith(f"{path}:{row}:{column}: {field}: "), line
+        assert words in line, line
+
+
+def test_the_valid_base_case_is_valid(content: Content) -> None:
+    content.add("acme", VALID)
+    assert problems_of(content) == []
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        pytest.param({"platform": None, "image": None}, id="optional-fields-omitted"),
+        pytest.param({"image": '""'}, id="empty-image"),
+        pytest.param({"createdAt": "2024-03-01T09:00:00+01:00"}, id="plain-timestamp-with-zone"),
+        pytest.param({"markets": '[FR, "NO", GB]'}, id="quoted-no"),
+        pytest.param({"name": "!!str 2024-01-01"}, id="explicit-str-tag"),
+        pytest.param({"site": "https://shop.acme.fr/"}, id="site-on-a-subdomain"),
+        pytest.param({"minPayout": "49.99"}, id="decimal-min-payout"),
+        pytest.param({"cookieDays": "0"}, id="zero-days"),
+    ],
+)
+def test_accepted_variations(content: Content, changes: dict[str, str | None]) -> None:
+    content.add("acme", submission(**changes) + "slug: acme\n")
+    assert problems_of(content) == []
+
+
+def test_all_errors_of_all_files_in_one_run(content: Content) -> None:
+    first = content.add("alpha", submission(cookieDays="-1", payout="daily"))
+    second = content.add("beta", submission(markets="[FR, NO]"))
+    content.add("gamma", VALID)
+    found = problems_of(content)
+    assert [line.split(": ")[0] for line in found] == [
+        f"{first}:12:13",
+        f"{first}:13:9",
+        f"{second}:15:15",
+    ]
+
+
+def test_misnamed_yaml_file_is_reported(content: Content) -> None:
+    content.add("acme", VALID)
+    (content.programs / "other.yml").write_text(VALID)
+    (content.programs / "README.md").write_text("not a submission")
+    found = problems_of(content)
+    assert found == [f"{content.programs / 'other.yml'}:1:1: (file): submissions end in .yaml; "
+                     "rename it other.yaml"]  # fmt: skip
+
+
+@pytest.mark.parametrize("status", ["unpublished", "rejected"])
+def test_drafts_are_not_validated(content: Content, status: str) -> None:
+    content.add("draft", f"status: {status}\nname: 42\nmarkets: [NO]\nscore: 12\nwhatever: yes\n")
+    assert problems_of(content) == []
+
+
+def test_draft_with_broken_yaml_is_a_warning(content: Content) -> None:
+    path = content.add("draft", "status: unpublished\nname: [broken\n")
+    result = build.check(content.options(), [], Progress(quiet=True))
+    assert [str(w) for w in result.warnings] == [
+        f"{path}:3:1: warning: (yaml): did not find expected ',' or ']'; this is not valid YAML"
+    ]
+
+
+def test_broken_yaml_without_a_draft_status_is_an_error(content: Content) -> None:
+    path = content.add("broken", "name: [broken\nstatus: published\n")
+    assert problems_of(content) == [
+        f"{path}:2:7: (yaml): did not find expected ',' or ']'; this is not valid YAML"
+    ]

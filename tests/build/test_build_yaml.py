@@ -1,0 +1,109 @@
+"""The strict YAML reader: both parsers agree, and plain scalars are typed as documented."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import pytest
+from conftest import VALID
+from test_build_rules import CASES
+
+from catalog import validation, yamlstrict
+from catalog.yamlstrict import Ambiguous
+
+
+@pytest.mark.skipif(yamlstrict.CParser is None, reason="PyYAML without libyaml")
+def test_pure_python_fallback_gives_the_same_outcomes(monkeypatch: pytest.MonkeyPatch) -> None:
+    fast = [validation.check_file(stem, text.encode()) for _, stem, text, _ in CASES]
+    monkeypatch.setattr(
+        validation.yamlstrict,
+        "load",
+        partial(yamlstrict.load, composer_class=yamlstrict.PyComposer),
+    )
+    slow = [validation.check_file(stem, text.encode()) for _, stem, text, _ in CASES]
+    for (case, *_), a, b in zip(CASES, fast, slow, strict=True):
+        if case == "syntax-error":  # the two parsers word syntax errors differently
+            assert [p[:3] for p in a.problems] == [p[:3] for p in b.problems]
+        else:
+            assert a == b, case
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("true", True),
+        ("False", False),
+        ("~", None),
+        ("null", None),
+        ("", None),
+        ("42", 42),
+        ("-7", -7),
+        ("0", 0),
+        ("3.5", 3.5),
+        (".5", 0.5),
+        ("FR", "FR"),
+        ("'NO'", "NO"),
+        ('"0755"', "0755"),
+        ("!!str 0755", "0755"),
+        ("Acme, Inc.", "Acme, Inc."),
+    ],
+)
+def test_plain_scalars_follow_yaml_1_2_core(text: str, value: object) -> None:
+    doc, problems = yamlstrict.load(f"x: {text}\n".encode())
+    assert problems == [] and doc is not None
+    assert doc.value == {"x": value}
+    assert type(doc.value["x"]) is type(value)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("NO", "bool"),
+        ("yes", "bool"),
+        ("Off", "bool"),
+        ("y", "bool"),
+        ("0755", "number"),
+        ("0x1F", "number"),
+        ("0o17", "number"),
+        ("0b101", "number"),
+        ("1:30", "number"),
+        ("1_000", "number"),
+        ("1e3", "number"),
+        ("2024-03-01", "timestamp"),
+        ("2024-03-01 10:00:00", "timestamp"),
+        ("2024-03-01T10:00:00Z", "timestamp"),
+    ],
+)
+def test_yaml_1_1_ambiguities_are_flagged(text: str, kind: str) -> None:
+    doc, problems = yamlstrict.load(f"x: {text}\n".encode())
+    assert problems == [] and doc is not None
+    value = doc.value["x"]
+    assert isinstance(value, Ambiguous) and (value.text, value.kind) == (text, kind)
+
+
+def test_duplicate_keys_anywhere_are_reported() -> None:
+    _, problems = yamlstrict.load(b"a: 1\nb:\n  c: 1\n  c: 2\na: 3\n")
+    assert [(p.line, p.column, p.field) for p in problems] == [(4, 3, "b.c"), (5, 1, "a")]
+
+
+def test_non_string_keys_are_reported() -> None:
+    _, problems = yamlstrict.load(b"on: 1\n1: 2\n")
+    assert [(p.line, p.column, p.field) for p in problems] == [(1, 1, "on"), (2, 1, "1")]
+
+
+def test_multiple_documents_are_a_syntax_error() -> None:
+    doc, problems = yamlstrict.load(VALID.encode() + b"---\nstatus: published\n")
+    assert doc is None and problems[0].field == "(yaml)"
+
+
+def test_not_utf8_is_an_error() -> None:
+    doc, problems = yamlstrict.load(b"name: caf\xe9\n")
+    assert doc is None and problems[0].field == "(yaml)"
+
+
+def test_billion_laughs_is_refused_without_expanding() -> None:
+    lines = ["a: &a [x, x, x, x, x, x, x, x, x]"]
+    lines += [f"{chr(98 + i)}: &{chr(98 + i)} [" + ", ".join([f"*{chr(97 + i)}"] * 9) + "]"
+              for i in range(8)]  # fmt: skip
+    doc, problems = yamlstrict.load("\n".join(lines).encode())
+    assert doc is not None and problems and all("aliases" in p.message for p in problems)
