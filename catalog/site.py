@@ -1,12 +1,449 @@
-"""The HTML directory: renders the static website from templates/ (issue 6: not built yet)."""
+"""The HTML directory: renders the static website from templates/ (issue 6).
+
+`render_site` is called once per build with the published programmes in directory order and
+returns every file of the site as {path relative to dist/: bytes}. The output depends only
+on its inputs (no clock, no locale, no randomness): the same programmes give byte-identical
+files. Templates are compiled once per call; each programme's card is rendered once per
+link depth and reused by every listing it appears in, which keeps 20,000 programmes fast.
+See docs/site.md.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+from urllib.parse import urlsplit
 
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, Template, select_autoescape
+from markupsafe import Markup, escape
+
+from catalog import site_seo as seo
 from catalog.model import Program
+from catalog.site_meta import (
+    excerpt,
+    human_date,
+    json_ld,
+    normalise_base_url,
+    number,
+    plural,
+    safe_url,
+    sitemap_chunks,
+)
+from catalog.site_plan import (
+    HOME_TOP,
+    PER_PAGE,
+    Listing,
+    file_of,
+    listing_dir,
+    listings,
+    program_dir,
+    root_of,
+)
+from catalog.site_score import Breakdown, breakdown_function, score_view
+from contract.labels import LABELS, Kind
+
+TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
+SITE_NAME = "Affiliate Programme Directory"
+CSS_SOURCE = "static/site.css"
+# Copied as they are, next to the fingerprinted stylesheet.
+STATIC_FILES = ("static/favicon.svg",)
+PAGE_TEMPLATES = (
+    "home.html",
+    "listing.html",
+    "sections.html",
+    "program.html",
+    "about.html",
+    "404.html",
+    "_card.html",
+    "_header.html",
+    "_footer.html",
+    "sitemap.xml",
+    "sitemap-index.xml",
+    "robots.txt",
+)
+# Stands for a page's relative root inside a cached card (see _Renderer.card).
+ROOT_MARK = Markup("<root>")
+SECTION_TITLES = {"verticals": "Verticals", "models": "Payout models", "markets": "Markets"}
+
+
+def country_names() -> dict[str, str]:
+    """ISO code -> short English name, from the build's country table when it is there."""
+    try:
+        from catalog.countries import COUNTRIES
+    except ImportError:  # the table belongs to the build; codes alone are still correct
+        return {}
+    return dict(COUNTRIES)
+
+
+def make_environment(templates: Path) -> Environment:
+    """The Jinja2 environment: autoescaping for HTML and XML, errors for undefined names."""
+    env = Environment(
+        loader=FileSystemLoader(templates),
+        autoescape=select_autoescape(("html", "xml")),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        auto_reload=False,
+    )
+    env.filters.update(number=number, human_date=human_date, plural=plural)
+    # An object, not the mapping: `labels.model` is then a plain attribute lookup for Jinja
+    # (on a mapping it raises and catches AttributeError first, on every use).
+    env.globals.update(site_name=SITE_NAME, labels=SimpleNamespace(**LABELS))
+    return env
+
+
+def label_text(kind: Kind, value: str) -> str:
+    """`Health (Santé)`: the English label, with the French one when it differs."""
+    entry = LABELS[kind][value]
+    return entry.en if entry.fr == entry.en else f"{entry.en} ({entry.fr})"
+
+
+def label_html(kind: Kind, value: str) -> Markup:
+    """Like label_text, with the French words marked as French for screen readers."""
+    entry = LABELS[kind][value]
+    if entry.fr == entry.en:
+        return escape(entry.en)
+    return (
+        escape(entry.en) + Markup(' <span class="fr" lang="fr">(') + entry.fr + Markup(")</span>")
+    )
+
+
+def model_text(value: str) -> str:
+    """`Cost per sale (CPS)`: a model's label, with its acronym when the value is one."""
+    name = LABELS["model"][value].en
+    return name if value.upper() in name.upper() else f"{name} ({value.upper()})"
+
+
+def pager(current: int, total: int, around: int = 2) -> list[int | None]:
+    """Page numbers to show around `current`, None where a gap is elided: 1 … 4 5 6 7 8 … 70."""
+    shown = sorted({1, total, *range(max(1, current - around), min(total, current + around) + 1)})
+    out: list[int | None] = []
+    for number_ in shown:
+        if out and number_ - (out[-1] or 0) > 1:
+            out.append(None)
+        out.append(number_)
+    return out
+
+
+class CountryNames(dict[str, str]):
+    """ISO code (either case) -> `France (FR)`; the bare code when the table lacks it."""
+
+    def __missing__(self, code: str) -> str:
+        upper = code.upper()
+        return self[upper] if upper != code and upper in self else upper
+
+
+@dataclass(frozen=True)
+class Names:
+    """Display names, computed once per build: templates look them up instead of calling
+    helpers, which Jinja does much more slowly (20,000 pages add up)."""
+
+    vertical: dict[str, Markup]
+    model: dict[str, str]
+    country: CountryNames
+
+    @classmethod
+    def build(cls, countries: dict[str, str]) -> Names:
+        return cls(
+            vertical={value: label_html("vertical", value) for value in LABELS["vertical"]},
+            model={value: model_text(value) for value in LABELS["model"]},
+            country=CountryNames({code: f"{name} ({code})" for code, name in countries.items()}),
+        )
+
+
+def fingerprinted(path: str, content: bytes) -> str:
+    """`static/site.css` -> `static/site.<hash>.css`: a new name whenever the content changes,
+    so the file can be cached for a year."""
+    stem, dot, ext = path.rpartition(".")
+    return f"{stem}.{hashlib.sha256(content).hexdigest()[:10]}{dot}{ext}"
 
 
 def render_site(programs: Sequence[Program], base_url: str) -> dict[str, bytes]:
     """Every page of the website, as {path relative to dist/: bytes}, programmes in directory order."""
-    return {}
+    css = (TEMPLATES_DIR / CSS_SOURCE).read_bytes()
+    renderer = _Renderer(
+        base=normalise_base_url(base_url),
+        env=make_environment(TEMPLATES_DIR),
+        css_path=fingerprinted(CSS_SOURCE, css),
+        countries=country_names(),
+        breakdown=breakdown_function(),
+    )
+    files: dict[str, bytes] = {renderer.css_path: css, CSS_SOURCE: css}
+    for path in STATIC_FILES:
+        files[path] = (TEMPLATES_DIR / path).read_bytes()
+    files.update(renderer.render(tuple(programs)))
+    return files
+
+
+@dataclass
+class _Renderer:
+    """One build's rendering: the compiled templates and the per-build card cache."""
+
+    base: str
+    env: Environment
+    css_path: str
+    countries: dict[str, str]
+    breakdown: Breakdown | None
+    templates: dict[str, Template] = field(init=False)
+    cards: dict[str, str] = field(init=False, default_factory=dict)
+    chromes: dict[tuple[str, str], dict[str, Markup]] = field(init=False, default_factory=dict)
+    names: Names = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.names = Names.build(self.countries)
+        self.env.globals.update(names=self.names, css_path=self.css_path)
+        self.templates = {name: self.env.get_template(name) for name in PAGE_TEMPLATES}
+
+    # --- helpers --------------------------------------------------------------------
+
+    def url(self, directory: str) -> str:
+        return f"{self.base}/{directory}"
+
+    def chrome(self, root: str, section: str) -> dict[str, Markup]:
+        """The header and footer shared by every page at one link depth and section."""
+        key = (root, section)
+        if key not in self.chromes:
+            ctx = {"root": root, "home_href": root or "./", "section": section}
+            # Markup: the output of an autoescaping template, inserted as it is.
+            self.chromes[key] = {
+                part: Markup(self.templates[f"_{part}.html"].render(ctx))
+                for part in ("header", "footer")
+            }
+        return self.chromes[key]
+
+    def common(self, directory: str, section: str = "", root: str | None = None) -> dict[str, Any]:
+        """What base.html needs, for a page living in `directory` (relative to the root)."""
+        root = root_of(directory) if root is None else root
+        return {
+            "root": root,
+            "chrome": self.chrome(root, section),
+            "home_href": root or "./",
+            "canonical": self.url(directory),
+            "robots": "",
+            "prev_href": "",
+            "next_href": "",
+            "og_image": "",
+            "og_title": "",
+            "breadcrumbs": (),
+            "jsonld": "",
+        }
+
+    def crumbs(
+        self, root: str, trail: Sequence[tuple[str, str]]
+    ) -> tuple[list[tuple[str, str]], dict]:
+        """(name, directory) pairs -> relative links for the page and BreadcrumbList JSON-LD."""
+        full = [("Home", ""), *trail]
+        links = [(name, (root + directory) or "./") for name, directory in full]
+        data = seo.breadcrumb_list([(name, self.url(directory)) for name, directory in full])
+        return links, data
+
+    def card(self, program: Program, root: str) -> Markup:
+        """A programme's card, rendered once and reused by every listing it appears in.
+
+        Its links start with the page's path back to the root, which differs with the depth
+        of the listing page: the card is rendered with ROOT_MARK there, then the mark is
+        replaced. The mark contains `<`, which autoescaping turns into `&lt;` everywhere in
+        a submission's text, so the raw mark can only be where the template put it."""
+        html = self.cards.get(program.slug)
+        if html is None:
+            html = self.templates["_card.html"].render(p=program, root=ROOT_MARK)
+            self.cards[program.slug] = html
+        # Markup: the output of an autoescaping template, inserted as it is.
+        return Markup(html.replace(ROOT_MARK, root))
+
+    def page(self, template: str, **context: Any) -> bytes:
+        return self.templates[template].render(**context).encode()
+
+    # --- pages ----------------------------------------------------------------------
+
+    def render(self, programs: tuple[Program, ...]) -> Iterator[tuple[str, bytes]]:
+        groups = listings(programs)
+        urls: list[str] = [self.url("")]
+        yield "index.html", self.home(programs, groups)
+        for section, section_listings in groups.items():
+            yield file_of(f"{section}/"), self.section_index(section, section_listings)
+            urls.append(self.url(f"{section}/"))
+            for listing in section_listings:
+                for number_ in range(1, listing.pages + 1):
+                    directory = listing_dir(section, listing.value, number_)
+                    yield file_of(directory), self.listing_page(listing, number_)
+                    urls.append(self.url(directory))
+        for program in programs:
+            directory = program_dir(program.slug)
+            yield file_of(directory), self.program_page(program, directory)
+            urls.append(self.url(directory))
+        yield file_of("about/"), self.about()
+        urls.append(self.url("about/"))
+        yield "404.html", self.not_found()
+        yield from self.sitemaps(urls)
+        yield "robots.txt", self.page("robots.txt", sitemap=self.url("sitemap.xml"))
+
+    def home(self, programs: tuple[Program, ...], groups: dict[str, tuple[Listing, ...]]) -> bytes:
+        ctx = self.common("")
+        top = programs[:HOME_TOP]
+        ctx.update(
+            title="Affiliate programmes, ranked",
+            og_title=SITE_NAME,
+            description=(
+                f"{plural(len(programs), 'affiliate programme')} submitted by advertisers, "
+                "with their commission, cookie window and payout terms, ranked by score."
+            ),
+            total=len(programs),
+            cards=[self.card(p, "") for p in top],
+            groups=groups,
+            jsonld=json_ld(
+                seo.graph(
+                    {"@type": "WebSite", "name": SITE_NAME, "url": self.url("")},
+                    seo.item_list(
+                        "Top affiliate programmes",
+                        [(self.url(program_dir(p.slug)), p.name) for p in top],
+                    ),
+                )
+            ),
+        )
+        return self.page("home.html", **ctx)
+
+    def section_index(self, section: str, section_listings: tuple[Listing, ...]) -> bytes:
+        directory = f"{section}/"
+        ctx = self.common(directory, section)
+        title = SECTION_TITLES[section]
+        links, crumbs = self.crumbs(ctx["root"], [(title, directory)])
+        ctx.update(
+            title=f"Affiliate programmes by {title.lower().removesuffix('s')}",
+            description=f"Browse affiliate programmes by {title.lower().removesuffix('s')}.",
+            heading=title,
+            section_listings=section_listings,
+            section_key=section,
+            breadcrumbs=links,
+            jsonld=json_ld(seo.graph(crumbs)),
+        )
+        return self.page("sections.html", **ctx)
+
+    def listing_name(self, listing: Listing) -> str:
+        """`Health (Santé)`, `Cost per sale (CPS)`, `France (FR)`: for titles and breadcrumbs."""
+        if listing.section == "verticals":
+            return label_text("vertical", listing.value)
+        if listing.section == "models":
+            return model_text(listing.value)
+        return self.names.country[listing.value]
+
+    def listing_title(self, listing: Listing) -> str:
+        if listing.section == "markets":
+            return f"Affiliate programmes in {self.listing_name(listing)}"
+        return f"{self.listing_name(listing)} affiliate programmes"
+
+    def listing_page(self, listing: Listing, number_: int) -> bytes:
+        directory = listing_dir(listing.section, listing.value, number_)
+        ctx = self.common(directory, listing.section)
+        root = ctx["root"]
+        heading = self.listing_title(listing)
+        suffix = f" — page {number_} of {listing.pages}" if number_ > 1 else ""
+        items = listing.page(number_)
+        first = (number_ - 1) * PER_PAGE + 1
+        trail = [
+            (SECTION_TITLES[listing.section], f"{listing.section}/"),
+            (self.listing_name(listing), listing_dir(listing.section, listing.value)),
+        ]
+        if number_ > 1:
+            trail.append((f"Page {number_}", directory))
+        links, crumbs = self.crumbs(root, trail)
+        ctx.update(
+            title=heading + suffix,
+            description=(
+                f"{heading}: {plural(len(listing.programs), 'programme')} ranked by score{suffix}."
+            ),
+            heading=heading,
+            listing=listing,
+            page_number=number_,
+            first=first,
+            last=first + len(items) - 1,
+            cards=[self.card(p, root) for p in items],
+            pager=[
+                (n, root + listing_dir(listing.section, listing.value, n) if n else "")
+                for n in pager(number_, listing.pages)
+            ],
+            breadcrumbs=links,
+            jsonld=json_ld(
+                seo.graph(
+                    seo.item_list(
+                        heading,
+                        [(self.url(program_dir(p.slug)), p.name) for p in items],
+                        first=first,
+                    ),
+                    crumbs,
+                )
+            ),
+        )
+        if number_ > 1:
+            ctx["prev_href"] = root + listing_dir(listing.section, listing.value, number_ - 1)
+        if number_ < listing.pages:
+            ctx["next_href"] = root + listing_dir(listing.section, listing.value, number_ + 1)
+        return self.page("listing.html", **ctx)
+
+    def program_page(self, program: Program, directory: str) -> bytes:
+        ctx = self.common(directory, "")
+        canonical = ctx["canonical"]
+        vertical_dir = listing_dir("verticals", program.vertical)
+        links, crumbs = self.crumbs(
+            ctx["root"],
+            [(label_text("vertical", program.vertical), vertical_dir), (program.name, directory)],
+        )
+        signup, website, image = (
+            safe_url(program.signupUrl),
+            safe_url(program.site),
+            safe_url(program.image),
+        )
+        offer = seo.program_offer(program, canonical, signup=signup, website=website)
+        ctx.update(
+            title=f"{program.name} affiliate programme",
+            og_title=program.name,
+            description=excerpt(f"{program.commission}. {program.pitch}"),
+            p=program,
+            signup=signup,
+            website=website,
+            image=image,
+            score=score_view(program, self.breakdown),
+            og_image=image or "",
+            breadcrumbs=links,
+            jsonld=json_ld(seo.graph(offer, crumbs)),
+        )
+        return self.page("program.html", **ctx)
+
+    def about(self) -> bytes:
+        ctx = self.common("about/", "about")
+        links, crumbs = self.crumbs(ctx["root"], [("How it works", "about/")])
+        ctx.update(
+            title="How the directory and its score work",
+            description="How programmes are listed, reviewed and scored in the directory.",
+            score=score_view(None),
+            breadcrumbs=links,
+            jsonld=json_ld(seo.graph(crumbs)),
+        )
+        return self.page("about.html", **ctx)
+
+    def not_found(self) -> bytes:
+        # Served for any missing path at any depth: links must not be relative to it.
+        root = urlsplit(self.base).path + "/"
+        ctx = self.common("", "", root=root)
+        ctx.update(
+            canonical="",
+            robots="noindex",
+            title="Page not found",
+            description="This page does not exist.",
+        )
+        return self.page("404.html", **ctx)
+
+    def sitemaps(self, urls: list[str]) -> Iterator[tuple[str, bytes]]:
+        chunks = sitemap_chunks(urls)
+        if len(chunks) == 1:
+            yield "sitemap.xml", self.page("sitemap.xml", urls=chunks[0])
+            return
+        names = [f"sitemap-{i}.xml" for i in range(1, len(chunks) + 1)]
+        for name, chunk in zip(names, chunks, strict=True):
+            yield name, self.page("sitemap.xml", urls=chunk)
+        yield "sitemap.xml", self.page("sitemap-index.xml", urls=[self.url(name) for name in names])

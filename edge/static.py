@@ -1,0 +1,168 @@
+"""The HTML directory of dist/, served as static files when `serve_site` is on.
+
+For local use and previews: in production a static host or CDN serves dist/ (docs/site.md).
+The API's routes always win: this only answers requests that no route matched, and never a
+path under /v1. Files are looked up on every request against the configured dist path, so
+a rebuild that swaps dist/ atomically is picked up at once and nothing is held open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+from aiohttp import hdrs, web
+
+from edge import appkeys
+from edge.httpcache import none_match
+from edge.middlewares import Handler
+
+# What the site is made of; anything else in dist/ is not served from here.
+CONTENT_TYPES: dict[str, str] = {
+    ".html": "text/html; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".xml": "application/xml; charset=utf-8",
+    ".txt": "text/plain; charset=utf-8",
+    ".json": "application/json",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+    ".ico": "image/vnd.microsoft.icon",
+    ".webmanifest": "application/manifest+json",
+}
+# The API's own files: readable through /v1 with a key, never as static files.
+PRIVATE_PREFIXES = ("api/",)
+PRIVATE_FILES = frozenset({"manifest.json"})
+
+# `site.3f2a1b9c0d.css`: the name changes with the content, so it may be cached for a year.
+FINGERPRINTED = re.compile(r"\.[0-9a-f]{8,}\.[a-z0-9]+$")
+CACHE_IMMUTABLE = "public, max-age=31536000, immutable"
+# Pages change with every build: caches may keep them but must revalidate (cheap, by ETag).
+CACHE_HTML = "no-cache"
+CACHE_OTHER = "public, max-age=300"
+
+SITE_METHODS = frozenset({hdrs.METH_GET, hdrs.METH_HEAD})
+ALLOW = "GET, HEAD"
+NOT_FOUND_PAGE = "404.html"
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    path: str  # relative to the dist root, e.g. "programs/x/index.html"
+    body: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Redirect:
+    location: str  # an absolute path on this host, e.g. "/programs/x/"
+
+
+def is_api_path(path: str) -> bool:
+    return path == "/v1" or path.startswith("/v1/")
+
+
+def site_relative(url_path: str) -> tuple[list[str], bool] | None:
+    """The path segments a URL path names under the site root, and whether it ended in `/`.
+
+    None for anything that could leave the root or reach a hidden or private file: `..` and
+    `.` segments (also when they arrived percent-encoded: aiohttp has decoded them by now),
+    dotfiles, backslashes and NUL. Empty segments are dropped, so `//etc/passwd` is
+    `etc/passwd` under the root, never an absolute path."""
+    if "\x00" in url_path or "\\" in url_path:
+        return None
+    segments = [s for s in url_path.split("/") if s]
+    if any(s.startswith(".") for s in segments):
+        return None
+    relative = "/".join(segments)
+    if relative in PRIVATE_FILES or relative.startswith(PRIVATE_PREFIXES):
+        return None
+    return segments, url_path.endswith("/") or not segments
+
+
+def locate(root: Path, url_path: str) -> Found | Redirect | None:
+    """What a GET of `url_path` answers from the site in `root` (blocking: run in a thread)."""
+    named = site_relative(url_path)
+    if named is None:
+        return None
+    segments, directory = named
+    try:
+        base = root.resolve(strict=True)
+        target = base.joinpath(*segments).resolve()
+        # Belt and braces against symlinks inside dist/ that point elsewhere.
+        if not target.is_relative_to(base):
+            return None
+        if target.is_dir():
+            if not directory:
+                # /programs/x -> /programs/x/: relative links in the page need the slash.
+                return Redirect("/" + "/".join(quote(s) for s in segments) + "/")
+            target = target / "index.html"
+        elif directory:
+            return None  # `/index.html/` names a directory that is not there
+        if target.suffix not in CONTENT_TYPES or not target.is_file():
+            return None
+        return Found(target.relative_to(base).as_posix(), target.read_bytes())
+    except (OSError, RuntimeError, ValueError):  # missing dist, symlink loops, odd names
+        return None
+
+
+def entity_tag(body: bytes) -> str:
+    return '"' + hashlib.blake2b(body, digest_size=16).hexdigest() + '"'
+
+
+def cache_control(path: str) -> str:
+    if path.endswith(".html"):
+        return CACHE_HTML
+    if FINGERPRINTED.search(path):
+        return CACHE_IMMUTABLE
+    return CACHE_OTHER
+
+
+def file_response(request: web.Request, found: Found, status: int = 200) -> web.Response:
+    """The file, with its type, validators and caching policy; 304 when the client has it."""
+    etag = entity_tag(found.body)
+    headers = {
+        hdrs.ETAG: etag,
+        hdrs.CACHE_CONTROL: CACHE_HTML if status != 200 else cache_control(found.path),
+        "X-Content-Type-Options": "nosniff",
+    }
+    if status == 200 and none_match(request.headers.get(hdrs.IF_NONE_MATCH), etag):
+        return web.Response(status=304, headers=headers)
+    suffix = found.path[found.path.rfind(".") :]
+    headers[hdrs.CONTENT_TYPE] = CONTENT_TYPES[suffix]
+    return web.Response(status=status, body=found.body, headers=headers)
+
+
+@web.middleware
+async def site_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Answer the requests no route matched from the site in dist/; pass the rest on."""
+    if request.match_info.http_exception is None or is_api_path(request.path):
+        return await handler(request)
+    if request.method == hdrs.METH_OPTIONS:
+        return await handler(request)
+    root = Path(request.app[appkeys.CONFIG].dist)
+    found = await asyncio.to_thread(locate, root, request.path)
+    if request.method not in SITE_METHODS:
+        if isinstance(found, Found):
+            raise web.HTTPMethodNotAllowed(request.method, sorted(SITE_METHODS))
+        return await handler(request)
+    if isinstance(found, Redirect):
+        location = found.location + (f"?{request.query_string}" if request.query_string else "")
+        return web.Response(
+            status=301, headers={hdrs.LOCATION: location, hdrs.CACHE_CONTROL: CACHE_OTHER}
+        )
+    if isinstance(found, Found):
+        return file_response(request, found)
+    page = await asyncio.to_thread(locate, root, "/" + NOT_FOUND_PAGE)
+    if isinstance(page, Found):
+        return file_response(request, page, status=404)
+    return await handler(request)  # no site built: the API's JSON 404
+
+
+def setup(app: web.Application) -> None:
+    """Serve the site in `config.dist` at / when `config.serve_site` is on (after the API)."""
+    if app[appkeys.CONFIG].serve_site:
+        # Innermost middleware: request ids, errors, CORS and the rest still apply.
+        app.middlewares.append(site_middleware)

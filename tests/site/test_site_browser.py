@@ -1,0 +1,131 @@
+"""The site in a real headless chromium, served by the real edge (--serve-site true).
+
+Screenshots go to test-artifacts/site/ (their paths are printed) so that people can look.
+"""
+
+from __future__ import annotations
+
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+from urllib.parse import urldefrag
+
+import pytest
+
+DESKTOP = (1280, 900)
+MOBILE = (390, 844)
+
+
+def console_problems(driver: Any) -> list[dict]:
+    """Console messages of level SEVERE (errors, CSP violations, failed loads) since last read."""
+    return [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+
+
+def open_page(driver: Any, url: str, size: tuple[int, int] = DESKTOP) -> None:
+    driver.set_window_size(*size)
+    driver.get_log("browser")  # forget what earlier pages logged
+    driver.get(url)
+    assert driver.execute_script("return document.readyState") == "complete"
+
+
+def screenshot(driver: Any, directory: Path, name: str, capsys: Any, full: bool = True) -> Path:
+    """A PNG of the page: all of it (the window is made as tall first), or the first screen."""
+    if full:
+        width = driver.get_window_size()["width"]
+        height = driver.execute_script("return document.documentElement.scrollHeight")
+        driver.set_window_size(width, min(max(height, 600), 8000))
+    path = directory / f"{name}.png"
+    assert driver.save_screenshot(str(path)), path
+    with capsys.disabled():
+        print(f"\nsite screenshot: {path}")
+    return path
+
+
+def internal_links(driver: Any, origin: str) -> set[str]:
+    hrefs = driver.execute_script(
+        "return Array.from(document.querySelectorAll('a[href], link[href]'), e => e.href)"
+    )
+    return {urldefrag(h)[0] for h in hrefs if h.startswith(origin)}
+
+
+def status_of(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as resp:
+            return resp.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+def check_page(driver: Any, url: str, origin: str) -> None:
+    assert console_problems(driver) == [], url
+    links = internal_links(driver, origin) - {url}  # `#main` on the page itself
+    assert links, url
+    broken = {link: code for link in sorted(links) if (code := status_of(link)) != 200}
+    assert broken == {}, f"broken links on {url}"
+
+
+def test_home_page(browser, site_server, artifacts, capsys):
+    open_page(browser, site_server + "/")
+    assert "Affiliate programmes, ranked" in browser.title
+    check_page(browser, site_server + "/", site_server)
+    screenshot(browser, artifacts, "home", capsys)
+
+
+def test_programme_page(browser, site_server, built_dist, artifacts, capsys):
+    slug = "academie-du-code"
+    assert (built_dist / "programs" / slug / "index.html").exists()
+    url = f"{site_server}/programs/{slug}/"
+    open_page(browser, url)
+    assert browser.find_element("css selector", "h1").text == "Académie du Code"
+    check_page(browser, url, site_server)
+    screenshot(browser, artifacts, "programme", capsys)
+
+
+def test_listing_page_on_a_phone(browser, site_server, artifacts, capsys):
+    url = f"{site_server}/markets/fr/page/2/"
+    open_page(browser, url, MOBILE)
+    assert console_problems(browser) == []
+    # Responsive: nothing wider than the screen.
+    overflow = browser.execute_script(
+        "return document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    )
+    assert overflow <= 0
+    screenshot(browser, artifacts, "listing-mobile", capsys, full=False)
+
+
+def test_the_404_page(browser, site_server):
+    open_page(browser, site_server + "/no/such/page/")
+    assert browser.find_element("css selector", "h1").text == "Page not found"
+    # The 404 status itself is logged as a failed load; nothing else may be.
+    problems = [p for p in console_problems(browser) if "404" not in p["message"]]
+    assert problems == []
+    check_page(browser, site_server + "/no/such/page/", site_server)
+
+
+@pytest.mark.parametrize("path", ["/", "/programs/academie-du-code/"])
+def test_keyboard_first_tab_is_the_skip_link(browser, site_server, path):
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    open_page(browser, site_server + path)
+    ActionChains(browser).send_keys(Keys.TAB).perform()
+    focused = browser.switch_to.active_element
+    assert focused.text == "Skip to content"
+    assert focused.rect["y"] >= 0 and focused.is_displayed()  # it shows itself when focused
+    outline = browser.execute_script("return getComputedStyle(arguments[0]).outlineStyle", focused)
+    assert outline == "solid"  # a visible focus indicator
+    focused.send_keys(Keys.ENTER)
+    assert browser.execute_script("return document.activeElement.id") == "main"
+    ActionChains(browser).send_keys(Keys.TAB).perform()
+    inside = browser.execute_script(
+        "return document.getElementById('main').contains(document.activeElement)"
+    )
+    assert inside, "the next Tab after skipping lands in the main content"
+
+
+def test_pages_need_no_javascript(browser, site_server):
+    # Everything is in the HTML: the same DOM text with scripts off is what a crawler sees.
+    open_page(browser, site_server + "/")
+    assert browser.execute_script("return document.scripts.length") == 1  # the JSON-LD block
+    assert browser.execute_script("return document.scripts[0].type") == "application/ld+json"
