@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Protocol
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from aiohttp import web
 
-from contract.endpoints import ME
+from contract.endpoints import ENDPOINTS, ME
 from edge import appkeys
 from edge.errors import ApiError
 from edge.middlewares import Handler
+from edge.store.base import StoreUnavailable
 
 # Paths anyone may read without a key (the API's own description).
 PUBLIC_PATHS = frozenset({"/v1/openapi.json"})
@@ -27,12 +28,42 @@ class Principal:
     label: str
     scopes: tuple[str, ...]
     suspended: bool = False
+    # The account as read together with the key (edge.store.AccountView): /v1/me shows it,
+    # so it is as fresh as the key's cache entry and never needs a store call of its own.
+    account: Any = field(default=None, compare=False, repr=False)
 
 
 class Authenticator(Protocol):
     async def authenticate(self, key: str) -> Principal | None:
-        """The principal of a key, or None when unknown or revoked."""
+        """The principal of a key, or None when unknown or revoked.
+
+        Raises StoreUnavailable when the key cannot be verified right now (a key not seen
+        since start while the account store is down).
+        """
         ...
+
+
+_STATUSES_BY_ROUTE = {e.path: e.statuses for e in ENDPOINTS}
+
+
+def unverifiable(request: web.Request) -> ApiError:
+    """The answer for a key that cannot be checked because the account store is down.
+
+    503 where the endpoint lists it; elsewhere (/v1/programs/{slug}, /v1/me list no 503)
+    401, with Retry-After and a message saying it is temporary (docs/accounts.md).
+    """
+    retry = {"Retry-After": str(request.app[appkeys.CONFIG].retry_after)}
+    route = request.match_info.route.resource
+    canonical = route.canonical if route is not None else request.path
+    if 503 in _STATUSES_BY_ROUTE.get(canonical, ()):
+        return ApiError(
+            "unavailable", "the API key cannot be verified right now; retry later", headers=retry
+        )
+    return ApiError(
+        "invalid_api_key",
+        "the API key cannot be verified right now (account store unavailable); retry later",
+        headers=retry,
+    )
 
 
 def bearer_token(header: str | None) -> str:
@@ -59,11 +90,15 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
     if request.method == "OPTIONS" or not requires_key(request):
         return await handler(request)
     token = bearer_token(request.headers.get("Authorization"))
-    principal = await request.app[appkeys.AUTHENTICATOR].authenticate(token)
+    try:
+        principal = await request.app[appkeys.AUTHENTICATOR].authenticate(token)
+    except StoreUnavailable:
+        raise unverifiable(request) from None
     if principal is None:
         raise ApiError("invalid_api_key", "the API key is unknown or revoked")
     if principal.suspended and request.path != ME.path:
-        # 403 is listed for /v1/me only: there a suspended account learns why (see docs/api.md).
-        raise ApiError("invalid_api_key", "the API key's account is suspended")
+        # 403 is listed for /v1/me only: there a suspended account learns why (see
+        # docs/accounts.md); everywhere else the key simply does not work.
+        raise ApiError("invalid_api_key", "the API key's account is suspended; see GET /v1/me")
     request[appkeys.PRINCIPAL] = principal
     return await handler(request)

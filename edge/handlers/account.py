@@ -1,9 +1,235 @@
-"""GET /v1/me and /v1/commissions (not built yet)."""
+"""GET /v1/me and GET /v1/commissions: the calling account and its commissions.
+
+Both answer with `Cache-Control: private, no-store` and `Vary: Authorization`: the data
+belongs to one account, changes at any time and includes financial figures, so no cache,
+shared or private, should keep a copy (see docs/accounts.md).
+"""
 
 from __future__ import annotations
 
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import orjson
 from aiohttp import web
+
+from contract.endpoints import COMMISSIONS, ME
+from edge import appkeys, cursor
+from edge.auth import Principal, unverifiable
+from edge.authenticator import CachedAuthenticator
+from edge.errors import ApiError
+from edge.query import parse_query
+from edge.store import open_store
+from edge.store.base import (
+    AMOUNT_RE,
+    TIMESTAMP_RE,
+    AccountView,
+    CommissionQuery,
+    CommissionRow,
+    StoreError,
+    StoreUnavailable,
+    commission_id,
+)
+
+log = logging.getLogger("edge.account")
+
+JSON = "application/json"
+PRIVATE_HEADERS = {"Cache-Control": "private, no-store", "Vary": "Authorization"}
+FILTERS = ("network", "status", "from", "to")
+
+# Tests put a fake clock here before the app starts: key cache expiry without sleeping.
+AUTH_CLOCK = web.AppKey("account_auth_clock", Callable[[], float])
+
+
+# --- Pure mapping -----------------------------------------------------------------------
+
+
+def amount(text: str) -> orjson.Fragment:
+    """A stored decimal string, emitted verbatim as a JSON number (no float on the way)."""
+    if not AMOUNT_RE.fullmatch(text):
+        raise ValueError(f"stored amount {text!r} is not a decimal number")
+    return orjson.Fragment(text)
+
+
+def commission_json(row: CommissionRow) -> dict[str, Any]:
+    """A Commission, members in spec order."""
+    return {
+        "id": commission_id(row.seq),
+        "network": row.network,
+        "externalId": row.external_id,
+        "programName": row.program_name,
+        "programExternalId": row.program_external_id,
+        "status": row.status,
+        "rawStatus": row.raw_status,
+        "saleAmount": None if row.sale_amount is None else amount(row.sale_amount),
+        "commissionAmount": amount(row.commission_amount),
+        "currency": row.currency,
+        "clickedAt": row.clicked_at,
+        "transactedAt": row.transacted_at,
+        "subId": row.sub_id,
+    }
+
+
+def account_json(
+    account: AccountView, principal: Principal, rate_limit: tuple[int, int]
+) -> dict[str, Any]:
+    """An Account, members in spec order; never a credential, never the key itself."""
+    return {
+        "uid": account.uid,
+        "email": account.email,
+        "plan": account.plan,
+        "capabilities": {
+            name: {
+                "enabled": state.enabled,
+                "configured": state.configured,
+                "enabledAt": state.enabled_at,
+            }
+            for name, state in account.capabilities.items()
+        },
+        "networks": [
+            {
+                "network": n.network,
+                "status": n.status,
+                "connectedAt": n.connected_at,
+                "lastSyncAt": n.last_sync_at,
+                "accounts": n.accounts,
+                "programs": n.programs,
+                "transactions": n.transactions,
+            }
+            for n in account.networks
+        ],
+        "key": {
+            "prefix": principal.prefix,
+            "label": principal.label,
+            "scopes": list(principal.scopes),
+        },
+        "rateLimit": {"limit": rate_limit[0], "windowSeconds": rate_limit[1]},
+    }
+
+
+def cursor_position(position: list[Any]) -> tuple[str, int]:
+    """The (transactedAt, seq) a commissions cursor resumes after; invalid_cursor otherwise."""
+    if (
+        len(position) == 2
+        and isinstance(position[0], str)
+        and TIMESTAMP_RE.fullmatch(position[0])
+        and type(position[1]) is int
+        and position[1] > 0
+    ):
+        return position[0], position[1]
+    raise ApiError("invalid_cursor", "cursor is not one this API issued", param="cursor")
+
+
+def link_next(url: Any, token: str) -> str:
+    """The Link header of the next page: same URL and parameters, cursor replaced."""
+    return f'<{url.update_query({"cursor": token})}>; rel="next"'
+
+
+# --- Handlers ---------------------------------------------------------------------------
+
+
+async def me(request: web.Request) -> web.Response:
+    """The calling account. It takes no parameters; any query string is ignored, since
+    400 is not among this endpoint's statuses (docs/accounts.md)."""
+    principal: Principal = request[appkeys.PRINCIPAL]
+    if principal.suspended:
+        raise ApiError(
+            "forbidden",
+            "this account is suspended: its keys answer 401 on every other endpoint until "
+            "the suspension is lifted; contact support",
+        )
+    account = principal.account
+    if account is None:  # an Authenticator that does not attach the account
+        try:
+            account = await request.app[appkeys.STORE].account_view(principal.account_uid)
+        except StoreUnavailable:
+            raise unverifiable(request) from None
+        if account is None:
+            raise ApiError("invalid_api_key", "the API key's account no longer exists")
+    state = request.get(appkeys.RATE_STATE)
+    rate = (
+        (state.limit, state.window_seconds)
+        if state is not None
+        else request.app[appkeys.CONFIG].rate_limit(principal.plan)
+    )
+    body = orjson.dumps({"data": account_json(account, principal, rate)})
+    return web.Response(body=body, content_type=JSON, headers=PRIVATE_HEADERS)
+
+
+async def commissions(request: web.Request) -> web.Response:
+    """One keyset page of the caller's commissions, newest first."""
+    principal: Principal = request[appkeys.PRINCIPAL]
+    params = parse_query(COMMISSIONS, request.query.items())
+    filters = {name: params.get(name) for name in FILTERS}
+    secret = request.app[appkeys.SECRET]
+    after = None
+    if "cursor" in params:
+        after = cursor_position(cursor.decode(secret, params["cursor"], COMMISSIONS.name, filters))
+    limit: int = params["limit"]
+    query = CommissionQuery(
+        account_uid=principal.account_uid,  # the only account any query ever reads
+        limit=limit + 1,  # one more than asked: hasMore is then exact, never an empty page
+        network=params.get("network"),
+        status=params.get("status"),
+        since=params.get("from"),
+        until=params.get("to"),
+        after=after,
+    )
+    try:
+        rows = await request.app[appkeys.STORE].list_commissions(query)
+    except StoreUnavailable as exc:
+        log.warning("commissions unavailable: %s", exc)
+        retry = str(request.app[appkeys.CONFIG].retry_after)
+        raise ApiError(
+            "unavailable",
+            "commissions cannot be read right now; retry later",
+            headers={"Retry-After": retry},
+        ) from None
+    has_more = len(rows) > limit
+    rows = rows[:limit]
+    next_cursor = None
+    headers = dict(PRIVATE_HEADERS)
+    if has_more:
+        last = rows[-1]
+        next_cursor = cursor.encode(
+            secret, COMMISSIONS.name, filters, [last.transacted_at, last.seq]
+        )
+        headers["Link"] = link_next(request.url, next_cursor)
+    body = orjson.dumps(
+        {
+            "data": [commission_json(row) for row in rows],
+            "page": {"limit": limit, "hasMore": has_more, "nextCursor": next_cursor},
+        }
+    )
+    return web.Response(body=body, content_type=JSON, headers=headers)
+
+
+# --- Wiring -----------------------------------------------------------------------------
+
+
+async def store_context(app: web.Application) -> AsyncIterator[None]:
+    """Open the account store (read-only) and the key cache for the app's lifetime."""
+    config = app[appkeys.CONFIG]
+    try:
+        store = await open_store(config.database, timeout=config.store_timeout)
+    except StoreError as exc:
+        # Without the store no key can be checked: refuse to start, saying why.
+        log.error("cannot start: %s", exc)
+        raise
+    app[appkeys.STORE] = store
+    app[appkeys.AUTHENTICATOR] = CachedAuthenticator(
+        store, ttl=config.key_cache_seconds, clock=app.get(AUTH_CLOCK, time.monotonic)
+    )
+    try:
+        yield
+    finally:
+        await store.close()
 
 
 def setup(app: web.Application) -> None:
     """Register the account routes and the account store."""
+    app.cleanup_ctx.append(store_context)
+    app.router.add_get(ME.path, me)
+    app.router.add_get(COMMISSIONS.path, commissions)

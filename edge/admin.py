@@ -1,0 +1,405 @@
+"""`python -m edge.admin` (also `affdir-admin`): accounts, keys, networks, imports, demo.
+
+Works on the configured account store, with the edge's own settings: `--database` /
+EDGE_DATABASE, and for the commands that encrypt credentials `--secret-key` /
+EDGE_SECRET_KEY or `--secret-file` / EDGE_SECRET_FILE. `--json` prints one JSON object
+for scripts. Exit status: 0 done, 1 refused or failed (message on stderr), 2 bad usage.
+See docs/accounts.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import os
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from contract import vocabulary as v
+from edge import apikeys
+from edge.config import Config, ConfigError, from_env
+from edge.crypto import encrypt_credentials
+from edge.demo import DEMO_UID, seed_store
+from edge.importer import ExportError, decode, detect_format, parse_export, zone_named
+from edge.statusmap import load_status_map
+from edge.store import AccountStore, StoreError, open_store
+from edge.store.base import AccountView, KeyView
+
+PROG = "affdir-admin"
+MAX_CREDENTIALS_BYTES = 64 * 1024
+ADMIN_TIMEOUT = 60.0  # imports of large files take longer than an API call may
+
+
+class CommandError(Exception):
+    """The command cannot be done as asked (exit status 1)."""
+
+
+Result = dict[str, Any]
+Command = Callable[[AccountStore, argparse.Namespace, Config], Awaitable[Result]]
+
+
+# --- Output -----------------------------------------------------------------------------
+
+
+def key_json(key: KeyView) -> Result:
+    return {
+        "id": key.id,
+        "account": key.account_uid,
+        "prefix": key.prefix,
+        "label": key.label,
+        "scopes": list(key.scopes),
+        "createdAt": key.created_at,
+        "revokedAt": key.revoked_at,
+        "state": key.state,
+    }
+
+
+def account_summary(account: AccountView) -> Result:
+    return {
+        "uid": account.uid,
+        "email": account.email,
+        "plan": account.plan,
+        "suspended": account.suspended,
+        "createdAt": account.created_at,
+        "capabilities": {
+            name: dataclasses.asdict(state) for name, state in account.capabilities.items()
+        },
+        "networks": [dataclasses.asdict(n) for n in account.networks],
+    }
+
+
+def human(result: Result) -> str:
+    """The text form of a result: its `text` line(s), else `name: value` lines."""
+    if "text" in result:
+        return str(result["text"])
+    return "\n".join(f"{k}: {val}" for k, val in result.items())
+
+
+# --- Commands ---------------------------------------------------------------------------
+
+
+async def account_create(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+    uid = await store.create_account(args.email, args.plan)
+    return {"uid": uid, "email": args.email, "plan": args.plan, "text": uid}
+
+
+async def account_set_plan(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+    await store.set_plan(args.uid, args.plan)
+    return {"uid": args.uid, "plan": args.plan, "text": f"{args.uid}: plan {args.plan}"}
+
+
+async def account_suspend(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+    await store.set_suspended(args.uid, True)
+    return {"uid": args.uid, "suspended": True, "text": f"{args.uid}: suspended"}
+
+
+async def account_unsuspend(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+    await store.set_suspended(args.uid, False)
+    return {"uid": args.uid, "suspended": False, "text": f"{args.uid}: active"}
+
+
+async def account_show(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+    account = await store.account_view(args.uid)
+    if account is None:
+        raise CommandError(f"no account {args.uid}")
+    summary = account_summary(account)
+    return {**summary, "text": orjson.dumps(summary, option=orjson.OPT_INDENT_2).decode()}
+
+
+async def capability_set(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+    enabled = args.action == "enable"
+    state = await store.set_capability(args.account, args.capability, enabled)
+    return {
+        "account": args.account,
+        "capability": args.capability,
+        **dataclasses.asdict(state),
+        "text": f"{args.account}: {args.capability} {'enabled' if enabled else 'disabled'}",
+    }
+
+
+async def key_create(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+    issued = apikeys.generate_key()
+    key = await store.create_key(
+        args.account, issued.key_hash, issued.prefix, args.label, ("read",)
+    )
+    return {
+        **key_json(key),
+        "key": issued.key,
+        "text": f"{issued.key}\n(shown once: only its hash is kept; id {key.id})",
+    }
+
+
+async def key_list(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+    keys = await store.list_keys(args.account)
+    rows = [
+        f"{k.id}  {k.prefix}  {k.state:<7}  {k.created_at}  {' '.join(k.scopes)}  {k.label}"
+        for k in keys
+    ]
+    return {"keys": [key_json(k) for k in keys], "text": "\n".join(rows) or "(no keys)"}
+
+
+async def key_revoke(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
+    key = await store.revoke_key(args.prefix_or_id)
+    return {
+        **key_json(key),
+        "text": f"{key.id} ({key.prefix}) revoked at {key.revoked_at}; the edge refuses it "
+        f"within {config.key_cache_seconds:g} s (--key-cache-seconds)",
+    }
+
+
+def read_credentials(source: str) -> bytes:
+    """Credentials from a file or stdin (`-`); never from the command line."""
+    data = (
+        sys.stdin.buffer.read(MAX_CREDENTIALS_BYTES + 1)
+        if source == "-"
+        else Path(source).read_bytes()
+    )
+    if not data.strip():
+        raise CommandError("the credentials are empty")
+    if len(data) > MAX_CREDENTIALS_BYTES:
+        raise CommandError(f"the credentials are larger than {MAX_CREDENTIALS_BYTES} bytes")
+    return data
+
+
+async def network_connect(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
+    plaintext = await asyncio.to_thread(read_credentials, args.credentials_file)
+    secret = config.resolved_secret()
+    sealed = encrypt_credentials(secret, args.account, args.network, plaintext)
+    await store.connect_network(args.account, args.network, sealed)
+    return {
+        "account": args.account,
+        "network": args.network,
+        "text": f"{args.account}: {args.network} connected (credentials encrypted)",
+    }
+
+
+async def network_record_sync(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+    await store.record_sync(
+        args.account,
+        args.network,
+        args.status,
+        accounts=args.accounts,
+        programs=args.programs,
+        transactions=args.transactions,
+    )
+    return {
+        "account": args.account,
+        "network": args.network,
+        "status": args.status,
+        "text": f"{args.account}: {args.network} last sync {args.status}",
+    }
+
+
+async def commissions_import(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+    source = "<stdin>" if args.file == "-" else args.file
+    fmt = args.format or detect_format(args.file)
+    data = await asyncio.to_thread(
+        sys.stdin.buffer.read if args.file == "-" else Path(args.file).read_bytes
+    )
+    zone = zone_named(args.timezone)
+    rows = parse_export(decode(data), fmt, args.network, load_status_map(), zone)
+    result = await store.upsert_commissions(args.account, args.network, rows)
+    return {
+        "file": source,
+        "rows": len(rows),
+        **dataclasses.asdict(result),
+        "text": f"{source}: {len(rows)} rows: {result.inserted} new, {result.updated} updated, "
+        f"{result.unchanged} unchanged",
+    }
+
+
+async def demo(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
+    key = await seed_store(store, config.resolved_secret(), args.commissions)
+    return {
+        "uid": DEMO_UID,
+        "commissions": args.commissions,
+        "key": key,
+        "text": f"demo account {DEMO_UID} ready ({args.commissions} commissions)\n{key}",
+    }
+
+
+# --- Parser -----------------------------------------------------------------------------
+
+
+def _count(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    # Common options are accepted before or after the command; SUPPRESS keeps a later
+    # default from erasing an earlier value.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--database", default=argparse.SUPPRESS, help="account store (EDGE_DATABASE)"
+    )
+    common.add_argument("--secret-key", default=argparse.SUPPRESS, help="secret (EDGE_SECRET_KEY)")
+    common.add_argument(
+        "--secret-file", default=argparse.SUPPRESS, help="secret file (EDGE_SECRET_FILE)"
+    )
+    common.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON object"
+    )
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        parents=[common],
+        description="Administer the account store: accounts, API keys, networks, commissions.",
+        epilog="Settings come from EDGE_* variables like the edge's; flags override them.",
+    )
+    groups = parser.add_subparsers(dest="group", required=True, metavar="COMMAND")
+
+    def command(sub: Any, name: str, fn: Command, help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, parents=[common], help=help_text, description=help_text)
+        p.set_defaults(run=fn)
+        return p
+
+    account = groups.add_parser("account", help="create and change accounts").add_subparsers(
+        dest="action", required=True, metavar="ACTION"
+    )
+    p = command(account, "create", account_create, "create an account; prints its uid")
+    p.add_argument("--email", default=None, help="e-mail address (optional)")
+    p.add_argument("--plan", required=True, choices=v.PLANS)
+    p = command(account, "set-plan", account_set_plan, "change an account's plan")
+    p.add_argument("uid")
+    p.add_argument("plan", choices=v.PLANS)
+    p = command(
+        account,
+        "suspend",
+        account_suspend,
+        "suspend an account: /v1/me answers 403, every other endpoint 401",
+    )
+    p.add_argument("uid")
+    p = command(account, "unsuspend", account_unsuspend, "lift a suspension")
+    p.add_argument("uid")
+    p = command(account, "show", account_show, "show an account (never credentials)")
+    p.add_argument("uid")
+
+    capability = groups.add_parser(
+        "capability", help="enable or disable acquisition / monetisation"
+    ).add_subparsers(dest="action", required=True, metavar="ACTION")
+    for action in ("enable", "disable"):
+        p = command(
+            capability,
+            action,
+            capability_set,
+            f"{action} a capability"
+            + (" (sets enabledAt to now and configured to true)" if action == "enable" else ""),
+        )
+        p.add_argument("--account", required=True, metavar="UID")
+        p.add_argument("capability", choices=v.CAPABILITIES)
+
+    key = groups.add_parser("key", help="issue, list and revoke API keys").add_subparsers(
+        dest="action", required=True, metavar="ACTION"
+    )
+    p = command(key, "create", key_create, "issue a key; prints it once (only its hash is kept)")
+    p.add_argument("--account", required=True, metavar="UID")
+    p.add_argument("--label", required=True)
+    p = command(key, "list", key_list, "list an account's keys (prefix, label, scopes, state)")
+    p.add_argument("--account", required=True, metavar="UID")
+    p = command(
+        key, "revoke", key_revoke, "revoke a key by id or prefix (effective within the key cache)"
+    )
+    p.add_argument("prefix_or_id", metavar="PREFIX_OR_ID")
+
+    network = groups.add_parser("network", help="connect networks, record syncs").add_subparsers(
+        dest="action", required=True, metavar="ACTION"
+    )
+    p = command(
+        network,
+        "connect",
+        network_connect,
+        "connect a network; credentials are read from a file or stdin (-), never argv, "
+        "and stored encrypted",
+    )
+    p.add_argument("--account", required=True, metavar="UID")
+    p.add_argument("--network", required=True, metavar="ID")
+    p.add_argument("--credentials-file", required=True, metavar="FILE|-")
+    p = command(network, "record-sync", network_record_sync, "record a synchronisation outcome")
+    p.add_argument("--account", required=True, metavar="UID")
+    p.add_argument("--network", required=True, metavar="ID")
+    p.add_argument(
+        "--status", required=True, choices=[s for s in v.NETWORK_SYNC_STATUSES if s != "never"]
+    )
+    for name in ("accounts", "programs", "transactions"):
+        p.add_argument(f"--{name}", required=True, type=_count, metavar="N")
+
+    commissions = groups.add_parser("commissions", help="import commissions").add_subparsers(
+        dest="action", required=True, metavar="ACTION"
+    )
+    p = command(
+        commissions,
+        "import",
+        commissions_import,
+        "import a CSV or JSON Lines export (all rows or none; re-importing updates rows)",
+    )
+    p.add_argument("--account", required=True, metavar="UID")
+    p.add_argument("--network", required=True, metavar="ID")
+    p.add_argument("--format", choices=("csv", "jsonl"), help="default: from the file name")
+    p.add_argument(
+        "--timezone",
+        metavar="ZONE",
+        help="IANA zone of timestamps without a UTC offset (default: refuse them)",
+    )
+    p.add_argument("file", metavar="FILE|-")
+
+    p = command(groups, "demo", demo, "seed the demo account and print a new key for it")
+    p.add_argument("--commissions", type=_count, default=5000, metavar="N")
+    return parser
+
+
+def load_config(args: argparse.Namespace, environ: dict[str, str] | None = None) -> Config:
+    config = from_env(os.environ if environ is None else environ)
+    changes: dict[str, Any] = {}
+    if getattr(args, "database", None):
+        changes["database"] = args.database
+    if getattr(args, "secret_key", None):
+        changes["secret_key"] = args.secret_key
+    if getattr(args, "secret_file", None):
+        changes["secret_file"] = Path(args.secret_file)
+    return dataclasses.replace(config, **changes)
+
+
+async def run(args: argparse.Namespace, config: Config) -> Result:
+    store = await open_store(
+        config.database,
+        writable=True,
+        readers=1,
+        timeout=max(config.store_timeout, ADMIN_TIMEOUT),
+    )
+    try:
+        return await args.run(store, args, config)
+    finally:
+        await store.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    as_json = getattr(args, "json", False)
+    try:
+        config = load_config(args)
+        result = asyncio.run(run(args, config))
+    except ExportError as failed:
+        source = "<stdin>" if args.file == "-" else args.file
+        for line in failed.render(source):
+            print(line, file=sys.stderr)
+        print(f"{PROG}: nothing imported", file=sys.stderr)
+        return 1
+    except (CommandError, StoreError, ConfigError, ValueError, OSError) as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 1
+    if as_json:
+        print(orjson.dumps({k: val for k, val in result.items() if k != "text"}).decode())
+    else:
+        print(human(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,145 @@
+"""The cached Authenticator: API key -> Principal without a store round trip per request.
+
+- A token that is not a well-formed key (marker, length, checksum) is refused at once.
+- Lookups are cached by key hash, positive and negative alike, in two bounded LRU maps
+  (a flood of random well-formed keys cannot evict the real ones). An entry is trusted for
+  `ttl` seconds (`--key-cache-seconds`, default 5): a revoked key, a suspension or a plan
+  change takes effect within that bound. The cached principal also carries the account as
+  read with the key, which is what /v1/me shows (so /v1/me never needs the store).
+- Concurrent requests for the same expired key share one store lookup.
+- Stale-if-error: when a refresh fails, the last known answer for that key keeps being
+  served (and the refresh is retried after another `ttl`), so a store outage does not log
+  out the keys in use. Only a key never seen since start, met while the store is down,
+  cannot be verified: `authenticate` raises StoreUnavailable and the auth middleware
+  answers 503 where the endpoint lists it, else 401 (see docs/accounts.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from edge import apikeys
+from edge.auth import Principal
+from edge.store.base import AccountStore, KeyRecord, StoreUnavailable
+
+DEFAULT_CAPACITY = 10_000
+
+
+@dataclass(slots=True)
+class _Entry:
+    principal: Principal | None
+    fresh_until: float
+
+
+def principal_of(record: KeyRecord) -> Principal:
+    """The Principal of an active key (pure)."""
+    return Principal(
+        key_id=record.key.id,
+        account_uid=record.account.uid,
+        plan=record.account.plan,
+        prefix=record.key.prefix,
+        label=record.key.label,
+        scopes=record.key.scopes,
+        suspended=record.account.suspended,
+        account=record.account,
+    )
+
+
+class _Lru:
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._items: OrderedDict[str, _Entry] = OrderedDict()
+
+    def get(self, key: str) -> _Entry | None:
+        entry = self._items.get(key)
+        if entry is not None:
+            self._items.move_to_end(key)
+        return entry
+
+    def put(self, key: str, entry: _Entry) -> None:
+        self._items[key] = entry
+        self._items.move_to_end(key)
+        while len(self._items) > self.capacity:
+            self._items.popitem(last=False)
+
+    def pop(self, key: str) -> None:
+        self._items.pop(key, None)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+class CachedAuthenticator:
+    """edge.auth.Authenticator over an AccountStore."""
+
+    def __init__(
+        self,
+        store: AccountStore,
+        *,
+        ttl: float,
+        capacity: int = DEFAULT_CAPACITY,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._store = store
+        self._ttl = ttl
+        self._clock = clock
+        self._known = _Lru(capacity)
+        self._unknown = _Lru(capacity)
+        self._inflight: dict[str, asyncio.Future[KeyRecord | None]] = {}
+
+    async def authenticate(self, key: str) -> Principal | None:
+        if not apikeys.is_well_formed(key):
+            return None
+        digest = apikeys.key_hash(key)
+        now = self._clock()
+        entry = self._known.get(digest) or self._unknown.get(digest)
+        if entry is not None and now < entry.fresh_until:
+            return entry.principal
+        try:
+            record = await self._lookup(digest)
+        except StoreUnavailable:
+            if entry is None:
+                raise
+            # Serve the last answer; do not hammer a failing store on every request.
+            entry.fresh_until = self._clock() + self._ttl
+            return entry.principal
+        principal = None if record is None else principal_of(record)
+        fresh = _Entry(principal, self._clock() + self._ttl)
+        if principal is None:
+            self._known.pop(digest)
+            self._unknown.put(digest, fresh)
+        else:
+            self._unknown.pop(digest)
+            self._known.put(digest, fresh)
+        return principal
+
+    async def _lookup(self, digest: str) -> KeyRecord | None:
+        """One store lookup per key at a time; concurrent callers share it."""
+        pending = self._inflight.get(digest)
+        if pending is None:
+            pending = asyncio.ensure_future(self._store.lookup_key(digest))
+            self._inflight[digest] = pending
+            pending.add_done_callback(self._settled(digest))
+        # shield: one caller going away must not cancel the lookup the others wait for.
+        return await asyncio.shield(pending)
+
+    def _settled(self, digest: str) -> Callable[[asyncio.Future[KeyRecord | None]], None]:
+        def done(future: asyncio.Future[KeyRecord | None]) -> None:
+            self._inflight.pop(digest, None)
+            if not future.cancelled():
+                future.exception()  # retrieved here even if every waiter went away
+
+        return done
+
+    def forget(self) -> None:
+        """Drop every cached answer (tests; an operator signal could call it too)."""
+        self._known = _Lru(self._known.capacity)
+        self._unknown = _Lru(self._unknown.capacity)
+
+    @property
+    def size(self) -> int:
+        return len(self._known) + len(self._unknown)

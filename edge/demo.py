@@ -1,0 +1,167 @@
+"""The demo account: a pro account, a few connected networks in different sync states and
+about 5,000 commissions over the last 18 months in several currencies.
+
+Re-running is safe: the account, its networks and its commissions are upserted (the same
+day gives the same rows; another day shifts them with the clock), and every run issues a
+new key labelled `demo` (keys are stored as hashes only, so an old one cannot be shown).
+
+    seed_demo(config_or_database, secret=None, n=5000) -> key       (sync; opens the store)
+    await seed_store(store, secret, n=5000) -> key                   (async; your store)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import os
+import random
+from collections.abc import Sequence
+from decimal import Decimal
+from pathlib import Path
+
+import orjson
+
+from edge import apikeys
+from edge.config import Config
+from edge.crypto import encrypt_credentials
+from edge.statusmap import load_status_map
+from edge.store import AccountStore, open_store
+from edge.store.base import NewCommission, format_timestamp, utc_now
+
+DEMO_UID = "acc_demo000000000000"
+DEMO_EMAIL = "demo@example.com"
+DEMO_KEY_LABEL = "demo"
+# (network, outcome of its last sync); commissions come from the ones that synced.
+DEMO_NETWORKS: tuple[tuple[str, str], ...] = (
+    ("awin", "ok"),
+    ("cj", "partial"),
+    ("effiliation", "auth_failed"),
+    ("impact", "ok"),
+    ("kwanko", "never"),
+)
+# (currency, weight, decimals)
+CURRENCIES: tuple[tuple[str, int, int], ...] = (
+    ("EUR", 45, 2),
+    ("GBP", 20, 2),
+    ("USD", 20, 2),
+    ("CHF", 8, 2),
+    ("SEK", 5, 2),
+    ("JPY", 2, 0),
+)
+PROGRAMS: tuple[str, ...] = (
+    "Matelas Nuage",
+    "Factureo",
+    "Optique Nova",
+    "Rail Europa Pass",
+    "Kasa Streetwear",
+    "Lumio Analytics",
+    "Potager Urbain",
+    "Stuga Interiors",
+)
+HISTORY_DAYS = 548  # about 18 months
+# Words no status table knows: they show `unknown` with the raw wording kept.
+ODD_WORDS: tuple[str, ...] = ("On hold", "En litige", "Adjusted")
+
+
+def demo_commissions(
+    network: str, count: int, rng: random.Random, now: dt.datetime
+) -> list[NewCommission]:
+    """`count` plausible commissions of one network (pure given `rng` and `now`)."""
+    statuses = load_status_map()
+    table = statuses.tables.get(network, {})
+    words = [w.title() if len(w) > 1 else w.upper() for w in table] or ["pending"]
+    names = [c for c, _, _ in CURRENCIES]
+    weights = [w for _, w, _ in CURRENCIES]
+    decimals = {c: d for c, _, d in CURRENCIES}
+    rows = []
+    for index in range(count):
+        currency = rng.choices(names, weights)[0]
+        exponent = Decimal(1).scaleb(-decimals[currency])
+        sale = Decimal(rng.randint(500, 90_000)) / 100 * (100 if currency == "JPY" else 1)
+        rate = Decimal(rng.choice((3, 5, 8, 10, 12, 15, 20, 30))) / 100
+        transacted = now - dt.timedelta(seconds=rng.randrange(HISTORY_DAYS * 86_400))
+        clicked = transacted - dt.timedelta(seconds=rng.randrange(30 * 86_400))
+        raw = rng.choice(ODD_WORDS) if rng.random() < 0.03 else rng.choice(words)
+        status, raw_status = statuses.normalise(network, raw)
+        program = rng.randrange(len(PROGRAMS))
+        rows.append(
+            NewCommission(
+                external_id=f"{network}-{index:06d}",
+                status=status,
+                raw_status=raw_status,
+                commission_amount=str((sale * rate).quantize(exponent)),
+                currency=currency,
+                transacted_at=format_timestamp(transacted),
+                program_name=None if rng.random() < 0.05 else PROGRAMS[program],
+                program_external_id=None if rng.random() < 0.05 else f"{network}-prog-{program}",
+                sale_amount=None if rng.random() < 0.1 else str(sale.quantize(exponent)),
+                clicked_at=None if rng.random() < 0.15 else format_timestamp(clicked),
+                sub_id=None if rng.random() < 0.4 else f"sub-{rng.randrange(40)}",
+            )
+        )
+    return rows
+
+
+def _split(total: int, parts: Sequence[str]) -> dict[str, int]:
+    share, rest = divmod(total, len(parts))
+    return {p: share + (1 if i < rest else 0) for i, p in enumerate(parts)}
+
+
+async def seed_store(
+    store: AccountStore,
+    secret: bytes,
+    n: int = 5000,
+    *,
+    seed: int = 2026,
+    now: dt.datetime | None = None,
+) -> str:
+    """Create or refresh the demo account in `store`; return a new key for it."""
+    moment = (now or utc_now()).replace(hour=12, minute=0, second=0, microsecond=0)
+    if await store.account_view(DEMO_UID) is None:
+        await store.create_account(DEMO_EMAIL, "pro", uid=DEMO_UID)
+    await store.set_capability(DEMO_UID, "acquisition", True)  # monetisation: never enabled
+    synced = [name for name, status in DEMO_NETWORKS if status != "never"]
+    counts = _split(n, synced)
+    rng = random.Random(seed)
+    for network, status in DEMO_NETWORKS:
+        credentials = orjson.dumps({"apiToken": f"demo-{network}-{rng.getrandbits(64):016x}"})
+        await store.connect_network(
+            DEMO_UID, network, encrypt_credentials(secret, DEMO_UID, network, credentials)
+        )
+        if status == "never":
+            continue
+        rows = demo_commissions(network, counts[network], rng, moment)
+        await store.upsert_commissions(DEMO_UID, network, rows)
+        await store.record_sync(
+            DEMO_UID,
+            network,
+            status,
+            accounts=1 + rng.randrange(3),
+            programs=len(PROGRAMS),
+            transactions=len(rows),
+        )
+    issued = apikeys.generate_key()
+    await store.create_key(DEMO_UID, issued.key_hash, issued.prefix, DEMO_KEY_LABEL, ("read",))
+    return issued.key
+
+
+def seed_demo(
+    target: Config | str | os.PathLike[str], secret: bytes | None = None, n: int = 5000
+) -> str:
+    """Seed the demo account into a database (a Config, a path or a sqlite URL); return a
+    new key. Synchronous: call it before the server starts, not from a running loop."""
+    if isinstance(target, Config):
+        database, secret = target.database, secret or target.resolved_secret()
+    else:
+        database = str(Path(target)) if isinstance(target, os.PathLike) else target
+    if secret is None:
+        raise ValueError("seed_demo needs the secret that encrypts network credentials")
+
+    async def run() -> str:
+        store = await open_store(database, writable=True, readers=1, timeout=60.0)
+        try:
+            return await seed_store(store, secret, n)
+        finally:
+            await store.close()
+
+    return asyncio.run(run())

@@ -1,0 +1,376 @@
+"""Parsing of commission exports (CSV or JSON Lines) into validated NewCommission rows.
+
+Pure functions: text in, rows or every problem found out. The admin CLI writes the rows in
+one transaction, so a file with one bad row imports nothing. The formats (columns,
+timestamps, amounts) are documented in docs/accounts.md.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from edge.statusmap import StatusMap
+from edge.store.base import AMOUNT_RE, NewCommission, format_timestamp
+
+# Accepted columns (JSON members), in the order problems are reported.
+COLUMNS: tuple[str, ...] = (
+    "externalId",
+    "programName",
+    "programExternalId",
+    "status",
+    "saleAmount",
+    "commissionAmount",
+    "currency",
+    "clickedAt",
+    "transactedAt",
+    "subId",
+)
+REQUIRED: frozenset[str] = frozenset({"externalId", "commissionAmount", "currency", "transactedAt"})
+TEXT_LIMITS = {"externalId": 200, "programName": 500, "programExternalId": 200, "subId": 200}
+STATUS_LIMIT = 100
+MAX_REPORTED = 20
+FORMATS = ("csv", "jsonl")
+
+_AMOUNT_INPUT = re.compile(r"([+-]?)([0-9]{1,18})(?:\.([0-9]{1,12}))?")
+_EPOCH = re.compile(r"[0-9]{9,11}")
+_DATE_ONLY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_DATE_TIME = re.compile(
+    r"(?P<date>[0-9]{4}-[0-9]{2}-[0-9]{2})[T ](?P<time>[0-9]{2}:[0-9]{2}(?::[0-9]{2})?)"
+    r"(?:[.,](?P<fraction>[0-9]{1,9}))?\s*(?P<offset>Z|z|[+-][0-9]{2}(?::?[0-9]{2})?)?"
+)
+_CURRENCY = re.compile(r"[A-Za-z]{3}")
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    line: int
+    field: str
+    message: str
+
+    def render(self, source: str) -> str:
+        return f"{source}:{self.line}: {self.field}: {self.message}"
+
+
+class ExportError(Exception):
+    """The export has problems; nothing of it may be imported."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        super().__init__(f"{len(problems)} problem(s)")
+        self.problems = problems
+
+    def render(self, source: str) -> list[str]:
+        lines = [p.render(source) for p in self.problems[:MAX_REPORTED]]
+        if len(self.problems) > MAX_REPORTED:
+            lines.append(f"{source}: ... and {len(self.problems) - MAX_REPORTED} more problems")
+        return lines
+
+
+class JsonNumber(str):
+    """A JSON number kept as the literal text the file has (never a float)."""
+
+
+class _FieldError(ValueError):
+    pass
+
+
+# --- Single values ----------------------------------------------------------------------
+
+
+def parse_amount(value: object) -> str:
+    """Canonical decimal text of an amount, exactly as reported ("12.30" stays "12.30")."""
+    if not isinstance(value, str):
+        raise _FieldError("expected a number or a decimal string")
+    match = _AMOUNT_INPUT.fullmatch(value.strip())
+    if not match:
+        raise _FieldError(
+            f"{value!r} is not a plain decimal number (digits, one '.' as decimal separator, "
+            "no thousands separators, no exponent)"
+        )
+    sign, whole, fraction = match.groups()
+    text = str(int(whole)) + (f".{fraction}" if fraction is not None else "")
+    text = ("-" if sign == "-" else "") + text
+    assert AMOUNT_RE.fullmatch(text)
+    return text
+
+
+def parse_timestamp(value: object, zone: dt.tzinfo | None) -> str:
+    """The UTC `YYYY-MM-DDTHH:MM:SSZ` form of an accepted timestamp (fractions truncated)."""
+    if isinstance(value, JsonNumber) or (isinstance(value, str) and _EPOCH.fullmatch(value)):
+        if not _EPOCH.fullmatch(value):
+            raise _FieldError(f"{value!r}: Unix time must be whole seconds (9 to 11 digits)")
+        return format_timestamp(dt.datetime.fromtimestamp(int(value), dt.UTC))
+    if not isinstance(value, str):
+        raise _FieldError("expected a timestamp string")
+    text = value.strip()
+    if _DATE_ONLY.fullmatch(text):
+        try:
+            day = dt.date.fromisoformat(text)
+        except ValueError:
+            raise _FieldError(f"{text!r} is not a calendar date") from None
+        moment = dt.datetime.combine(day, dt.time(), zone or dt.UTC)
+        return format_timestamp(moment)
+    match = _DATE_TIME.fullmatch(text)
+    if not match:
+        raise _FieldError(
+            f"{text!r} is not an ISO 8601 date-time (e.g. 2026-03-04T10:11:12Z or "
+            "2026-03-04 11:11:12+01:00), a date or Unix seconds"
+        )
+    offset = match["offset"]
+    if offset in {"Z", "z"}:
+        offset = "+00:00"
+    elif offset and len(offset) == 3:
+        offset += ":00"
+    elif offset and ":" not in offset:
+        offset = offset[:3] + ":" + offset[3:]
+    time_part = match["time"] if match["time"].count(":") == 2 else match["time"] + ":00"
+    try:
+        moment = dt.datetime.fromisoformat(f"{match['date']}T{time_part}{offset or ''}")
+    except ValueError:
+        raise _FieldError(f"{text!r} is not a real date and time") from None
+    if moment.tzinfo is None:
+        if zone is None:
+            raise _FieldError(f"{text!r} has no UTC offset; add one (Z, +01:00) or pass --timezone")
+        moment = moment.replace(tzinfo=zone)
+    return format_timestamp(moment)
+
+
+def parse_text(value: object, limit: int) -> str:
+    if isinstance(value, JsonNumber):
+        return str(value)  # numeric ids are common in exports; keep their literal text
+    if not isinstance(value, str):
+        raise _FieldError("expected a string")
+    text = value.strip()
+    if len(text) > limit:
+        raise _FieldError(f"longer than {limit} characters")
+    if not text.isprintable():
+        raise _FieldError("contains control characters")
+    return text
+
+
+def parse_currency(value: object) -> str:
+    if not isinstance(value, str) or not _CURRENCY.fullmatch(value.strip()):
+        raise _FieldError(f"{value!r} is not an ISO 4217 code (three letters, e.g. EUR)")
+    return value.strip().upper()
+
+
+def _empty(value: object) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+# --- Records ----------------------------------------------------------------------------
+
+
+def parse_record(
+    record: Mapping[str, object],
+    line: int,
+    network: str,
+    statuses: StatusMap,
+    zone: dt.tzinfo | None = None,
+) -> tuple[NewCommission | None, list[Problem]]:
+    """One record (canonical column names) into a commission, or the problems it has."""
+    problems: list[Problem] = []
+    out: dict[str, Any] = {}
+
+    def field(name: str, parse: Any) -> None:
+        value = record.get(name)
+        if _empty(value):
+            if name in REQUIRED:
+                problems.append(Problem(line, name, "is required"))
+            out[name] = None
+            return
+        try:
+            out[name] = parse(value)
+        except _FieldError as exc:
+            problems.append(Problem(line, name, str(exc)))
+
+    field("externalId", lambda x: parse_text(x, TEXT_LIMITS["externalId"]))
+    field("programName", lambda x: parse_text(x, TEXT_LIMITS["programName"]))
+    field("programExternalId", lambda x: parse_text(x, TEXT_LIMITS["programExternalId"]))
+    field("status", lambda x: parse_text(x, STATUS_LIMIT))
+    field("saleAmount", parse_amount)
+    field("commissionAmount", parse_amount)
+    field("currency", parse_currency)
+    field("clickedAt", lambda x: parse_timestamp(x, zone))
+    field("transactedAt", lambda x: parse_timestamp(x, zone))
+    field("subId", lambda x: parse_text(x, TEXT_LIMITS["subId"]))
+    if problems:
+        return None, problems
+    status, raw_status = statuses.normalise(network, out["status"])
+    return (
+        NewCommission(
+            external_id=out["externalId"],
+            status=status,
+            raw_status=raw_status,
+            commission_amount=out["commissionAmount"],
+            currency=out["currency"],
+            transacted_at=out["transactedAt"],
+            program_name=out["programName"],
+            program_external_id=out["programExternalId"],
+            sale_amount=out["saleAmount"],
+            clicked_at=out["clickedAt"],
+            sub_id=out["subId"],
+        ),
+        [],
+    )
+
+
+def column_key(name: str) -> str:
+    return re.sub(r"[\s_-]+", "", name).casefold()
+
+
+_CANONICAL = {column_key(c): c for c in COLUMNS}
+
+
+def canonical_columns(names: list[str], line: int) -> tuple[list[str | None], list[Problem]]:
+    """Map header names to canonical ones; unknown and repeated names are problems."""
+    problems: list[Problem] = []
+    mapped: list[str | None] = []
+    for name in names:
+        canonical = _CANONICAL.get(column_key(name))
+        if canonical is None and not name.strip():
+            mapped.append(None)  # a trailing delimiter: an unnamed, ignored column
+            continue
+        if canonical is None:
+            problems.append(Problem(line, name, f"unknown column; accepted: {', '.join(COLUMNS)}"))
+        elif canonical in mapped:
+            problems.append(Problem(line, name, f"column {canonical} is given twice"))
+        mapped.append(canonical)
+    return mapped, problems
+
+
+# --- Files ------------------------------------------------------------------------------
+
+
+def read_csv(text: str) -> tuple[list[tuple[int, dict[str, object]]], list[Problem]]:
+    """Records of a CSV export with a header row; `,`, `;` or tab separated (detected)."""
+    lines = text.splitlines()
+    header_line = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if header_line is None:
+        return [], [Problem(1, "header", "the file is empty; expected a header row")]
+    delimiter = max(
+        (",", ";", "\t"),
+        key=lambda d: sum(column_key(c) in _CANONICAL for c in lines[header_line].split(d)),
+    )
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    records: list[tuple[int, dict[str, object]]] = []
+    problems: list[Problem] = []
+    columns: list[str | None] | None = None
+    line = 1
+    try:
+        for row in reader:
+            start, line = line, reader.line_num + 1
+            if not any(cell.strip() for cell in row):
+                continue
+            if columns is None:
+                columns, header_problems = canonical_columns([c.strip() for c in row], start)
+                problems.extend(header_problems)
+                missing = sorted(REQUIRED - set(filter(None, columns)))
+                if missing:
+                    problems.append(
+                        Problem(start, "header", f"missing column(s): {', '.join(missing)}")
+                    )
+                continue
+            if len(row) != len(columns):
+                problems.append(
+                    Problem(start, "row", f"has {len(row)} fields, the header has {len(columns)}")
+                )
+                continue
+            records.append(
+                (start, {c: cell for c, cell in zip(columns, row, strict=True) if c is not None})
+            )
+    except csv.Error as exc:
+        problems.append(Problem(line, "row", f"not valid CSV: {exc}"))
+    return records, problems
+
+
+def read_jsonl(text: str) -> tuple[list[tuple[int, dict[str, object]]], list[Problem]]:
+    """Records of a JSON Lines export: one JSON object per line, blank lines ignored."""
+    records: list[tuple[int, dict[str, object]]] = []
+    problems: list[Problem] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line, parse_float=JsonNumber, parse_int=JsonNumber)
+        except ValueError as exc:
+            problems.append(Problem(number, "line", f"not valid JSON: {exc}"))
+            continue
+        if not isinstance(value, dict):
+            problems.append(Problem(number, "line", "expected a JSON object"))
+            continue
+        columns, column_problems = canonical_columns(list(value), number)
+        problems.extend(column_problems)
+        records.append(
+            (number, {c: item for c, item in zip(columns, value.values(), strict=True) if c})
+        )
+    return records, problems
+
+
+def detect_format(path: str) -> str:
+    suffix = Path(path).suffix.lower()
+    if suffix == ".csv":
+        return "csv"
+    if suffix in {".jsonl", ".ndjson", ".json"}:
+        return "jsonl"
+    raise ValueError(f"cannot tell the format of {path!r} from its name; pass --format csv|jsonl")
+
+
+def decode(data: bytes) -> str:
+    """UTF-8 text (a BOM is dropped); ExportError naming the line of a bad byte."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ExportError([Problem(line, "file", "not UTF-8 text")]) from None
+
+
+def parse_export(
+    text: str,
+    fmt: str,
+    network: str,
+    statuses: StatusMap,
+    zone: dt.tzinfo | None = None,
+) -> list[NewCommission]:
+    """Every commission of an export, or ExportError with every problem found."""
+    if fmt not in FORMATS:
+        raise ValueError(f"format must be one of: {', '.join(FORMATS)}")
+    records, problems = read_csv(text) if fmt == "csv" else read_jsonl(text)
+    rows: list[NewCommission] = []
+    first_seen: dict[str, int] = {}
+    for line, record in records:
+        row, row_problems = parse_record(record, line, network, statuses, zone)
+        problems.extend(row_problems)
+        if row is None:
+            continue
+        if row.external_id in first_seen:
+            problems.append(
+                Problem(line, "externalId", f"duplicate of line {first_seen[row.external_id]}")
+            )
+            continue
+        first_seen[row.external_id] = line
+        rows.append(row)
+    if problems:
+        problems.sort(key=lambda p: p.line)
+        raise ExportError(problems)
+    return rows
+
+
+def zone_named(name: str | None) -> dt.tzinfo | None:
+    """The IANA zone for naive timestamps (`--timezone Europe/Paris`), or None."""
+    if name is None:
+        return None
+    if name.upper() in {"UTC", "Z"}:
+        return dt.UTC
+    try:
+        return ZoneInfo(name)
+    except (KeyError, ValueError) as exc:
+        raise ValueError(f"unknown time zone {name!r}") from exc

@@ -1,0 +1,93 @@
+"""The account store: accounts, API keys, connected networks and commissions.
+
+`open_store(database)` picks the implementation from the database setting:
+`sqlite:///path/to/file`, `sqlite:relative/file` or a plain path open the embedded SQLite
+store; `postgresql://user:password@host:port/database` (or `postgres://`) opens the
+PostgreSQL store (edge.store.postgres), same schema and semantics.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+
+from edge.store.base import (
+    AccountStore,
+    AccountView,
+    CapabilityView,
+    CommissionQuery,
+    CommissionRow,
+    Conflict,
+    ImportResult,
+    KeyRecord,
+    KeyView,
+    NetworkView,
+    NewCommission,
+    NotFound,
+    StoreError,
+    StoreUnavailable,
+    utc_now,
+)
+
+__all__ = [
+    "AccountStore",
+    "AccountView",
+    "CapabilityView",
+    "CommissionQuery",
+    "CommissionRow",
+    "Conflict",
+    "ImportResult",
+    "KeyRecord",
+    "KeyView",
+    "NetworkView",
+    "NewCommission",
+    "NotFound",
+    "StoreError",
+    "StoreUnavailable",
+    "UnsupportedDatabase",
+    "open_store",
+]
+
+
+class UnsupportedDatabase(StoreError):
+    """The database setting names a store this version cannot open."""
+
+
+async def open_store(
+    database: str,
+    *,
+    timeout: float = 2.0,
+    writable: bool = False,
+    readers: int = 2,
+    clock: Callable[[], dt.datetime] = utc_now,
+    trace: Callable[[str], None] | None = None,
+) -> AccountStore:
+    """Open (creating and migrating if needed) the store `database` names.
+
+    The edge opens it read-only (`writable=False`): the API never writes. The admin CLI,
+    the importer and the demo seeder open it writable.
+    """
+    scheme = database.split(":", 1)[0].lower() if "://" in database else ""
+    if scheme in {"postgres", "postgresql"}:
+        # Imported here: SQLite-only deployments never load asyncpg.
+        from edge.store.postgres import PostgresStore
+
+        # `readers` sizes SQLite's thread pool; a PostgreSQL pool is sized by the URL
+        # (?pool_min=&pool_max=, see edge.store.postgres).
+        return await PostgresStore.open(
+            database, timeout=timeout, writable=writable, clock=clock, trace=trace
+        )
+    if scheme not in {"", "sqlite"}:
+        raise UnsupportedDatabase(
+            f"unknown database URL scheme {scheme!r}; use sqlite:///path or postgresql://"
+        )
+    from edge.store.sqlite import SqliteStore, database_path
+
+    return await SqliteStore.open(
+        database_path(database),
+        timeout=timeout,
+        writable=writable,
+        readers=readers,
+        clock=clock,
+        trace=trace,
+    )

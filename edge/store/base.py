@@ -1,0 +1,273 @@
+"""The account store's interface: value types, errors and the `AccountStore` protocol.
+
+Every implementation (SQLite now, PostgreSQL later) keeps these conventions, which the
+API and the cursors rely on:
+
+- Timestamps are UTC text in exactly one form, `YYYY-MM-DDTHH:MM:SSZ` (`TIMESTAMP_FORMAT`),
+  so text order is time order and values go out on the wire verbatim.
+- Amounts are decimal text matching `AMOUNT_PATTERN` (a JSON number literal without
+  exponent, scale kept as the network wrote it: "12.30" stays "12.30"). No float ever.
+- Commissions are ordered by (transacted_at DESC, seq DESC); `seq` is the store's integer
+  identity of a row, stable across re-imports. Its public form is `commission_id(seq)`.
+- Reads of the API never touch network credentials; the store only receives them already
+  encrypted (edge.crypto) and never returns them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+TIMESTAMP_PATTERN = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z"
+TIMESTAMP_RE = re.compile(TIMESTAMP_PATTERN)
+AMOUNT_PATTERN = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?"
+AMOUNT_RE = re.compile(AMOUNT_PATTERN)
+CURRENCY_RE = re.compile(r"[A-Z]{3}")
+NETWORK_PATTERN = r"[a-z0-9][a-z0-9_-]{0,31}"
+NETWORK_RE = re.compile(NETWORK_PATTERN)
+
+COMMISSION_ID_PREFIX = "com_"
+_ID_RE = re.compile(r"[0-9a-f]{16}")
+
+
+class StoreError(Exception):
+    """Base of the store's own errors."""
+
+
+class StoreUnavailable(StoreError):  # noqa: N818 - the interface's name, used by both stores
+    """The store cannot be read or written right now (I/O error, lock, timeout, closed)."""
+
+
+class NotFound(StoreError):  # noqa: N818 - reads as the outcome it reports
+    """No such account or key."""
+
+
+class Conflict(StoreError):  # noqa: N818 - reads as the outcome it reports
+    """The write contradicts what is stored (e.g. an ambiguous key prefix)."""
+
+
+def format_timestamp(moment: dt.datetime) -> str:
+    """The one stored and wire form of a moment: UTC, whole seconds, `Z`."""
+    if moment.tzinfo is None:
+        raise ValueError("a naive datetime has no defined UTC moment")
+    return moment.astimezone(dt.UTC).strftime(TIMESTAMP_FORMAT)
+
+
+def utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def commission_id(seq: int) -> str:
+    """Public id of a commission: `com_` + 16 hex digits. Fixed width, so text order is the
+    order of `seq` (every positive 64-bit integer fits), and cheap: it is made per row."""
+    if not 0 <= seq < 2**64:
+        raise ValueError("commission sequence number out of range")
+    return f"{COMMISSION_ID_PREFIX}{seq:016x}"
+
+
+def commission_seq(public_id: str) -> int:
+    """Inverse of `commission_id`; ValueError for anything else."""
+    body = public_id.removeprefix(COMMISSION_ID_PREFIX)
+    if body == public_id or not _ID_RE.fullmatch(body):
+        raise ValueError(f"{public_id!r} is not a commission id")
+    return int(body, 16)
+
+
+# --- What the store returns -------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CapabilityView:
+    enabled: bool
+    configured: bool
+    enabled_at: str | None  # None while never enabled
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkView:
+    """A connected network as the API shows it: never its credentials."""
+
+    network: str
+    status: str
+    connected_at: str | None
+    last_sync_at: str | None
+    accounts: int
+    programs: int
+    transactions: int
+
+
+@dataclass(frozen=True, slots=True)
+class AccountView:
+    uid: str
+    email: str | None
+    plan: str
+    suspended: bool
+    created_at: str
+    capabilities: Mapping[str, CapabilityView]  # every name of vocabulary.CAPABILITIES
+    networks: tuple[NetworkView, ...]  # ordered by network id
+
+
+@dataclass(frozen=True, slots=True)
+class KeyView:
+    """An API key as listings show it: never the key, never its hash."""
+
+    id: str
+    account_uid: str
+    prefix: str
+    label: str
+    scopes: tuple[str, ...]
+    created_at: str
+    revoked_at: str | None
+
+    @property
+    def state(self) -> str:
+        return "active" if self.revoked_at is None else "revoked"
+
+
+@dataclass(frozen=True, slots=True)
+class KeyRecord:
+    """What an active key's hash resolves to: the key and its account, read together."""
+
+    key: KeyView
+    account: AccountView
+
+
+@dataclass(frozen=True, slots=True)
+class CommissionQuery:
+    """One page of one account's commissions, filters already validated."""
+
+    account_uid: str
+    limit: int  # rows to return; callers ask for page size + 1 to learn hasMore
+    network: str | None = None
+    status: str | None = None
+    since: dt.date | None = None  # inclusive, on the UTC date of transacted_at
+    until: dt.date | None = None  # inclusive
+    after: tuple[str, int] | None = None  # (transacted_at, seq) of the last row already seen
+
+
+@dataclass(frozen=True, slots=True)
+class CommissionRow:
+    seq: int
+    network: str
+    external_id: str
+    program_name: str | None
+    program_external_id: str | None
+    status: str
+    raw_status: str | None
+    sale_amount: str | None
+    commission_amount: str
+    currency: str
+    clicked_at: str | None
+    transacted_at: str
+    sub_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class NewCommission:
+    """One imported commission, validated and normalised (see edge.importer)."""
+
+    external_id: str
+    status: str
+    raw_status: str | None
+    commission_amount: str
+    currency: str
+    transacted_at: str
+    program_name: str | None = None
+    program_external_id: str | None = None
+    sale_amount: str | None = None
+    clicked_at: str | None = None
+    sub_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    inserted: int
+    updated: int
+    unchanged: int
+
+
+def check_commission(row: NewCommission) -> None:
+    """The invariants every stored commission keeps; ValueError names the field at fault."""
+    for name in ("commission_amount", "sale_amount"):
+        value = getattr(row, name)
+        if value is not None and not AMOUNT_RE.fullmatch(value):
+            raise ValueError(f"{name}: {value!r} is not a plain decimal number")
+    for name in ("transacted_at", "clicked_at"):
+        value = getattr(row, name)
+        if value is not None and not TIMESTAMP_RE.fullmatch(value):
+            raise ValueError(f"{name}: {value!r} is not YYYY-MM-DDTHH:MM:SSZ")
+    if not CURRENCY_RE.fullmatch(row.currency):
+        raise ValueError(f"currency: {row.currency!r} is not three uppercase letters")
+    if not row.external_id:
+        raise ValueError("external_id: empty")
+
+
+# --- The interface --------------------------------------------------------------------
+
+
+class AccountStore(Protocol):
+    """Narrow async API of an account store. Every method may raise StoreUnavailable."""
+
+    # Read paths of the API (never select network credentials).
+    async def lookup_key(self, key_hash: str) -> KeyRecord | None:
+        """The active (not revoked) key with this hash and its account, or None."""
+        ...
+
+    async def list_commissions(self, query: CommissionQuery) -> list[CommissionRow]:
+        """Up to query.limit rows of the account, transacted_at DESC then seq DESC,
+        strictly after query.after when given (keyset pagination, never OFFSET)."""
+        ...
+
+    # Reads for the admin CLI.
+    async def account_view(self, uid: str) -> AccountView | None: ...
+
+    async def list_keys(self, account_uid: str) -> list[KeyView]: ...
+
+    # Writes (admin CLI, importer, demo). Unknown accounts raise NotFound.
+    async def create_account(self, email: str | None, plan: str, *, uid: str | None = None) -> str:
+        """Create an account (both capabilities disabled, never enabled); return its uid."""
+        ...
+
+    async def set_plan(self, uid: str, plan: str) -> None: ...
+
+    async def set_suspended(self, uid: str, suspended: bool) -> None: ...
+
+    async def set_capability(self, uid: str, name: str, enabled: bool) -> CapabilityView:
+        """Enabling sets enabled_at to now and configured to true; disabling keeps both."""
+        ...
+
+    async def create_key(
+        self, account_uid: str, key_hash: str, prefix: str, label: str, scopes: Sequence[str]
+    ) -> KeyView: ...
+
+    async def revoke_key(self, prefix_or_id: str) -> KeyView:
+        """Revoke by id or by prefix (Conflict when a prefix matches several keys)."""
+        ...
+
+    async def connect_network(self, account_uid: str, network: str, ciphertext: bytes) -> None:
+        """Connect a network (status `never` until a sync is recorded) or replace its
+        credentials (the last sync outcome is kept)."""
+        ...
+
+    async def record_sync(
+        self,
+        account_uid: str,
+        network: str,
+        status: str,
+        *,
+        accounts: int,
+        programs: int,
+        transactions: int,
+    ) -> None: ...
+
+    async def upsert_commissions(
+        self, account_uid: str, network: str, rows: Sequence[NewCommission]
+    ) -> ImportResult:
+        """Insert or update by (account, network, external_id), all rows in one transaction."""
+        ...
+
+    async def close(self) -> None: ...

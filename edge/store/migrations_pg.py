@@ -1,0 +1,167 @@
+"""The PostgreSQL account store's schema: the SQLite store's migrations, version for version.
+
+Same version numbers, tables, columns, constraints and index names as
+`edge.store.sqlite.MIGRATIONS` (tests/pg/test_schema.py compares the two), in PostgreSQL's
+types: booleans for the 0/1 flags, bigint identities for the integer keys, bytea for the
+ciphertext. Timestamps and amounts stay text, exactly as in SQLite, so the conventions of
+edge.store.base hold unchanged.
+
+Text that is sorted or range-compared (timestamps, ids, network names) is declared
+`COLLATE "C"`: byte order, as SQLite compares, whatever collation the database was created
+with (an `en_US` collation would order `a-b` after `ab`, and costs more per comparison).
+
+Migrations run in one transaction under a transaction-scoped advisory lock, so edge workers
+starting together apply each migration once and the others wait, then find it done.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+
+import asyncpg
+
+from edge.store.base import StoreError
+
+# Append new migrations (and their SQLite twins); never edit one that has shipped.
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE accounts (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            uid text COLLATE "C" NOT NULL UNIQUE,
+            email text,
+            plan text NOT NULL CHECK (plan IN ('free', 'pro')),
+            suspended boolean NOT NULL DEFAULT false,
+            created_at text COLLATE "C" NOT NULL
+        )""",
+        """CREATE TABLE capabilities (
+            account_id bigint NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+            name text COLLATE "C" NOT NULL CHECK (name IN ('acquisition', 'monetisation')),
+            enabled boolean NOT NULL DEFAULT false,
+            configured boolean NOT NULL DEFAULT false,
+            enabled_at text COLLATE "C",
+            PRIMARY KEY (account_id, name)
+        )""",
+        """CREATE TABLE api_keys (
+            id text COLLATE "C" PRIMARY KEY,
+            account_id bigint NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+            key_hash text COLLATE "C" NOT NULL UNIQUE,
+            prefix text COLLATE "C" NOT NULL,
+            label text NOT NULL,
+            scopes text NOT NULL,
+            created_at text COLLATE "C" NOT NULL,
+            revoked_at text COLLATE "C"
+        )""",
+        "CREATE INDEX api_keys_account ON api_keys (account_id)",
+        "CREATE INDEX api_keys_prefix ON api_keys (prefix)",
+        """CREATE TABLE networks (
+            account_id bigint NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+            network text COLLATE "C" NOT NULL,
+            status text NOT NULL DEFAULT 'never'
+                CHECK (status IN ('never', 'ok', 'partial', 'auth_failed', 'error')),
+            connected_at text COLLATE "C",
+            last_sync_at text COLLATE "C",
+            accounts integer NOT NULL DEFAULT 0 CHECK (accounts >= 0),
+            programs integer NOT NULL DEFAULT 0 CHECK (programs >= 0),
+            transactions integer NOT NULL DEFAULT 0 CHECK (transactions >= 0),
+            PRIMARY KEY (account_id, network)
+        )""",
+        # Credentials live apart from everything the API reads, as ciphertext only. A
+        # deployment can REVOKE SELECT on this one table from the edge's role
+        # (docs/accounts.md): the edge's read paths never select it.
+        """CREATE TABLE network_credentials (
+            account_id bigint NOT NULL,
+            network text COLLATE "C" NOT NULL,
+            ciphertext bytea NOT NULL,
+            updated_at text COLLATE "C" NOT NULL,
+            PRIMARY KEY (account_id, network),
+            FOREIGN KEY (account_id, network)
+                REFERENCES networks (account_id, network) ON DELETE CASCADE
+        )""",
+        # `id` is the commission's `seq`: an identity never reused, and kept by the
+        # importer's upsert (ON CONFLICT ... DO UPDATE does not touch it).
+        """CREATE TABLE commissions (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            account_id bigint NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+            network text COLLATE "C" NOT NULL,
+            external_id text COLLATE "C" NOT NULL,
+            program_name text,
+            program_external_id text,
+            status text COLLATE "C" NOT NULL
+                CHECK (status IN ('pending', 'approved', 'declined', 'paid', 'unknown')),
+            raw_status text,
+            sale_amount text,
+            commission_amount text NOT NULL,
+            currency text NOT NULL,
+            clicked_at text COLLATE "C",
+            transacted_at text COLLATE "C" NOT NULL,
+            sub_id text,
+            imported_at text COLLATE "C" NOT NULL,
+            updated_at text COLLATE "C" NOT NULL,
+            UNIQUE (account_id, network, external_id)
+        )""",
+        # Keyset pagination: equality on the account (and filter), then the sort key.
+        """CREATE INDEX commissions_page
+            ON commissions (account_id, transacted_at DESC, id DESC)""",
+        """CREATE INDEX commissions_network_page
+            ON commissions (account_id, network, transacted_at DESC, id DESC)""",
+        """CREATE INDEX commissions_status_page
+            ON commissions (account_id, status, transacted_at DESC, id DESC)""",
+    ),
+)
+
+LATEST = len(MIGRATIONS)
+
+
+def lock_key(name: str) -> int:
+    """A stable signed 64-bit advisory-lock key for `name` (pg_advisory_xact_lock(bigint))."""
+    digest = hashlib.blake2b(f"affdir:{name}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+MIGRATION_LOCK = lock_key("schema_migrations")
+
+
+async def schema_version(conn: asyncpg.Connection) -> int:
+    """The applied version; 0 for an empty database. A plain read: no lock, no DDL."""
+    if not await conn.fetchval("SELECT to_regclass('schema_migrations') IS NOT NULL"):
+        return 0
+    return int(await conn.fetchval("SELECT coalesce(max(version), 0) FROM schema_migrations"))
+
+
+def _check_not_newer(version: int) -> None:
+    if version > LATEST:
+        raise StoreError(
+            f"the database schema is version {version}, newer than this code ({LATEST}); "
+            "upgrade the edge"
+        )
+
+
+async def migrate(conn: asyncpg.Connection, now: Callable[[], str]) -> int:
+    """Apply the missing migrations; return the schema version.
+
+    An up-to-date database is only read (a role without DDL rights can open it). Otherwise
+    the missing migrations and their version rows commit together, under the advisory lock:
+    concurrent openers queue on the lock and then see the new version.
+    """
+    version = await schema_version(conn)
+    _check_not_newer(version)
+    if version == LATEST:
+        return version
+    async with conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
+        await conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            "version integer PRIMARY KEY, applied_at text NOT NULL)"
+        )
+        version = await schema_version(conn)  # someone else may have migrated meanwhile
+        _check_not_newer(version)
+        for number in range(version + 1, LATEST + 1):
+            for statement in MIGRATIONS[number - 1]:
+                await conn.execute(statement)
+            await conn.execute(
+                "INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)",
+                number,
+                now(),
+            )
+    return LATEST

@@ -1,0 +1,809 @@
+"""The embedded account store: one SQLite file in WAL mode, migrations applied on start.
+
+Concurrency model: every connection belongs to one dedicated thread (a single-thread
+executor), so SQLite calls never block the event loop and a connection is never shared
+between threads. The edge opens `readers` read-only connections (WAL lets them read while
+the admin CLI writes); the admin CLI opens one writable connection. Each call waits at most
+`timeout` seconds (for a free connection plus the work); a call that overruns is
+interrupted (`sqlite3.Connection.interrupt`) and reported as StoreUnavailable, so a stuck
+store answers 503 instead of hanging a request.
+
+Read connections are also opened `mode=ro` with `query_only`, and an authorizer that
+refuses any read of `network_credentials`: no read path of the API can select the
+credentials, even by mistake.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import secrets
+import sqlite3
+import urllib.parse
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+import orjson
+
+from contract import vocabulary as v
+from edge.store.base import (
+    NETWORK_RE,
+    AccountView,
+    CapabilityView,
+    CommissionQuery,
+    CommissionRow,
+    Conflict,
+    ImportResult,
+    KeyRecord,
+    KeyView,
+    NetworkView,
+    NewCommission,
+    NotFound,
+    StoreError,
+    StoreUnavailable,
+    check_commission,
+    format_timestamp,
+    utc_now,
+)
+
+T = TypeVar("T")
+
+# Each migration is a tuple of statements, applied in one transaction with its version row.
+# Append new migrations; never edit one that has shipped.
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE accounts (
+            id INTEGER PRIMARY KEY,
+            uid TEXT NOT NULL UNIQUE,
+            email TEXT,
+            plan TEXT NOT NULL CHECK (plan IN ('free', 'pro')),
+            suspended INTEGER NOT NULL DEFAULT 0 CHECK (suspended IN (0, 1)),
+            created_at TEXT NOT NULL
+        )""",
+        """CREATE TABLE capabilities (
+            account_id INTEGER NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+            name TEXT NOT NULL CHECK (name IN ('acquisition', 'monetisation')),
+            enabled INTEGER NOT NULL DEFAULT 0 CHECK (enabled IN (0, 1)),
+            configured INTEGER NOT NULL DEFAULT 0 CHECK (configured IN (0, 1)),
+            enabled_at TEXT,
+            PRIMARY KEY (account_id, name)
+        )""",
+        """CREATE TABLE api_keys (
+            id TEXT PRIMARY KEY,
+            account_id INTEGER NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+            key_hash TEXT NOT NULL UNIQUE,
+            prefix TEXT NOT NULL,
+            label TEXT NOT NULL,
+            scopes TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            revoked_at TEXT
+        )""",
+        "CREATE INDEX api_keys_account ON api_keys (account_id)",
+        "CREATE INDEX api_keys_prefix ON api_keys (prefix)",
+        """CREATE TABLE networks (
+            account_id INTEGER NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+            network TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'never'
+                CHECK (status IN ('never', 'ok', 'partial', 'auth_failed', 'error')),
+            connected_at TEXT,
+            last_sync_at TEXT,
+            accounts INTEGER NOT NULL DEFAULT 0 CHECK (accounts >= 0),
+            programs INTEGER NOT NULL DEFAULT 0 CHECK (programs >= 0),
+            transactions INTEGER NOT NULL DEFAULT 0 CHECK (transactions >= 0),
+            PRIMARY KEY (account_id, network)
+        )""",
+        # Credentials live apart from everything the API reads, as ciphertext only.
+        """CREATE TABLE network_credentials (
+            account_id INTEGER NOT NULL,
+            network TEXT NOT NULL,
+            ciphertext BLOB NOT NULL,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (account_id, network),
+            FOREIGN KEY (account_id, network)
+                REFERENCES networks (account_id, network) ON DELETE CASCADE
+        )""",
+        """CREATE TABLE commissions (
+            id INTEGER PRIMARY KEY,
+            account_id INTEGER NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+            network TEXT NOT NULL,
+            external_id TEXT NOT NULL,
+            program_name TEXT,
+            program_external_id TEXT,
+            status TEXT NOT NULL
+                CHECK (status IN ('pending', 'approved', 'declined', 'paid', 'unknown')),
+            raw_status TEXT,
+            sale_amount TEXT,
+            commission_amount TEXT NOT NULL,
+            currency TEXT NOT NULL,
+            clicked_at TEXT,
+            transacted_at TEXT NOT NULL,
+            sub_id TEXT,
+            imported_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            UNIQUE (account_id, network, external_id)
+        )""",
+        # Keyset pagination: equality on the account (and filter), then the sort key.
+        """CREATE INDEX commissions_page
+            ON commissions (account_id, transacted_at DESC, id DESC)""",
+        """CREATE INDEX commissions_network_page
+            ON commissions (account_id, network, transacted_at DESC, id DESC)""",
+        """CREATE INDEX commissions_status_page
+            ON commissions (account_id, status, transacted_at DESC, id DESC)""",
+    ),
+)
+
+_ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
+
+
+def new_id(kind: str) -> str:
+    """A random identifier like `acc_7k2m...` (80 bits)."""
+    return kind + "_" + "".join(secrets.choice(_ID_ALPHABET) for _ in range(16))
+
+
+def database_path(database: str) -> Path:
+    """The file of `sqlite:///path`, `sqlite:path` or a plain path."""
+    if database.startswith("sqlite:"):
+        rest = database.removeprefix("sqlite:")
+        rest = rest.removeprefix("//")
+        if not rest:
+            raise ValueError(f"{database!r} names no file")
+        return Path(urllib.parse.unquote(rest))
+    return Path(database)
+
+
+# --- Pure SQL builders (shared in spirit with any other SQL store) ------------------------
+
+COMMISSION_COLUMNS = (
+    "id, network, external_id, program_name, program_external_id, status, raw_status, "
+    "sale_amount, commission_amount, currency, clicked_at, transacted_at, sub_id"
+)
+
+
+def commissions_sql(query: CommissionQuery) -> tuple[str, list[Any]]:
+    """One keyset page: the account's rows strictly after `query.after`, newest first.
+
+    Dates bound the UTC date of transacted_at inclusively; with the fixed timestamp form,
+    `date T00:00:00Z <= transacted_at <= date T23:59:59Z` is exact and uses the index.
+    The row-value comparison is standard SQL (SQLite and PostgreSQL both seek with it).
+    """
+    where = ["account_id = (SELECT id FROM accounts WHERE uid = ?)"]
+    params: list[Any] = [query.account_uid]
+    if query.network is not None:
+        where.append("network = ?")
+        params.append(query.network)
+    if query.status is not None:
+        where.append("status = ?")
+        params.append(query.status)
+    if query.since is not None:
+        where.append("transacted_at >= ?")
+        params.append(f"{query.since.isoformat()}T00:00:00Z")
+    if query.until is not None:
+        where.append("transacted_at <= ?")
+        params.append(f"{query.until.isoformat()}T23:59:59Z")
+    if query.after is not None:
+        where.append("(transacted_at, id) < (?, ?)")
+        params.extend(query.after)
+    sql = (
+        f"SELECT {COMMISSION_COLUMNS} FROM commissions WHERE {' AND '.join(where)} "
+        "ORDER BY transacted_at DESC, id DESC LIMIT ?"
+    )
+    params.append(query.limit)
+    return sql, params
+
+
+def page_sql(query: CommissionQuery) -> tuple[str, list[Any]]:
+    """`commissions_sql` with the page folded into one JSON array by SQLite itself.
+
+    Why: Python's sqlite3 releases the GIL around every row step, and under concurrent load
+    each re-acquisition waits for the busy event loop thread (the GIL "convoy"), so a
+    26-row page cost up to 27 waits. One aggregated row costs one. Values stay exact: the
+    amounts are TEXT, so they travel as JSON strings.
+    """
+    sql, params = commissions_sql(query)
+    return f"SELECT json_group_array(json_array({COMMISSION_COLUMNS})) FROM ({sql})", params
+
+
+def _page_order(row: CommissionRow) -> tuple[str, int]:
+    return row.transacted_at, row.seq
+
+
+UPSERT_COMMISSION_SQL = """
+INSERT INTO commissions (
+    account_id, network, external_id, program_name, program_external_id, status, raw_status,
+    sale_amount, commission_amount, currency, clicked_at, transacted_at, sub_id,
+    imported_at, updated_at
+) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (account_id, network, external_id) DO UPDATE SET
+    program_name = excluded.program_name,
+    program_external_id = excluded.program_external_id,
+    status = excluded.status,
+    raw_status = excluded.raw_status,
+    sale_amount = excluded.sale_amount,
+    commission_amount = excluded.commission_amount,
+    currency = excluded.currency,
+    clicked_at = excluded.clicked_at,
+    transacted_at = excluded.transacted_at,
+    sub_id = excluded.sub_id,
+    updated_at = excluded.updated_at
+"""
+
+# The compared (and updated) part of a commission, in NewCommission attribute names.
+_VALUE_FIELDS = (
+    "program_name",
+    "program_external_id",
+    "status",
+    "raw_status",
+    "sale_amount",
+    "commission_amount",
+    "currency",
+    "clicked_at",
+    "transacted_at",
+    "sub_id",
+)
+
+
+def _values(row: NewCommission) -> tuple[Any, ...]:
+    return tuple(getattr(row, name) for name in _VALUE_FIELDS)
+
+
+# --- Connections ------------------------------------------------------------------------
+
+
+def _deny_credentials(action: int, arg1: str | None, *_: Any) -> int:
+    """SQLite authorizer of read connections: nothing may read the credentials table."""
+    if action == sqlite3.SQLITE_READ and arg1 == "network_credentials":
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK
+
+
+def _in_transaction(
+    conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T], mode: str
+) -> T:
+    conn.execute(f"BEGIN {mode}")
+    try:
+        result = fn(conn)
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    return result
+
+
+def migrate(conn: sqlite3.Connection, clock: Callable[[], dt.datetime] = utc_now) -> int:
+    """Apply the missing migrations; return the schema version. Safe to race: IMMEDIATE."""
+
+    def apply(c: sqlite3.Connection) -> int:
+        c.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            "version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+        )
+        current = c.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()[0]
+        if current > len(MIGRATIONS):
+            raise StoreError(
+                f"the database schema is version {current}, newer than this code "
+                f"({len(MIGRATIONS)}); upgrade the edge"
+            )
+        for version in range(current + 1, len(MIGRATIONS) + 1):
+            for statement in MIGRATIONS[version - 1]:
+                c.execute(statement)
+            c.execute(
+                "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
+                (version, format_timestamp(clock())),
+            )
+        return len(MIGRATIONS)
+
+    return _in_transaction(conn, apply, "IMMEDIATE")
+
+
+class _Worker:
+    """One connection and the one thread that ever touches it."""
+
+    def __init__(self, name: str) -> None:
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
+        self.conn: sqlite3.Connection | None = None
+
+    def submit(self, fn: Callable[[sqlite3.Connection], T]) -> Future[T]:
+        return self.executor.submit(self._run, fn)
+
+    def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        if self.conn is None:
+            raise StoreUnavailable("the store connection is not open")
+        return fn(self.conn)
+
+    def interrupt(self) -> None:
+        # Documented as callable from another thread; a no-op when nothing runs.
+        if self.conn is not None:
+            self.conn.interrupt()
+
+    def close_connection(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+
+class SqliteStore:
+    """The SQLite AccountStore. Make it with `await SqliteStore.open(path, ...)`."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        timeout: float = 2.0,
+        readers: int = 2,
+        writable: bool = False,
+        clock: Callable[[], dt.datetime] = utc_now,
+        trace: Callable[[str], None] | None = None,
+    ) -> None:
+        self.path = path
+        self._timeout = timeout
+        self._clock = clock
+        self._trace = trace  # sees every statement the read connections run (tests, debugging)
+        self._readers = [_Worker(f"store-read-{i}") for i in range(readers)]
+        self._writers = [_Worker("store-write")] if writable else []
+        self._read_pool: asyncio.Queue[_Worker] = asyncio.Queue()
+        self._write_pool: asyncio.Queue[_Worker] = asyncio.Queue()
+        self._closed = True  # refuses calls; False once started, True again once closing
+        self._started = False
+        self._shut_down = False
+
+    @classmethod
+    async def open(cls, path: Path, **options: Any) -> SqliteStore:
+        store = cls(path, **options)
+        try:
+            await store.start()
+        except BaseException:
+            await store.close()
+            raise
+        return store
+
+    # --- lifecycle ---
+
+    def _connect(self, *, read_only: bool) -> sqlite3.Connection:
+        if read_only:
+            uri = f"file:{urllib.parse.quote(str(self.path.resolve()))}?mode=ro"
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None, cached_statements=256)
+        else:
+            conn = sqlite3.connect(self.path, isolation_level=None, cached_statements=256)
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {max(int(self._timeout * 1000), 1)}")
+            conn.execute("PRAGMA foreign_keys = ON")
+            if read_only:
+                conn.execute("PRAGMA query_only = ON")
+                conn.set_authorizer(_deny_credentials)
+                if self._trace is not None:
+                    conn.set_trace_callback(self._trace)
+            else:
+                conn.execute("PRAGMA synchronous = NORMAL")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _open_worker(self, worker: _Worker, *, read_only: bool, migrate_first: bool) -> None:
+        """Runs in the worker's thread."""
+        if migrate_first:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = self._connect(read_only=False)
+            try:
+                conn.execute("PRAGMA journal_mode = WAL")
+                migrate(conn, self._clock)
+            finally:
+                conn.close()
+        worker.conn = self._connect(read_only=read_only)
+
+    async def start(self) -> None:
+        """Migrate the schema, then open every connection (each in its own thread)."""
+        loop = asyncio.get_running_loop()
+        workers = [(w, True) for w in self._readers] + [(w, False) for w in self._writers]
+        try:
+            for index, (worker, read_only) in enumerate(workers):
+                await loop.run_in_executor(
+                    worker.executor,
+                    lambda w=worker, ro=read_only, first=(index == 0): self._open_worker(
+                        w, read_only=ro, migrate_first=first
+                    ),
+                )
+        except (sqlite3.Error, OSError) as exc:
+            raise StoreUnavailable(f"cannot open the account store {self.path}: {exc}") from exc
+        for worker in self._readers:
+            self._read_pool.put_nowait(worker)
+        for worker in self._writers:
+            self._write_pool.put_nowait(worker)
+        self._started = True
+        self._closed = False
+
+    async def close(self) -> None:
+        """Let running calls finish (interrupting them after the timeout), close everything."""
+        if self._shut_down:
+            return
+        self._closed = self._shut_down = True
+        for pool, workers in ((self._read_pool, self._readers), (self._write_pool, self._writers)):
+            if self._started:
+                await self._drain(pool, workers)
+            for worker in workers:
+                done = worker.executor.submit(worker.close_connection)
+                # A thread stuck in SQLite closes its connection when it returns.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.wrap_future(done), self._timeout)
+                worker.executor.shutdown(wait=False)
+
+    async def _drain(self, pool: asyncio.Queue[_Worker], workers: list[_Worker]) -> None:
+        """Take every worker back from `pool` (busy ones give themselves back when done)."""
+        missing = len(workers)
+        for attempt in range(2):
+            try:
+                async with asyncio.timeout(self._timeout):
+                    while missing:
+                        await pool.get()
+                        missing -= 1
+                return
+            except TimeoutError:
+                if attempt == 0:
+                    for worker in workers:
+                        worker.interrupt()
+
+    # --- calls ---
+
+    async def _call(self, pool: asyncio.Queue[_Worker], fn: Callable[[sqlite3.Connection], T]) -> T:
+        if self._closed:
+            raise StoreUnavailable("the account store is closed")
+        loop = asyncio.get_running_loop()
+
+        def give_back(worker: _Worker) -> None:
+            # RuntimeError: the loop is gone (interpreter shutdown), nothing to return to.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(pool.put_nowait, worker)
+
+        try:
+            async with asyncio.timeout(self._timeout):
+                worker = await pool.get()
+                job = worker.submit(fn)
+                try:
+                    result = await asyncio.wrap_future(job)
+                except asyncio.CancelledError:
+                    # Timed out (or the request went away): stop the statement; the worker
+                    # goes back to the pool from its own thread once the job has ended.
+                    worker.interrupt()
+                    job.add_done_callback(lambda _job: give_back(worker))
+                    raise
+                except BaseException:
+                    pool.put_nowait(worker)
+                    raise
+                pool.put_nowait(worker)  # here, not from the thread: one wake-up less per call
+                return result
+        except TimeoutError:
+            raise StoreUnavailable(
+                f"the account store did not answer within {self._timeout:g}s"
+            ) from None
+        except sqlite3.IntegrityError as exc:
+            raise Conflict(str(exc)) from exc
+        except sqlite3.DatabaseError as exc:  # OperationalError (locked, I/O, interrupted), corrupt
+            raise StoreUnavailable(f"the account store failed: {exc}") from exc
+
+    async def _read(self, fn: Callable[[sqlite3.Connection], T], *, snapshot: bool = True) -> T:
+        """Run `fn` on a read connection; `snapshot`: several statements, one consistent view."""
+        if not snapshot:
+            return await self._call(self._read_pool, fn)
+        return await self._call(self._read_pool, lambda c: _in_transaction(c, fn, "DEFERRED"))
+
+    async def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        if not self._writers:
+            raise StoreError("this store was opened read-only")
+        return await self._call(self._write_pool, lambda c: _in_transaction(c, fn, "IMMEDIATE"))
+
+    def _now(self) -> str:
+        return format_timestamp(self._clock())
+
+    # --- reads of the API ---
+
+    async def lookup_key(self, key_hash: str) -> KeyRecord | None:
+        def run(c: sqlite3.Connection) -> KeyRecord | None:
+            row = c.execute(
+                "SELECT k.id, a.uid, k.prefix, k.label, k.scopes, k.created_at, k.revoked_at, "
+                "a.id FROM api_keys k JOIN accounts a ON a.id = k.account_id "
+                "WHERE k.key_hash = ? AND k.revoked_at IS NULL",
+                (key_hash,),
+            ).fetchone()
+            if row is None:
+                return None
+            account = _account_view(c, row[7])
+            assert account is not None  # the foreign key guarantees it
+            return KeyRecord(key=_key_view(row[:7]), account=account)
+
+        return await self._read(run)
+
+    async def list_commissions(self, query: CommissionQuery) -> list[CommissionRow]:
+        sql, params = page_sql(query)
+
+        def run(c: sqlite3.Connection) -> list[CommissionRow]:
+            (text,) = c.execute(sql, params).fetchone()
+            rows = [CommissionRow(*values) for values in orjson.loads(text)]
+            # The aggregate keeps the subquery's order; sorting 26 rows makes sure of it.
+            rows.sort(key=_page_order, reverse=True)
+            return rows
+
+        return await self._read(run, snapshot=False)
+
+    # --- admin reads ---
+
+    async def account_view(self, uid: str) -> AccountView | None:
+        def run(c: sqlite3.Connection) -> AccountView | None:
+            row = c.execute("SELECT id FROM accounts WHERE uid = ?", (uid,)).fetchone()
+            return None if row is None else _account_view(c, row[0])
+
+        return await self._read(run)
+
+    async def list_keys(self, account_uid: str) -> list[KeyView]:
+        def run(c: sqlite3.Connection) -> list[KeyView]:
+            account_id = _account_id(c, account_uid)
+            rows = c.execute(
+                "SELECT id, ?, prefix, label, scopes, created_at, revoked_at FROM api_keys "
+                "WHERE account_id = ? ORDER BY created_at, id",
+                (account_uid, account_id),
+            )
+            return [_key_view(row) for row in rows]
+
+        return await self._read(run)
+
+    # --- writes ---
+
+    async def create_account(self, email: str | None, plan: str, *, uid: str | None = None) -> str:
+        _check_plan(plan)
+        new_uid = uid or new_id("acc")
+        now = self._now()
+
+        def run(c: sqlite3.Connection) -> str:
+            cur = c.execute(
+                "INSERT INTO accounts (uid, email, plan, suspended, created_at) "
+                "VALUES (?, ?, ?, 0, ?)",
+                (new_uid, email, plan, now),
+            )
+            c.executemany(
+                "INSERT INTO capabilities (account_id, name, enabled, configured, enabled_at) "
+                "VALUES (?, ?, 0, 0, NULL)",
+                [(cur.lastrowid, name) for name in v.CAPABILITIES],
+            )
+            return new_uid
+
+        return await self._write(run)
+
+    async def set_plan(self, uid: str, plan: str) -> None:
+        _check_plan(plan)
+        await self._update_account(uid, "UPDATE accounts SET plan = ? WHERE uid = ?", (plan, uid))
+
+    async def set_suspended(self, uid: str, suspended: bool) -> None:
+        await self._update_account(
+            uid, "UPDATE accounts SET suspended = ? WHERE uid = ?", (int(suspended), uid)
+        )
+
+    async def _update_account(self, uid: str, sql: str, params: tuple[Any, ...]) -> None:
+        def run(c: sqlite3.Connection) -> None:
+            if c.execute(sql, params).rowcount == 0:
+                raise NotFound(f"no account {uid}")
+
+        await self._write(run)
+
+    async def set_capability(self, uid: str, name: str, enabled: bool) -> CapabilityView:
+        if name not in v.CAPABILITIES:
+            raise ValueError(f"capability must be one of: {', '.join(v.CAPABILITIES)}")
+        now = self._now()
+
+        def run(c: sqlite3.Connection) -> CapabilityView:
+            account_id = _account_id(c, uid)
+            if enabled:
+                c.execute(
+                    "UPDATE capabilities SET enabled = 1, configured = 1, enabled_at = ? "
+                    "WHERE account_id = ? AND name = ?",
+                    (now, account_id, name),
+                )
+            else:
+                c.execute(
+                    "UPDATE capabilities SET enabled = 0 WHERE account_id = ? AND name = ?",
+                    (account_id, name),
+                )
+            row = c.execute(
+                "SELECT enabled, configured, enabled_at FROM capabilities "
+                "WHERE account_id = ? AND name = ?",
+                (account_id, name),
+            ).fetchone()
+            return CapabilityView(bool(row[0]), bool(row[1]), row[2])
+
+        return await self._write(run)
+
+    async def create_key(
+        self, account_uid: str, key_hash: str, prefix: str, label: str, scopes: Sequence[str]
+    ) -> KeyView:
+        bad = [s for s in scopes if s not in v.KEY_SCOPES]
+        if bad or not scopes:
+            raise ValueError(f"scopes must be among: {', '.join(v.KEY_SCOPES)}")
+        key_id = new_id("key")
+        now = self._now()
+
+        def run(c: sqlite3.Connection) -> KeyView:
+            account_id = _account_id(c, account_uid)
+            c.execute(
+                "INSERT INTO api_keys (id, account_id, key_hash, prefix, label, scopes, "
+                "created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)",
+                (key_id, account_id, key_hash, prefix, label, " ".join(scopes), now),
+            )
+            return KeyView(key_id, account_uid, prefix, label, tuple(scopes), now, None)
+
+        return await self._write(run)
+
+    async def revoke_key(self, prefix_or_id: str) -> KeyView:
+        now = self._now()
+
+        def run(c: sqlite3.Connection) -> KeyView:
+            rows = c.execute(
+                "SELECT k.id, a.uid, k.prefix, k.label, k.scopes, k.created_at, k.revoked_at "
+                "FROM api_keys k JOIN accounts a ON a.id = k.account_id "
+                "WHERE k.id = ? OR k.prefix = ?",
+                (prefix_or_id, prefix_or_id),
+            ).fetchall()
+            if not rows:
+                raise NotFound(f"no key with id or prefix {prefix_or_id}")
+            if len(rows) > 1:
+                ids = ", ".join(r[0] for r in rows)
+                raise Conflict(f"prefix {prefix_or_id} matches several keys ({ids}); use the id")
+            key = _key_view(rows[0])
+            if key.revoked_at is not None:
+                return key
+            c.execute("UPDATE api_keys SET revoked_at = ? WHERE id = ?", (now, key.id))
+            return _key_view((*rows[0][:6], now))
+
+        return await self._write(run)
+
+    async def connect_network(self, account_uid: str, network: str, ciphertext: bytes) -> None:
+        _check_network(network)
+        now = self._now()
+
+        def run(c: sqlite3.Connection) -> None:
+            account_id = _account_id(c, account_uid)
+            c.execute(
+                "INSERT INTO networks (account_id, network, status, connected_at) "
+                "VALUES (?, ?, 'never', ?) "
+                "ON CONFLICT (account_id, network) DO UPDATE SET connected_at = excluded.connected_at",
+                (account_id, network, now),
+            )
+            c.execute(
+                "INSERT INTO network_credentials (account_id, network, ciphertext, updated_at) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (account_id, network) DO UPDATE SET "
+                "ciphertext = excluded.ciphertext, updated_at = excluded.updated_at",
+                (account_id, network, ciphertext, now),
+            )
+
+        await self._write(run)
+
+    async def record_sync(
+        self,
+        account_uid: str,
+        network: str,
+        status: str,
+        *,
+        accounts: int,
+        programs: int,
+        transactions: int,
+    ) -> None:
+        if status not in v.NETWORK_SYNC_STATUSES or status == "never":
+            raise ValueError("a sync outcome is one of: ok, partial, auth_failed, error")
+        if min(accounts, programs, transactions) < 0:
+            raise ValueError("counts cannot be negative")
+        now = self._now()
+
+        def run(c: sqlite3.Connection) -> None:
+            account_id = _account_id(c, account_uid)
+            updated = c.execute(
+                "UPDATE networks SET status = ?, last_sync_at = ?, accounts = ?, programs = ?, "
+                "transactions = ? WHERE account_id = ? AND network = ?",
+                (status, now, accounts, programs, transactions, account_id, network),
+            ).rowcount
+            if not updated:
+                raise NotFound(f"account {account_uid} has not connected {network}")
+
+        await self._write(run)
+
+    async def upsert_commissions(
+        self, account_uid: str, network: str, rows: Sequence[NewCommission]
+    ) -> ImportResult:
+        _check_network(network)
+        seen: set[str] = set()
+        for row in rows:
+            check_commission(row)
+            if row.external_id in seen:
+                raise ValueError(f"external_id: {row.external_id!r} appears twice")
+            seen.add(row.external_id)
+        now = self._now()
+
+        def run(c: sqlite3.Connection) -> ImportResult:
+            account_id = _account_id(c, account_uid)
+            existing = dict(_existing(c, account_id, network, [r.external_id for r in rows]))
+            changed = [r for r in rows if existing.get(r.external_id) != _values(r)]
+            c.executemany(
+                UPSERT_COMMISSION_SQL,
+                [(account_id, network, r.external_id, *_values(r), now, now) for r in changed],
+            )
+            inserted = sum(1 for r in changed if r.external_id not in existing)
+            return ImportResult(inserted, len(changed) - inserted, len(rows) - len(changed))
+
+        return await self._write(run)
+
+
+# --- Row helpers (run inside worker threads) --------------------------------------------
+
+
+def _check_plan(plan: str) -> None:
+    if plan not in v.PLANS:
+        raise ValueError(f"plan must be one of: {', '.join(v.PLANS)}")
+
+
+def _check_network(network: str) -> None:
+    if not NETWORK_RE.fullmatch(network):
+        raise ValueError(f"network {network!r} must be 1-32 lowercase letters, digits, '-' or '_'")
+
+
+def _account_id(c: sqlite3.Connection, uid: str) -> int:
+    row = c.execute("SELECT id FROM accounts WHERE uid = ?", (uid,)).fetchone()
+    if row is None:
+        raise NotFound(f"no account {uid}")
+    return int(row[0])
+
+
+def _key_view(row: Sequence[Any]) -> KeyView:
+    key_id, uid, prefix, label, scopes, created_at, revoked_at = row
+    return KeyView(key_id, uid, prefix, label, tuple(scopes.split()), created_at, revoked_at)
+
+
+def _account_view(c: sqlite3.Connection, account_id: int) -> AccountView | None:
+    row = c.execute(
+        "SELECT uid, email, plan, suspended, created_at FROM accounts WHERE id = ?",
+        (account_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    caps = {
+        name: CapabilityView(bool(enabled), bool(configured), enabled_at)
+        for name, enabled, configured, enabled_at in c.execute(
+            "SELECT name, enabled, configured, enabled_at FROM capabilities WHERE account_id = ?",
+            (account_id,),
+        )
+    }
+    for name in v.CAPABILITIES:
+        caps.setdefault(name, CapabilityView(False, False, None))
+    networks = tuple(
+        NetworkView(*r)
+        for r in c.execute(
+            "SELECT network, status, connected_at, last_sync_at, accounts, programs, "
+            "transactions FROM networks WHERE account_id = ? ORDER BY network",
+            (account_id,),
+        )
+    )
+    return AccountView(
+        uid=row[0],
+        email=row[1],
+        plan=row[2],
+        suspended=bool(row[3]),
+        created_at=row[4],
+        capabilities={name: caps[name] for name in v.CAPABILITIES},
+        networks=networks,
+    )
+
+
+def _existing(
+    c: sqlite3.Connection, account_id: int, network: str, external_ids: Iterable[str]
+) -> Iterable[tuple[str, tuple[Any, ...]]]:
+    """(external_id, compared values) of the rows already stored among `external_ids`."""
+    ids = list(external_ids)
+    columns = ", ".join(_VALUE_FIELDS)
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        for row in c.execute(
+            f"SELECT external_id, {columns} FROM commissions "
+            f"WHERE account_id = ? AND network = ? AND external_id IN ({marks})",
+            (account_id, network, *chunk),
+        ):
+            yield row[0], tuple(row[1:])

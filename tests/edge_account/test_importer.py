@@ -1,0 +1,216 @@
+"""Commission imports: formats, normalisation, exact amounts, all-or-nothing, idempotence."""
+
+from __future__ import annotations
+
+import datetime as dt
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from edge.importer import ExportError, parse_amount, parse_export, parse_timestamp
+from edge.statusmap import load_status_map
+from edge.store import AccountStore
+from edge.store.base import NewCommission
+
+from .support import new_account
+
+STATUSES = load_status_map()
+
+CSV = """externalId,programName,programExternalId,status,saleAmount,commissionAmount,currency,clickedAt,transactedAt,subId
+T-1,Matelas Nuage,p-1,Validée,120.00,12.30,eur,2026-03-01T09:00:00+01:00,2026-03-04 10:11:12Z,sub-a
+T-2,,,En attente,,0.1,GBP,,2026-03-05T00:00:00Z,
+T-3,Factureo,p-2,bizarre,1234567.89,1234567.89,USD,,1772600000,
+"""
+
+JSONL = """{"externalId": "J-1", "status": "locked", "commissionAmount": 12.30, "saleAmount": 100, "currency": "EUR", "transactedAt": "2026-03-04T10:11:12.987654Z"}
+
+{"externalId": 42, "status": null, "commissionAmount": "0.10", "currency": "CHF", "transactedAt": "2026-03-04T10:11:12+0530", "clickedAt": null}
+"""
+
+
+def test_csv_rows_are_normalised():
+    rows = parse_export(CSV, "csv", "effiliation", STATUSES)
+    assert [r.external_id for r in rows] == ["T-1", "T-2", "T-3"]
+    first, second, third = rows
+    assert (first.status, first.raw_status) == ("approved", "Validée")
+    assert (first.sale_amount, first.commission_amount) == ("120.00", "12.30")
+    assert first.currency == "EUR"
+    assert first.clicked_at == "2026-03-01T08:00:00Z"
+    assert first.transacted_at == "2026-03-04T10:11:12Z"
+    assert (second.status, second.program_name, second.sale_amount) == ("pending", None, None)
+    assert (second.clicked_at, second.sub_id, second.commission_amount) == (None, None, "0.1")
+    assert (third.status, third.raw_status) == ("unknown", "bizarre")
+    assert third.transacted_at == "2026-03-04T04:53:20Z"  # Unix seconds
+    assert third.commission_amount == "1234567.89"
+
+
+def test_jsonl_keeps_number_literals_and_truncates_fractions():
+    rows = parse_export(JSONL, "jsonl", "cj", STATUSES)
+    first, second = rows
+    assert (first.status, first.raw_status) == ("approved", "locked")
+    assert (first.commission_amount, first.sale_amount) == ("12.30", "100")
+    assert first.transacted_at == "2026-03-04T10:11:12Z"
+    assert (second.external_id, second.status, second.raw_status) == ("42", "unknown", None)
+    assert second.transacted_at == "2026-03-04T04:41:12Z"
+
+
+def test_semicolon_csv_with_other_column_spellings():
+    text = "external_id;Commission Amount;CURRENCY;transacted-at;status;\nA;1.5;eur;2026-01-02;A;\n"
+    (row,) = parse_export(text, "csv", "tradedoubler", STATUSES)
+    assert (row.external_id, row.commission_amount, row.currency) == ("A", "1.5", "EUR")
+    assert (row.transacted_at, row.status) == ("2026-01-02T00:00:00Z", "approved")
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("0.1", "0.1"),
+        ("12.30", "12.30"),
+        ("1234567.89", "1234567.89"),
+        ("007.50", "7.50"),
+        ("-3.20", "-3.20"),
+        ("+4", "4"),
+        ("0", "0"),
+        (" 5.00 ", "5.00"),
+    ],
+)
+def test_amounts_keep_their_digits(raw, expected):
+    assert parse_amount(raw) == expected
+
+
+@pytest.mark.parametrize(
+    "raw", ["12,30", "1,234.56", "1e3", "NaN", "", "1.", ".5", "12 EUR", "--1"]
+)
+def test_amounts_in_other_forms_are_refused(raw):
+    with pytest.raises(ValueError):
+        parse_amount(raw)
+
+
+@pytest.mark.parametrize(
+    ("raw", "zone", "expected"),
+    [
+        ("2026-03-04T10:11:12Z", None, "2026-03-04T10:11:12Z"),
+        ("2026-03-04T10:11:12z", None, "2026-03-04T10:11:12Z"),
+        ("2026-03-04 10:11:12+01:00", None, "2026-03-04T09:11:12Z"),
+        ("2026-03-04T10:11+02", None, "2026-03-04T08:11:00Z"),
+        ("2026-03-04T10:11:12,5-0300", None, "2026-03-04T13:11:12Z"),
+        ("2026-03-04", None, "2026-03-04T00:00:00Z"),
+        ("2026-07-04 10:00:00", ZoneInfo("Europe/Paris"), "2026-07-04T08:00:00Z"),
+        ("2026-01-04 10:00:00", ZoneInfo("Europe/Paris"), "2026-01-04T09:00:00Z"),
+        ("1772600000", None, "2026-03-04T04:53:20Z"),
+    ],
+)
+def test_timestamp_forms_become_utc(raw, zone, expected):
+    assert parse_timestamp(raw, zone) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ("2026-03-04T10:11:12", "no UTC offset"),
+        ("2026-02-30", "calendar date"),
+        ("2026-02-30T10:00:00Z", "real date"),
+        ("04/03/2026", "ISO 8601"),
+        ("12345", "ISO 8601"),
+    ],
+)
+def test_bad_timestamps_say_why(raw, message):
+    with pytest.raises(ValueError, match=message):
+        parse_timestamp(raw, None)
+
+
+def problems_of(text: str, fmt: str) -> list[str]:
+    with pytest.raises(ExportError) as failed:
+        parse_export(text, fmt, "awin", STATUSES)
+    return failed.value.render("f")
+
+
+def test_a_bad_row_names_its_line_and_field():
+    text = CSV.replace("0.1,GBP", "0.1O,GBP")
+    assert problems_of(text, "csv") == [
+        "f:3: commissionAmount: '0.1O' is not a plain decimal number (digits, one '.' as "
+        "decimal separator, no thousands separators, no exponent)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "fmt", "expected"),
+    [
+        (
+            "externalId,commissionAmount,currency\nA,1,EUR\n",
+            "csv",
+            "f:1: header: missing column(s): transactedAt",
+        ),
+        (
+            "externalId,comission,commissionAmount,currency,transactedAt\n",
+            "csv",
+            "f:1: comission: unknown column",
+        ),
+        ("", "csv", "f:1: header: the file is empty"),
+        (
+            "externalId,commissionAmount,currency,transactedAt\nA,1,EUR\n",
+            "csv",
+            "f:2: row: has 3 fields",
+        ),
+        (
+            "externalId,commissionAmount,currency,transactedAt\nA,1,EUR,2026-01-01\nA,2,EUR,2026-01-01\n",
+            "csv",
+            "f:3: externalId: duplicate of line 2",
+        ),
+        (
+            'externalId,commissionAmount,currency,transactedAt\n"A\nB",1,EURO,2026-01-01\n',
+            "csv",
+            "f:2: currency: 'EURO' is not an ISO 4217 code",
+        ),
+        ('{"externalId": "A"}\n', "jsonl", "f:1: commissionAmount: is required"),
+        (
+            '\n\n{"externalId": "A", "commissionAmount": 1, "currency": "EUR", "transactedAt": true}\n',
+            "jsonl",
+            "f:3: transactedAt: expected a timestamp string",
+        ),
+        ("[1]\n", "jsonl", "f:1: line: expected a JSON object"),
+        ("{nope\n", "jsonl", "f:1: line: not valid JSON"),
+        (
+            '{"externalId": "A", "commissionAmount": 1.5e2, "currency": "EUR", "transactedAt": "2026-01-01"}\n',
+            "jsonl",
+            "f:1: commissionAmount: '1.5e2' is not a plain decimal",
+        ),
+        (
+            '{"externalId": "A", "commissionAmount": 1, "currency": "EUR", "transactedAt": "2026-01-01", "extra": 1}\n',
+            "jsonl",
+            "f:1: extra: unknown column",
+        ),
+    ],
+)
+def test_file_problems_are_reported_as_file_line_field(text, fmt, expected):
+    assert any(line.startswith(expected) for line in problems_of(text, fmt)), problems_of(text, fmt)
+
+
+async def test_import_is_all_or_nothing_and_idempotent(admin_store: AccountStore):
+    account = await new_account(admin_store)
+    rows = parse_export(CSV, "csv", "effiliation", STATUSES)
+    first = await admin_store.upsert_commissions(account.uid, "effiliation", rows)
+    assert (first.inserted, first.updated, first.unchanged) == (3, 0, 0)
+    again = await admin_store.upsert_commissions(account.uid, "effiliation", rows)
+    assert (again.inserted, again.updated, again.unchanged) == (0, 0, 3)
+
+    changed = parse_export(CSV.replace("En attente", "Validée"), "csv", "effiliation", STATUSES)
+    result = await admin_store.upsert_commissions(account.uid, "effiliation", changed)
+    assert (result.inserted, result.updated, result.unchanged) == (0, 1, 2)
+
+    # A bad row anywhere: the store refuses the whole batch before writing anything.
+    bad = [
+        *changed[:2],
+        NewCommission("T-9", "pending", None, "1,5", "EUR", "2026-01-01T00:00:00Z"),
+    ]
+    with pytest.raises(ValueError, match="commission_amount"):
+        await admin_store.upsert_commissions(account.uid, "effiliation", bad)
+    same = await admin_store.upsert_commissions(account.uid, "effiliation", changed)
+    assert (same.inserted, same.updated, same.unchanged) == (0, 0, 3)
+
+
+def test_naive_timestamps_use_the_given_zone():
+    text = "externalId,commissionAmount,currency,transactedAt\nA,1,EUR,2026-07-01 02:30:00\n"
+    (row,) = parse_export(text, "csv", "awin", STATUSES, ZoneInfo("Europe/Paris"))
+    assert row.transacted_at == "2026-07-01T00:30:00Z"
+    assert dt.datetime.fromisoformat(row.transacted_at).tzinfo is not None
