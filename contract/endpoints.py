@@ -22,6 +22,7 @@ class Param:
     minimum: int | None = None
     maximum: int | None = None
     default: int | None = None
+    example: str | int | bool | None = None  # shown in the OpenAPI document and docs
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,7 @@ LIMIT = Param(
     minimum=v.LIMIT_MIN,
     maximum=v.LIMIT_MAX,
     default=v.LIMIT_DEFAULT,
+    example=10,
 )
 CURSOR = Param("cursor", "cursor", "Opaque cursor taken from page.nextCursor of the previous call.")
 
@@ -51,13 +53,19 @@ PROGRAMS = Endpoint(
     path="/v1/programs",
     summary="List published programmes, highest score first.",
     params=(
-        Param("vertical", "enum", "Restrict to one industry.", enum=v.VERTICALS),
-        Param("model", "enum", "Restrict to one payout model.", enum=v.MODELS),
+        Param("vertical", "enum", "Restrict to one industry.", enum=v.VERTICALS, example="saas"),
+        Param("model", "enum", "Restrict to one payout model.", enum=v.MODELS, example="recurring"),
         Param(
-            "market", "market", "Restrict to a market: ISO 3166-1 alpha-2 code, case-insensitive."
+            "market",
+            "market",
+            "Restrict to a market: ISO 3166-1 alpha-2 code, case-insensitive.",
+            example="FR",
         ),
         Param(
-            "recurring", "boolean", "true keeps only recurring commissions, false only the others."
+            "recurring",
+            "boolean",
+            "true keeps only recurring commissions, false only the others.",
+            example=True,
         ),
         Param(
             "minScore",
@@ -65,6 +73,7 @@ PROGRAMS = Endpoint(
             f"Minimum attractiveness score, {v.SCORE_MIN} to {v.SCORE_MAX}.",
             minimum=v.SCORE_MIN,
             maximum=v.SCORE_MAX,
+            example=50,
         ),
         LIMIT,
         CURSOR,
@@ -97,10 +106,26 @@ COMMISSIONS = Endpoint(
     path="/v1/commissions",
     summary="Commissions from the account's connected networks, most recent first.",
     params=(
-        Param("network", "string", "Restrict to one network."),
-        Param("status", "enum", "Restrict to one normalised status.", enum=v.COMMISSION_STATUSES),
-        Param("from", "date", "Inclusive lower bound on the transaction date (YYYY-MM-DD, UTC)."),
-        Param("to", "date", "Inclusive upper bound on the transaction date (YYYY-MM-DD, UTC)."),
+        Param("network", "string", "Restrict to one network.", example="awin"),
+        Param(
+            "status",
+            "enum",
+            "Restrict to one normalised status.",
+            enum=v.COMMISSION_STATUSES,
+            example="approved",
+        ),
+        Param(
+            "from",
+            "date",
+            "Inclusive lower bound on the transaction date (YYYY-MM-DD, UTC).",
+            example="2025-01-01",
+        ),
+        Param(
+            "to",
+            "date",
+            "Inclusive upper bound on the transaction date (YYYY-MM-DD, UTC).",
+            example="2025-12-31",
+        ),
         LIMIT,
         CURSOR,
     ),

@@ -25,6 +25,8 @@ class Field:
     format: str | None = None  # date-time | uri
     minimum: int | None = None
     maximum: int | None = None
+    pattern: str | None = None  # ECMA-262 regular expression the string (or each item) matches
+    max_length: int | None = None
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,8 @@ PROGRAM = Resource(
             "slug",
             "string",
             "Stable identifier, used in the directory URL and in the by-slug path.",
+            pattern=v.SLUG_PATTERN,
+            max_length=v.SLUG_MAX_LENGTH,
         ),
         F("name", "string", "Programme name."),
         F("host", "string", "Advertiser domain, without scheme."),
@@ -68,7 +72,13 @@ PROGRAM = Resource(
             "Minimum balance before payment, in the advertiser currency.",
             minimum=0,
         ),
-        F("markets", "array", "ISO 3166-1 alpha-2 country codes.", items="string"),
+        F(
+            "markets",
+            "array",
+            "ISO 3166-1 alpha-2 country codes.",
+            items="string",
+            pattern=v.COUNTRY_PATTERN,
+        ),
         F("platform", "string", "Affiliate platform hosting the programme. Empty when in-house."),
         F("signupUrl", "string", "Where an affiliate applies.", format="uri"),
         F(
@@ -173,7 +183,12 @@ COMMISSION = Resource(
         F("rawStatus", "string", "The network's own wording of the status.", nullable=True),
         F("saleAmount", "number", "Order value, when the network reports it.", nullable=True),
         F("commissionAmount", "number", "Amount owed to the publisher."),
-        F("currency", "string", "ISO 4217 currency code. Never converted."),
+        F(
+            "currency",
+            "string",
+            "ISO 4217 currency code. Never converted.",
+            pattern=v.CURRENCY_PATTERN,
+        ),
         F(
             "clickedAt",
             "string",

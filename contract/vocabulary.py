@@ -66,6 +66,9 @@ LIMIT_DEFAULT = 25
 
 DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
 MARKET_PATTERN = r"^[A-Za-z]{2}$"
+# What the API returns: country codes upper case (ISO 3166-1 alpha-2), ISO 4217 currencies.
+COUNTRY_PATTERN = r"^[A-Z]{2}$"
+CURRENCY_PATTERN = r"^[A-Z]{3}$"
 
 # --- Errors ----------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import hmac
 from collections.abc import Mapping
@@ -34,14 +35,19 @@ def _unb64(text: str) -> bytes:
 
 def filters_digest(filters: Mapping[str, Any]) -> str:
     """A short, order-independent digest of the filters a cursor is bound to."""
-    canonical = orjson.dumps(
-        {k: str(v) for k, v in filters.items() if v is not None}, option=orjson.OPT_SORT_KEYS
-    )
+    return _digest(frozenset((k, str(v)) for k, v in filters.items() if v is not None))
+
+
+@functools.lru_cache(maxsize=4096)
+def _digest(items: frozenset[tuple[str, str]]) -> str:
+    # Memoised: list requests ask for it twice each, and clients reuse a few filter sets.
+    canonical = orjson.dumps(dict(items), option=orjson.OPT_SORT_KEYS)
     return hashlib.sha256(canonical).hexdigest()[:16]
 
 
 def _mac(secret: bytes, payload: bytes) -> bytes:
-    return hmac.new(secret, b"cursor:" + payload, hashlib.sha256).digest()[:_MAC_BYTES]
+    # hmac.digest: the one-shot C implementation, several times faster than hmac.new().
+    return hmac.digest(secret, b"cursor:" + payload, "sha256")[:_MAC_BYTES]
 
 
 def encode(secret: bytes, endpoint: str, filters: Mapping[str, Any], position: list[Any]) -> str:
@@ -50,22 +56,26 @@ def encode(secret: bytes, endpoint: str, filters: Mapping[str, Any], position: l
     return _b64(payload) + "." + _b64(_mac(secret, payload))
 
 
+def _not_ours() -> ApiError:
+    # Made only on failure: building an exception on the happy path costs every list request.
+    return ApiError("invalid_cursor", "cursor is not one this API issued", param="cursor")
+
+
 def decode(secret: bytes, token: str, endpoint: str, filters: Mapping[str, Any]) -> list[Any]:
     """The position in a cursor; ApiError(invalid_cursor) unless made here, for these filters."""
-    bad = ApiError("invalid_cursor", "cursor is not one this API issued", param="cursor")
     body, dot, sig = token.partition(".")
     if not dot or not body or not sig or not token.isascii():
-        raise bad
+        raise _not_ours()
     try:
         payload, mac = _unb64(body), _unb64(sig)
     except (binascii.Error, ValueError):
-        raise bad from None
+        raise _not_ours() from None
     if not hmac.compare_digest(mac, _mac(secret, payload)):
-        raise bad
+        raise _not_ours()
     try:
         version, made_for, digest, *position = orjson.loads(payload)
     except (orjson.JSONDecodeError, ValueError, TypeError):
-        raise bad from None
+        raise _not_ours() from None
     if version != _VERSION or made_for != endpoint:
         raise ApiError(
             "invalid_cursor",

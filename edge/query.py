@@ -21,8 +21,12 @@ from edge.errors import ApiError, invalid
 _DIGITS = re.compile(r"[0-9]{1,9}")
 _MARKET = re.compile(r"[A-Za-z]{2}")
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+# Surrogates cannot arrive over HTTP (undecodable bytes become U+FFFD) but are refused too.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 MAX_STRING = 200
-MAX_CURSOR = 1024
+# Cursors we issue are under 200 characters; the bound keeps every valid URL far below the
+# HTTP layer's 8 KiB request-line limit, even with other parameters percent-encoded.
+MAX_CURSOR = 256
 
 
 def _integer(p: Param, raw: str) -> int:
@@ -68,7 +72,9 @@ def _date(p: Param, raw: str) -> dt.date:
 
 
 def _string(p: Param, raw: str) -> str:
-    if len(raw) > MAX_STRING or not raw.isprintable():
+    # "Printable" is "no control character" (C0, DEL, C1): exactly what the OpenAPI
+    # document's pattern for such parameters says, so both agree on every value.
+    if len(raw) > MAX_STRING or _CONTROL.search(raw):
         raise invalid(p.name, f"{p.name} must be at most {MAX_STRING} printable characters")
     return raw
 
@@ -95,11 +101,18 @@ def parse_query(endpoint: Endpoint, items: Iterable[tuple[str, str]]) -> dict[st
 
     Parameters with a default (limit) are always present in the result.
     """
-    pairs = list(items)
     known = {p.name: p for p in endpoint.params}
-    for name, _ in pairs:
-        if name not in known:
-            shown = name if len(name) <= 40 and name.isprintable() else name[:40].encode().hex()
+    # One pass groups the values by name (this runs on every list request).
+    given_by_name: dict[str, list[str]] = {}
+    for name, value in items:
+        if name in known:
+            given_by_name.setdefault(name, []).append(value)
+        else:
+            shown = (
+                name
+                if len(name) <= 40 and name.isprintable()
+                else name[:40].encode("utf-8", "surrogatepass").hex()
+            )
             raise ApiError(
                 "unknown_parameter",
                 f"{endpoint.path} does not take the parameter {shown!r}; it takes: "
@@ -108,7 +121,7 @@ def parse_query(endpoint: Endpoint, items: Iterable[tuple[str, str]]) -> dict[st
             )
     values: dict[str, Any] = {}
     for p in endpoint.params:
-        given = [value for name, value in pairs if name == p.name]
+        given = given_by_name.get(p.name) or []
         if len(given) > 1:
             raise invalid(p.name, f"{p.name} is given {len(given)} times; give it once")
         if not given:

@@ -1,12 +1,45 @@
-"""Per-key rate limits (not built yet: passes requests through)."""
+"""Per-key rate limits: GCRA over one timestamp per key, and the middleware that applies it.
+
+The algorithm is GCRA (the generic cell rate algorithm), a token bucket stored as a single
+number per key, its "theoretical arrival time" (TAT): the instant at which the key's bucket
+would be full again. With `limit` requests per `window` seconds each request costs
+`window / limit` seconds of TAT, and a request is allowed while the TAT it would leave is
+at most `window` seconds ahead of now. So a key that has been idle can make `limit` requests
+at once, then one more every `window / limit` seconds. In any span of t seconds at most
+`limit + t * limit / window` requests pass, so there is no burst of `2 * limit` within moments
+around a window boundary, as a fixed window counter allows.
+
+What the headers say (draft-ietf-httpapi-ratelimit-headers, the `RateLimit-*` fields):
+- `RateLimit-Limit`: requests allowed per window for the key's plan;
+- `RateLimit-Remaining`: requests the key could still make right now, this one counted;
+- `RateLimit-Reset`: seconds until the quota is whole again (Remaining back to Limit) if the
+  key makes no further request, rounded up;
+- `Retry-After` (429 only): seconds until the next request will be allowed, rounded up, >= 1.
+
+The limiter is an interface (`Limiter`); the embedded one keeps its state in memory for one
+process with a bounded number of entries. A shared store (Redis) implements the same `hit`.
+"""
 
 from __future__ import annotations
 
+import math
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from aiohttp import web
 
+from edge import appkeys
+from edge.errors import ApiError
 from edge.middlewares import Handler
+
+# Float arithmetic on times: a value within this much of an integer counts as that integer,
+# so that e.g. 600 requests per 60 s (0.1 s each) give exact Remaining/Reset values.
+_EPSILON = 1e-6
+
+DEFAULT_CAPACITY = 100_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,8 +51,157 @@ class RateState:
     remaining: int
     reset_seconds: int
     allowed: bool = True
+    retry_after_seconds: int = 0  # > 0 only when not allowed
+
+
+def _ceil(seconds: float) -> int:
+    return max(0, math.ceil(seconds - _EPSILON))
+
+
+def gcra(tat: float | None, now: float, limit: int, window: int) -> tuple[float | None, RateState]:
+    """One request at `now` against a key whose theoretical arrival time is `tat`.
+
+    Returns the key's new TAT (unchanged when the request is denied: refused requests cost
+    nothing) and the decision. `tat` is None for a key with no history.
+    """
+    interval = window / limit  # cost of one request, in seconds of TAT
+    start = now if tat is None else max(tat, now)
+    new_tat = start + interval
+    # Allowed while the bucket would not be more than `window` seconds from full.
+    if new_tat - now <= window + _EPSILON:
+        remaining = math.floor((window - (new_tat - now)) / interval + _EPSILON)
+        return new_tat, RateState(
+            limit=limit,
+            window_seconds=window,
+            remaining=max(0, remaining),
+            reset_seconds=_ceil(new_tat - now),
+        )
+    return tat, RateState(
+        limit=limit,
+        window_seconds=window,
+        remaining=0,
+        reset_seconds=_ceil(start - now),
+        allowed=False,
+        retry_after_seconds=max(1, _ceil(new_tat - window - now)),
+    )
+
+
+class Limiter(Protocol):
+    """Counts one request of `key` and says whether it may go on."""
+
+    async def hit(self, key: str, limit: int, window: int) -> RateState: ...
+
+
+class MemoryLimiter:
+    """GCRA in one process's memory, with at most `capacity` keys remembered.
+
+    Entries are kept in least-recently-used order. When there are too many, the entries whose
+    bucket is full again (TAT in the past) go first: they carry no information. Only if that
+    is not enough are the least recently used others dropped; such a key merely starts again
+    with a whole quota, which never refuses a request that should have been allowed.
+    """
+
+    def __init__(
+        self, capacity: int = DEFAULT_CAPACITY, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        if capacity < 1:
+            raise ValueError("capacity must be at least 1")
+        self._capacity = capacity
+        # Evicting down to a low-water mark, not just to the cap, keeps the full sweep
+        # below from running on every new key once the table is full.
+        self._low_water = max(1, capacity - max(1, capacity // 10))
+        self._clock = clock
+        self._tats: OrderedDict[str, float] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._tats)
+
+    async def hit(self, key: str, limit: int, window: int) -> RateState:
+        # No await inside: on one event loop the read-modify-write below is atomic.
+        now = self._clock()
+        tat, state = gcra(self._tats.get(key), now, limit, window)
+        if tat is not None:
+            self._tats[key] = tat
+            self._tats.move_to_end(key)
+            if len(self._tats) > self._capacity:
+                self._evict(now)
+        return state
+
+    def _evict(self, now: float) -> None:
+        recovered = [key for key, tat in self._tats.items() if tat <= now]
+        for key in recovered:
+            del self._tats[key]
+        while len(self._tats) > self._low_water:
+            self._tats.popitem(last=False)
+
+
+def rate_headers(state: RateState) -> dict[str, str]:
+    """The RateLimit-* response headers for a decision."""
+    return {
+        "RateLimit-Limit": str(state.limit),
+        "RateLimit-Remaining": str(state.remaining),
+        "RateLimit-Reset": str(state.reset_seconds),
+    }
+
+
+def create_limiter(config_redis_url: str | None, redis_timeout: float = 0.5) -> Limiter:
+    """The limiter a configuration asks for: shared through Redis with a URL, else in memory.
+
+    No I/O here: the Redis client connects on first use (limiter_context connects it at
+    startup). ConfigError for an unusable URL.
+    """
+    if config_redis_url:
+        # Imported here so that redis-py is loaded only by edges that use it.
+        from edge.ratelimit_redis import create_redis_limiter
+
+        return create_redis_limiter(config_redis_url, redis_timeout)
+    return MemoryLimiter()
+
+
+async def limiter_context(app: web.Application) -> AsyncIterator[None]:
+    """cleanup_ctx: create the limiter at startup; a Redis one connects first, closes last."""
+    config = app[appkeys.CONFIG]
+    if not config.redis_url:
+        app[appkeys.LIMITER] = MemoryLimiter()
+        yield
+        return
+    from edge.ratelimit_redis import create_redis_limiter  # see create_limiter
+
+    async with create_redis_limiter(config.redis_url, config.redis_timeout) as limiter:
+        app[appkeys.LIMITER] = limiter
+        yield
+
+
+def setup(app: web.Application) -> None:
+    app.cleanup_ctx.append(limiter_context)
 
 
 @web.middleware
 async def ratelimit_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    return await handler(request)
+    """Count authenticated requests (not CORS preflights); answer 429 over the limit."""
+    principal = request.get(appkeys.PRINCIPAL)
+    if principal is None or request.method == "OPTIONS":
+        return await handler(request)
+    limit, window = request.app[appkeys.CONFIG].rate_limit(principal.plan)
+    state = await request.app[appkeys.LIMITER].hit(principal.key_id, limit, window)
+    headers = rate_headers(state)
+    if not state.allowed:
+        raise ApiError(
+            "rate_limited",
+            f"rate limit of {limit} requests per {window} s exceeded; "
+            f"retry in {state.retry_after_seconds} s",
+            headers={**headers, "Retry-After": str(state.retry_after_seconds)},
+        )
+    request[appkeys.RATE_STATE] = state
+    try:
+        response = await handler(request)
+    except ApiError as error:
+        # The error middleware outside turns it into JSON and keeps `error.headers`.
+        error.headers.update(headers)
+        raise
+    except web.HTTPException as exc:
+        # e.g. a raised 304 Not Modified: it counted, so it says so too.
+        exc.headers.update(headers)
+        raise
+    response.headers.update(headers)
+    return response

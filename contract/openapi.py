@@ -1,0 +1,462 @@
+"""The OpenAPI 3.1 document of /v1, generated from the contract tables.
+
+Everything here is derived from `contract.vocabulary`, `contract.resources` and
+`contract.endpoints`, the same definitions the edge validates queries with, so the document
+cannot drift from the code. `render()` gives the exact bytes that the build writes to
+`dist/openapi.json` and that the edge serves at `GET /v1/openapi.json`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import orjson
+
+from contract import vocabulary as v
+from contract.endpoints import ENDPOINTS, Endpoint, Param
+from contract.resources import BY_NAME, RESOURCES, Field, Resource
+
+OPENAPI_VERSION = "3.1.0"
+DOCUMENT_VERSION = "1.0.0"
+PATH = "/v1/openapi.json"
+SECURITY_SCHEME = "apiKey"
+
+JSON = "application/json"
+REQUEST_ID_PATTERN = r"^req_[0-9a-f]{24}$"
+# Values the edge's query parser accepts for a free-text filter: no control characters.
+PRINTABLE_PATTERN = r"^[^\u0000-\u001f\u007f-\u009f]+$"
+# Dates are written with ASCII digits only (`\d` of the spec, in ECMA-262's sense).
+DATE_PATTERN = v.DATE_PATTERN.replace(r"\d", "[0-9]")
+MAX_STRING = 200  # edge.query.MAX_STRING
+MAX_CURSOR = 256  # edge.query.MAX_CURSOR
+# What a cursor is made of: URL-safe characters only (RFC 3986 "unreserved").
+CURSOR_PATTERN = r"^[A-Za-z0-9._~-]+$"
+
+# Endpoints answering conditional GETs (ETag / If-None-Match -> 304).
+CONDITIONAL: frozenset[str] = frozenset({"programs", "program", "openapi"})
+
+OPERATION_IDS: dict[str, str] = {
+    "programs": "listPrograms",
+    "program": "getProgram",
+    "me": "getMe",
+    "commissions": "listCommissions",
+    "openapi": "getOpenApiDocument",
+}
+TAGS: dict[str, str] = {
+    "programs": "directory",
+    "program": "directory",
+    "me": "account",
+    "commissions": "account",
+    "openapi": "meta",
+}
+
+STATUS_DESCRIPTIONS: dict[int, str] = {
+    304: "Not modified: the representation still matches the ETag given in If-None-Match.",
+    400: "A query parameter is unknown, invalid or inconsistent; `code` and `param` say which.",
+    401: "No usable `Authorization: Bearer` header (`missing_api_key`); a malformed, unknown "
+    "or revoked key, or outside /v1/me a suspended account's key (`invalid_api_key`).",
+    403: "The key's account is suspended (`forbidden`); its keys answer 401 elsewhere.",
+    404: "No published programme has this slug (unknown, unpublished and rejected alike).",
+    429: "The key is over its rate limit; retry after `Retry-After` seconds.",
+    503: "The data behind the endpoint cannot be read right now; retry after `Retry-After`.",
+}
+
+
+def _ref(kind: str, name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/{kind}/{name}"}
+
+
+# --- Schemas ---------------------------------------------------------------------------
+
+
+def _scalar(type_: str, f: Field) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": type_}
+    if f.enum is not None:
+        schema["enum"] = list(f.enum)
+    if f.format is not None:
+        schema["format"] = f.format
+    if f.pattern is not None:
+        schema["pattern"] = f.pattern
+    if f.max_length is not None:
+        schema["maxLength"] = f.max_length
+    if f.minimum is not None:
+        schema["minimum"] = f.minimum
+    if f.maximum is not None:
+        schema["maximum"] = f.maximum
+    return schema
+
+
+def field_schema(f: Field) -> dict[str, Any]:
+    """The JSON Schema of one resource member (nullable: `type: [T, "null"]`)."""
+    if f.ref is not None:
+        schema: dict[str, Any] = _ref("schemas", f.ref)
+        if f.nullable:
+            schema = {"anyOf": [schema, {"type": "null"}]}
+    elif f.type == "array":
+        assert f.items is not None
+        items = (
+            _ref("schemas", f.items)
+            if f.items in BY_NAME
+            else _scalar(f.items, Field(f.name, f.items, "", enum=f.enum, pattern=f.pattern))
+        )
+        schema = {"type": ["array", "null"] if f.nullable else "array", "items": items}
+    else:
+        schema = _scalar(f.type, f)
+        if f.nullable:
+            schema["type"] = [f.type, "null"]
+            if "enum" in schema:
+                schema["enum"] = [*schema["enum"], None]
+    schema["description"] = f.description
+    return schema
+
+
+def resource_schema(resource: Resource) -> dict[str, Any]:
+    """An object with every member required (the spec: all fields are always present)."""
+    return {
+        "type": "object",
+        "description": resource.description,
+        "properties": {f.name: field_schema(f) for f in resource.fields},
+        "required": list(resource.names),
+        # Strict on purpose: a member the spec does not list (a credential, a key) is a bug.
+        "additionalProperties": False,
+    }
+
+
+def envelope_name(endpoint: Endpoint) -> str:
+    return f"{endpoint.resource}List" if endpoint.is_list else f"{endpoint.resource}Response"
+
+
+def envelope_schema(endpoint: Endpoint) -> dict[str, Any]:
+    """`{data}` for one resource, `{data: [...], page}` for a list."""
+    item = _ref("schemas", endpoint.resource)
+    if endpoint.is_list:
+        return {
+            "type": "object",
+            "description": f"A page of {endpoint.resource} items and where the page stands.",
+            "properties": {
+                "data": {"type": "array", "items": item, "maxItems": v.LIMIT_MAX},
+                "page": _ref("schemas", "PageInfo"),
+            },
+            "required": ["data", "page"],
+            "additionalProperties": False,
+        }
+    return {
+        "type": "object",
+        "description": f"One {endpoint.resource}.",
+        "properties": {"data": item},
+        "required": ["data"],
+        "additionalProperties": False,
+    }
+
+
+# --- Parameters ------------------------------------------------------------------------
+
+
+def param_schema(p: Param) -> dict[str, Any]:
+    """The JSON Schema of a query parameter, as strict as `edge.query` is."""
+    if p.kind == "enum":
+        assert p.enum is not None
+        return {"type": "string", "enum": list(p.enum)}
+    if p.kind == "integer":
+        schema: dict[str, Any] = {"type": "integer"}
+        if p.minimum is not None:
+            schema["minimum"] = p.minimum
+        if p.maximum is not None:
+            schema["maximum"] = p.maximum
+        if p.default is not None:
+            schema["default"] = p.default
+        return schema
+    if p.kind == "boolean":
+        return {"type": "boolean"}
+    if p.kind == "market":
+        return {"type": "string", "pattern": v.MARKET_PATTERN}
+    if p.kind == "date":
+        return {"type": "string", "format": "date", "pattern": DATE_PATTERN}
+    if p.kind == "string":
+        return {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": MAX_STRING,
+            "pattern": PRINTABLE_PATTERN,
+        }
+    if p.kind == "cursor":
+        return {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": MAX_CURSOR,
+            "pattern": CURSOR_PATTERN,
+        }
+    raise ValueError(f"no schema for parameter kind {p.kind!r}")
+
+
+def query_parameter(p: Param) -> dict[str, Any]:
+    parameter = {
+        "name": p.name,
+        "in": "query",
+        "required": False,
+        "description": p.description,
+        "schema": param_schema(p),
+    }
+    if p.example is not None:
+        parameter["example"] = p.example
+    return parameter
+
+
+PATH_PARAMETERS: dict[str, dict[str, Any]] = {
+    "slug": {
+        "name": "slug",
+        "in": "path",
+        "required": True,
+        "description": "Programme slug, as returned by the list endpoint.",
+        "example": "academie-du-code",
+        "schema": {
+            "type": "string",
+            "pattern": v.SLUG_PATTERN,
+            "minLength": 1,
+            "maxLength": v.SLUG_MAX_LENGTH,
+        },
+    }
+}
+
+
+def path_parameters(path: str) -> list[dict[str, Any]]:
+    return [PATH_PARAMETERS[name] for name in re.findall(r"{(\w+)}", path)]
+
+
+# --- Responses -------------------------------------------------------------------------
+
+
+def _header(name: str, required: bool = False) -> dict[str, Any]:
+    header = dict(HEADERS[name])
+    header["required"] = required
+    return header
+
+
+HEADERS: dict[str, dict[str, Any]] = {
+    "X-Request-Id": {
+        "description": "Identifier of this request; equals `requestId` in error bodies.",
+        "schema": {"type": "string", "pattern": REQUEST_ID_PATTERN},
+    },
+    "RateLimit-Limit": {
+        "description": "Requests allowed per window for the key's plan.",
+        "schema": {"type": "integer", "minimum": 1},
+    },
+    "RateLimit-Remaining": {
+        "description": "Requests the key can still make right now, this one counted.",
+        "schema": {"type": "integer", "minimum": 0},
+    },
+    "RateLimit-Reset": {
+        "description": "Seconds until the key's quota is whole again if it makes no request.",
+        "schema": {"type": "integer", "minimum": 0},
+    },
+    "Retry-After": {
+        "description": "Seconds to wait before retrying.",
+        "schema": {"type": "integer", "minimum": 1},
+    },
+    "ETag": {
+        "description": "Validator of the representation; send it back in If-None-Match.",
+        "schema": {"type": "string"},
+    },
+    "Cache-Control": {
+        "description": "How long shared and private caches may keep the answer.",
+        "schema": {"type": "string"},
+    },
+    "Link": {
+        "description": 'The next page\'s full URL, as `<URL>; rel="next"`, when there is one.',
+        "schema": {"type": "string"},
+    },
+    "WWW-Authenticate": {
+        "description": "The authentication scheme to use: Bearer.",
+        "schema": {"type": "string", "pattern": "^Bearer"},
+    },
+}
+
+RATE_HEADERS = ("RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")
+# Statuses whose answer has always been through the rate limiter (see edge.ratelimit): the
+# others can also be answered before it (a 404 by routing, a 503 by authentication).
+RATE_COUNTED = frozenset({200, 304, 400, 403, 429})
+
+
+def error_codes(endpoint: Endpoint, status: int) -> list[str]:
+    """The `code` values one endpoint can answer with `status`."""
+    codes = [code for code, s in v.ERROR_CODES.items() if s == status]
+    if status == 400:
+        names = {p.name for p in endpoint.params}
+        if "cursor" not in names:
+            codes.remove("invalid_cursor")
+        if not {"from", "to"} <= names:
+            codes.remove("invalid_date_range")
+    return codes
+
+
+def _headers(endpoint: Endpoint, status: int) -> dict[str, Any]:
+    headers = {"X-Request-Id": _header("X-Request-Id", required=True)}
+    if not endpoint.public and status != 401:
+        for name in RATE_HEADERS:
+            headers[name] = _header(name, required=status in RATE_COUNTED)
+    if status in (429, 503):
+        headers["Retry-After"] = _header("Retry-After", required=True)
+    if status == 401:
+        headers["WWW-Authenticate"] = _header("WWW-Authenticate", required=True)
+        # Sent when the key could not be checked because the account store is down.
+        headers["Retry-After"] = _header("Retry-After")
+    if status in (200, 304) and endpoint.name in CONDITIONAL:
+        headers["ETag"] = _header("ETag", required=True)
+    if status == 200:
+        headers["Cache-Control"] = _header("Cache-Control")
+        if endpoint.is_list:
+            headers["Link"] = _header("Link")
+    return headers
+
+
+def error_response(endpoint: Endpoint, status: int) -> dict[str, Any]:
+    schema = {
+        "allOf": [
+            _ref("schemas", "Error"),
+            {
+                "properties": {
+                    "code": {"enum": error_codes(endpoint, status)},
+                    "status": {"const": status},
+                }
+            },
+        ]
+    }
+    return {
+        "description": STATUS_DESCRIPTIONS[status],
+        "headers": _headers(endpoint, status),
+        "content": {JSON: {"schema": schema}},
+    }
+
+
+def _links(endpoint: Endpoint) -> dict[str, Any]:
+    """Where a 200 answer leads: the next page, and a listed programme by its slug."""
+    if not endpoint.is_list:
+        return {}
+    filters = {p.name: f"$request.query.{p.name}" for p in endpoint.params if p.name != "cursor"}
+    links: dict[str, Any] = {
+        "nextPage": {
+            "operationId": OPERATION_IDS[endpoint.name],
+            "description": "The next page: the same filters and page.nextCursor as cursor.",
+            "parameters": {**filters, "cursor": "$response.body#/page/nextCursor"},
+        }
+    }
+    if endpoint.resource == "Program":
+        links["programBySlug"] = {
+            "operationId": OPERATION_IDS["program"],
+            "description": "The first programme of the page, by its slug.",
+            "parameters": {"slug": "$response.body#/data/0/slug"},
+        }
+    return links
+
+
+def operation(endpoint: Endpoint) -> dict[str, Any]:
+    ok: dict[str, Any] = {
+        "description": endpoint.summary,
+        "headers": _headers(endpoint, 200),
+        "content": {JSON: {"schema": _ref("schemas", envelope_name(endpoint))}},
+    }
+    links = _links(endpoint)
+    if links:
+        ok["links"] = links
+    responses: dict[str, Any] = {"200": ok}
+    if endpoint.name in CONDITIONAL:
+        responses["304"] = {
+            "description": STATUS_DESCRIPTIONS[304],
+            "headers": _headers(endpoint, 304),
+        }
+    for status in endpoint.statuses:
+        responses[str(status)] = error_response(endpoint, status)
+    return {
+        "operationId": OPERATION_IDS[endpoint.name],
+        "tags": [TAGS[endpoint.name]],
+        "summary": endpoint.summary,
+        "parameters": path_parameters(endpoint.path)
+        + [query_parameter(p) for p in endpoint.params],
+        "responses": responses,
+    }
+
+
+def openapi_operation() -> dict[str, Any]:
+    """`GET /v1/openapi.json`: this document; the one path that needs no key."""
+    endpoint = Endpoint(
+        name="openapi",
+        path=PATH,
+        summary="This OpenAPI document.",
+        params=(),
+        statuses=(),
+        resource="",
+        public=True,
+    )
+    return {
+        "operationId": OPERATION_IDS["openapi"],
+        "tags": [TAGS["openapi"]],
+        "summary": endpoint.summary,
+        "description": "The API's own description, readable without a key.",
+        "security": [],
+        "responses": {
+            "200": {
+                "description": "The OpenAPI 3.1 document of /v1.",
+                "headers": _headers(endpoint, 200),
+                "content": {JSON: {"schema": {"type": "object", "required": ["openapi"]}}},
+            },
+            "304": {"description": STATUS_DESCRIPTIONS[304], "headers": _headers(endpoint, 304)},
+        },
+    }
+
+
+# --- The document ----------------------------------------------------------------------
+
+DESCRIPTION = """\
+A read-only JSON API over a directory of published affiliate programmes and over the
+calling account's commissions. Every request is a GET; every `/v1` path but this document
+needs `Authorization: Bearer <API key>`.
+
+Errors share one body (`Error`); branch on `code`, never on `message`. Every response
+carries `X-Request-Id`. Authenticated responses carry `RateLimit-Limit`,
+`RateLimit-Remaining` and `RateLimit-Reset`; 429 and 503 also carry `Retry-After`.
+Unknown query parameters, empty or repeated ones are refused with 400 on the endpoints that
+take parameters. The human reference is docs/api.md in the project."""
+
+
+def document() -> dict[str, Any]:
+    """The whole OpenAPI 3.1 document, as plain data."""
+    schemas = {r.name: resource_schema(r) for r in RESOURCES}
+    for endpoint in ENDPOINTS:
+        schemas[envelope_name(endpoint)] = envelope_schema(endpoint)
+    paths: dict[str, Any] = {e.path: {"get": operation(e)} for e in ENDPOINTS}
+    paths[PATH] = {"get": openapi_operation()}
+    return {
+        "openapi": OPENAPI_VERSION,
+        "info": {
+            "title": "Affiliate programme directory and commission reporting API",
+            "version": DOCUMENT_VERSION,
+            "description": DESCRIPTION,
+        },
+        "tags": [
+            {
+                "name": "directory",
+                "description": "Published programmes; the same rows for every key.",
+            },
+            {"name": "account", "description": "The calling account and its commissions."},
+            {"name": "meta", "description": "The API's own description."},
+        ],
+        "security": [{SECURITY_SCHEME: []}],
+        "paths": paths,
+        "components": {
+            "securitySchemes": {
+                SECURITY_SCHEME: {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "bearerFormat": "API key",
+                    "description": "An API key, sent as `Authorization: Bearer <API key>`.",
+                }
+            },
+            "schemas": schemas,
+        },
+    }
+
+
+def render() -> bytes:
+    """The document as deterministic JSON bytes (sorted keys, 2-space indent, final newline)."""
+    return orjson.dumps(document(), option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"

@@ -1,0 +1,53 @@
+"""GET /v1/openapi.json: the OpenAPI document, readable without a key.
+
+The bytes are generated in-process once, when the application is made, from the same
+`contract` tables as the build's `dist/openapi.json`, so the two copies are identical.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from aiohttp import web
+
+from contract import openapi
+from edge.middlewares import JSON
+
+CACHE_CONTROL = "public, max-age=300"
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    body: bytes
+    etag: str
+
+    @classmethod
+    def of(cls, body: bytes) -> Document:
+        return cls(body=body, etag='"' + hashlib.sha256(body).hexdigest()[:32] + '"')
+
+
+DOCUMENT = web.AppKey("openapi_document", Document)
+
+
+def etag_matches(if_none_match: str | None, etag: str) -> bool:
+    """RFC 9110 If-None-Match: `*` or a list of tags, compared weakly (W/ ignored)."""
+    if not if_none_match:
+        return False
+    tags = [tag.strip() for tag in if_none_match.split(",")]
+    return any(tag == "*" or tag.removeprefix("W/") == etag for tag in tags)
+
+
+async def get_openapi(request: web.Request) -> web.Response:
+    # Query parameters are ignored: this path lists no 400 and takes none.
+    document = request.app[DOCUMENT]
+    headers = {"ETag": document.etag, "Cache-Control": CACHE_CONTROL}
+    if etag_matches(request.headers.get("If-None-Match"), document.etag):
+        return web.Response(status=304, headers=headers)
+    return web.Response(body=document.body, content_type=JSON, headers=headers)
+
+
+def setup(app: web.Application) -> None:
+    """Register the route and the document it serves."""
+    app[DOCUMENT] = Document.of(openapi.render())
+    app.router.add_get(openapi.PATH, get_openapi)

@@ -1,0 +1,66 @@
+"""Schemathesis hooks for the contract run (loaded with SCHEMATHESIS_HOOKS=schemathesis_hooks).
+
+JSON Schema cannot say two rules of the API, so a request that the document calls valid
+can still be refused with a documented 400:
+- a cursor is valid only for the endpoint and the filters it was issued with;
+- `from` must not be later than `to`.
+For *positive* cases only (the ones schemathesis expects the API to accept), this hook makes
+the request obey those rules before it is sent: it swaps `from`/`to` when reversed and drops
+a cursor the API did not issue for these filters. Negative cases are sent as generated, and
+every check still runs on every response.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import schemathesis
+
+from contract.endpoints import COMMISSIONS, PROGRAMS, Endpoint
+from edge import cursor
+from edge.errors import ApiError
+from edge.query import parse_query
+
+SECRET_ENV = "CONTRACT_CURSOR_SECRET"
+LIST_ENDPOINTS: dict[str, Endpoint] = {PROGRAMS.path: PROGRAMS, COMMISSIONS.path: COMMISSIONS}
+
+
+def wire(value: Any) -> str:
+    """A query value as the client sends it (booleans are lowercase words)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def issued_for(endpoint: Endpoint, query: dict[str, Any], secret: bytes) -> bool | None:
+    """Whether the cursor in `query` was issued for its filters; None if the query is bad."""
+    try:
+        values = parse_query(endpoint, [(name, wire(value)) for name, value in query.items()])
+    except ApiError:
+        return None
+    filters = {p.name: values.get(p.name) for p in endpoint.params if p.kind != "cursor"}
+    filters.pop("limit", None)  # a cursor is not bound to the page size
+    try:
+        cursor.decode(secret, values["cursor"], endpoint.name, filters)
+    except ApiError:
+        return False
+    return True
+
+
+@schemathesis.hook
+def before_call(context: schemathesis.HookContext, case: Any, kwargs: dict[str, Any]) -> None:
+    meta = case.meta
+    if meta is None or not meta.generation.mode.is_positive:
+        return
+    endpoint = LIST_ENDPOINTS.get(case.operation.path)
+    query = case.query
+    if endpoint is None or not isinstance(query, dict):
+        return
+    low, high = query.get("from"), query.get("to")
+    if isinstance(low, str) and isinstance(high, str) and low > high:
+        query["from"], query["to"] = high, low
+    if "cursor" in query:
+        secret = os.environ[SECRET_ENV].encode()
+        if issued_for(endpoint, query, secret) is False:
+            del query["cursor"]

@@ -1,0 +1,126 @@
+"""The rate limit as clients see it: RateLimit-* headers, 429, per plan, through a real server."""
+
+from __future__ import annotations
+
+from aiohttp import web
+from contract_support import FREE_KEY, PRO_KEY, bearer
+
+from edge import appkeys
+from edge.errors import invalid
+
+RATE_HEADERS = ("RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")
+
+
+async def echo_state(request: web.Request) -> web.Response:
+    """What /v1/me will report: the decision the middleware stored for this request."""
+    state = request[appkeys.RATE_STATE]
+    return web.json_response(
+        {"limit": state.limit, "window": state.window_seconds, "remaining": state.remaining}
+    )
+
+
+async def bad_parameter(request: web.Request) -> web.Response:
+    raise invalid("limit", "limit must be an integer from 1 to 100")
+
+
+async def not_modified(request: web.Request) -> web.Response:
+    raise web.HTTPNotModified()
+
+
+ROUTES = {"/v1/_ok": echo_state, "/v1/_bad": bad_parameter, "/v1/_304": not_modified}
+
+
+def rate(resp) -> tuple[int, int, int]:
+    return tuple(int(resp.headers[name]) for name in RATE_HEADERS)
+
+
+async def test_every_counted_answer_says_limit_remaining_reset(limited_client):
+    client = await limited_client(ROUTES, rate_limit_free=(5, 60))
+    resp = await client.get("/v1/_ok", headers=bearer(FREE_KEY))
+    assert resp.status == 200
+    assert rate(resp) == (5, 4, 12)  # 12 s per request: whole again in 12 s
+    assert await resp.json() == {"limit": 5, "window": 60, "remaining": 4}
+    resp = await client.get("/v1/_bad", headers=bearer(FREE_KEY))
+    assert resp.status == 400
+    assert (await resp.json())["code"] == "invalid_parameter"
+    assert rate(resp) == (5, 3, 24)
+    resp = await client.get("/v1/_304", headers=bearer(FREE_KEY))
+    assert resp.status == 304
+    assert rate(resp) == (5, 2, 36)
+
+
+async def test_a_real_handlers_400_carries_the_headers(limited_client):
+    client = await limited_client(rate_limit_free=(5, 60))
+    resp = await client.get("/v1/programs?limit=0", headers=bearer(FREE_KEY))
+    assert resp.status == 400
+    body = await resp.json()
+    assert (body["code"], body["param"]) == ("invalid_parameter", "limit")
+    assert rate(resp) == (5, 4, 12)
+
+
+async def test_exhaustion_then_429_then_recovery(limited_client, clock):
+    client = await limited_client(ROUTES, rate_limit_free=(3, 30))
+    for remaining in (2, 1, 0):
+        resp = await client.get("/v1/_ok", headers=bearer(FREE_KEY))
+        assert resp.status == 200 and rate(resp)[1] == remaining
+    resp = await client.get("/v1/_ok", headers=bearer(FREE_KEY))
+    assert resp.status == 429
+    body = await resp.json()
+    assert body == {
+        "code": "rate_limited",
+        "message": body["message"],
+        "status": 429,
+        "param": None,
+        "requestId": resp.headers["X-Request-Id"],
+    }
+    assert resp.headers["Retry-After"] == "10"
+    assert rate(resp) == (3, 0, 30)
+    assert resp.content_type == "application/json"
+    clock.advance(9.5)
+    resp = await client.get("/v1/_ok", headers=bearer(FREE_KEY))
+    assert resp.status == 429 and resp.headers["Retry-After"] == "1"
+    clock.advance(0.5)
+    resp = await client.get("/v1/_ok", headers=bearer(FREE_KEY))
+    assert resp.status == 200 and rate(resp) == (3, 0, 30)
+    clock.advance(30)
+    resp = await client.get("/v1/_ok", headers=bearer(FREE_KEY))
+    assert rate(resp) == (3, 2, 10)
+
+
+async def test_limits_follow_the_plan(limited_client):
+    client = await limited_client(ROUTES, rate_limit_free=(2, 60), rate_limit_pro=(4, 60))
+    free = [(await client.get("/v1/_ok", headers=bearer(FREE_KEY))).status for _ in range(5)]
+    pro = [(await client.get("/v1/_ok", headers=bearer(PRO_KEY))).status for _ in range(5)]
+    assert free == [200, 200, 429, 429, 429]
+    assert pro == [200, 200, 200, 200, 429]
+    resp = await client.get("/v1/_ok", headers=bearer(PRO_KEY))
+    assert rate(resp) == (4, 0, 60)
+
+
+async def test_head_counts_like_get(limited_client):
+    client = await limited_client(ROUTES, rate_limit_free=(3, 60))
+    resp = await client.head("/v1/_ok", headers=bearer(FREE_KEY))
+    assert resp.status == 200 and rate(resp) == (3, 2, 20)
+    resp = await client.get("/v1/_ok", headers=bearer(FREE_KEY))
+    assert rate(resp)[1] == 1
+
+
+async def test_preflights_and_unauthenticated_requests_do_not_count(limited_client):
+    client = await limited_client(ROUTES, rate_limit_free=(3, 60))
+    preflight = {
+        **bearer(FREE_KEY),
+        "Origin": "https://example.org",
+        "Access-Control-Request-Method": "GET",
+    }
+    for _ in range(5):
+        resp = await client.options("/v1/_ok", headers=preflight)
+        assert resp.status < 300
+        assert "RateLimit-Remaining" not in resp.headers
+    for _ in range(5):
+        resp = await client.get("/v1/_ok", headers=bearer("afk_unknown"))
+        assert resp.status == 401
+        assert "RateLimit-Remaining" not in resp.headers
+    resp = await client.get("/v1/openapi.json")
+    assert resp.status == 200 and "RateLimit-Limit" not in resp.headers
+    resp = await client.get("/v1/_ok", headers=bearer(FREE_KEY))
+    assert rate(resp) == (3, 2, 20)

@@ -1,0 +1,225 @@
+"""The OpenAPI document: valid 3.1, generated from the contract tables, served as built."""
+
+from __future__ import annotations
+
+import re
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from openapi_spec_validator import validate
+from openapi_spec_validator.versions.shortcuts import get_spec_version
+
+from contract import openapi
+from contract import vocabulary as v
+from contract.endpoints import COMMISSIONS, ENDPOINTS, PROGRAMS
+from contract.resources import RESOURCES
+from edge import query
+from edge.errors import ApiError
+
+DOC = orjson.loads(openapi.render())
+
+
+def op(path: str) -> dict:
+    return DOC["paths"][path]["get"]
+
+
+def test_the_document_is_valid_openapi_3_1():
+    validate(DOC)
+    assert get_spec_version(DOC).major == "3" and DOC["openapi"] == "3.1.0"
+
+
+def test_rendering_is_deterministic_with_sorted_keys():
+    first, second = openapi.render(), openapi.render()
+    assert first == second
+    assert first.endswith(b"\n")
+    assert first == orjson.dumps(DOC, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"
+
+
+def test_every_endpoint_and_only_those_and_the_document_itself():
+    assert set(DOC["paths"]) == {e.path for e in ENDPOINTS} | {"/v1/openapi.json"}
+    for path in DOC["paths"]:
+        assert set(DOC["paths"][path]) == {"get"}
+
+
+@pytest.mark.parametrize("endpoint", ENDPOINTS, ids=lambda e: e.name)
+def test_statuses_are_exactly_the_specs(endpoint):
+    responses = op(endpoint.path)["responses"]
+    conditional = {304} if endpoint.name in openapi.CONDITIONAL else set()
+    assert {int(s) for s in responses} == {200, *conditional, *endpoint.statuses}
+    for status, response in responses.items():
+        assert response["headers"]["X-Request-Id"]["required"] is True
+        if status == "401":
+            assert response["headers"]["WWW-Authenticate"]["required"] is True
+            assert "RateLimit-Limit" not in response["headers"]
+        else:
+            assert set(openapi.RATE_HEADERS) <= set(response["headers"])
+        if status in ("429", "503"):
+            assert response["headers"]["Retry-After"]["required"] is True
+        if int(status) >= 400:
+            schema = response["content"]["application/json"]["schema"]
+            assert schema["allOf"][0] == {"$ref": "#/components/schemas/Error"}
+            refined = schema["allOf"][1]["properties"]
+            assert refined["status"] == {"const": int(status)}
+            assert {v.ERROR_CODES[c] for c in refined["code"]["enum"]} == {int(status)}
+
+
+def test_400_codes_per_endpoint():
+    def codes(path: str) -> set[str]:
+        schema = op(path)["responses"]["400"]["content"]["application/json"]["schema"]
+        return set(schema["allOf"][1]["properties"]["code"]["enum"])
+
+    assert codes("/v1/programs") == {"invalid_parameter", "unknown_parameter", "invalid_cursor"}
+    assert codes("/v1/commissions") == {
+        "invalid_parameter",
+        "unknown_parameter",
+        "invalid_cursor",
+        "invalid_date_range",
+    }
+
+
+@pytest.mark.parametrize("endpoint", ENDPOINTS, ids=lambda e: e.name)
+def test_parameters_in_validation_order_with_their_constraints(endpoint):
+    params = [p for p in op(endpoint.path)["parameters"] if p["in"] == "query"]
+    assert [p["name"] for p in params] == [p.name for p in endpoint.params]
+    for param, declared in zip(endpoint.params, params, strict=True):
+        schema = declared["schema"]
+        assert declared["required"] is False
+        if param.enum:
+            assert schema["enum"] == list(param.enum)
+        if param.kind == "integer":
+            assert (schema["type"], schema["minimum"], schema["maximum"]) == (
+                "integer",
+                param.minimum,
+                param.maximum,
+            )
+            assert schema.get("default") == param.default
+    if "{slug}" in endpoint.path:
+        (slug,) = [p for p in op(endpoint.path)["parameters"] if p["in"] == "path"]
+        assert slug["schema"]["pattern"] == v.SLUG_PATTERN
+        assert slug["schema"]["maxLength"] == v.SLUG_MAX_LENGTH
+
+
+def test_specific_parameter_rules():
+    programs = {p["name"]: p["schema"] for p in op("/v1/programs")["parameters"]}
+    assert programs["limit"] == {"type": "integer", "minimum": 1, "maximum": 100, "default": 25}
+    assert programs["minScore"] == {"type": "integer", "minimum": 0, "maximum": 100}
+    assert programs["market"]["pattern"] == v.MARKET_PATTERN
+    assert programs["recurring"] == {"type": "boolean"}
+    assert programs["vertical"]["enum"] == list(v.VERTICALS)
+    commissions = {p["name"]: p["schema"] for p in op("/v1/commissions")["parameters"]}
+    assert commissions["from"]["pattern"] == r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+    assert commissions["from"]["format"] == "date"
+    assert commissions["status"]["enum"] == list(v.COMMISSION_STATUSES)
+
+
+@pytest.mark.parametrize("resource", RESOURCES, ids=lambda r: r.name)
+def test_every_field_is_required_and_nullability_is_a_type(resource):
+    schema = DOC["components"]["schemas"][resource.name]
+    assert schema["required"] == list(resource.names)
+    assert schema["additionalProperties"] is False
+    for field in resource.fields:
+        prop = schema["properties"][field.name]
+        if field.ref:
+            continue
+        types = prop["type"] if isinstance(prop["type"], list) else [prop["type"]]
+        assert ("null" in types) is field.nullable
+        assert field.type in types
+
+
+def test_envelopes():
+    schemas = DOC["components"]["schemas"]
+    assert schemas["ProgramList"]["required"] == ["data", "page"]
+    assert schemas["ProgramList"]["properties"]["page"] == {"$ref": "#/components/schemas/PageInfo"}
+    assert schemas["AccountResponse"]["required"] == ["data"]
+    assert schemas["Error"]["properties"]["code"]["enum"] == list(v.ERROR_CODES)
+    ok = op("/v1/me")["responses"]["200"]["content"]["application/json"]["schema"]
+    assert ok == {"$ref": "#/components/schemas/AccountResponse"}
+
+
+def test_security_is_bearer_everywhere_but_the_document():
+    assert DOC["security"] == [{"apiKey": []}]
+    assert DOC["components"]["securitySchemes"]["apiKey"] == {
+        "type": "http",
+        "scheme": "bearer",
+        "bearerFormat": "API key",
+        "description": DOC["components"]["securitySchemes"]["apiKey"]["description"],
+    }
+    assert op("/v1/openapi.json")["security"] == []
+    for endpoint in ENDPOINTS:
+        assert "security" not in op(endpoint.path)
+
+
+def test_links_lead_to_the_next_page_and_to_a_programme():
+    links = op("/v1/programs")["responses"]["200"]["links"]
+    assert links["nextPage"]["parameters"]["cursor"] == "$response.body#/page/nextCursor"
+    assert links["nextPage"]["parameters"]["vertical"] == "$request.query.vertical"
+    assert links["programBySlug"]["operationId"] == "getProgram"
+    assert "links" in op("/v1/commissions")["responses"]["200"]
+
+
+# --- Served by the edge --------------------------------------------------------------
+
+
+async def test_the_edge_serves_the_same_bytes_without_a_key(edge_client):
+    client = await edge_client()
+    resp = await client.get("/v1/openapi.json?anything=ignored")
+    assert resp.status == 200
+    assert resp.headers["Content-Type"] == "application/json"
+    assert resp.headers["Cache-Control"] == "public, max-age=300"
+    assert await resp.read() == openapi.render()
+    assert resp.headers["X-Request-Id"].startswith("req_")
+    etag = resp.headers["ETag"]
+    assert etag.startswith('"') and etag.endswith('"')
+
+    for validator in (etag, f"W/{etag}", f'"other", {etag}', "*"):
+        resp = await client.get("/v1/openapi.json", headers={"If-None-Match": validator})
+        assert resp.status == 304, validator
+        assert resp.headers["ETag"] == etag
+        assert await resp.read() == b""
+    resp = await client.get("/v1/openapi.json", headers={"If-None-Match": '"stale"'})
+    assert resp.status == 200
+
+    resp = await client.head("/v1/openapi.json")
+    assert resp.status == 200 and resp.headers["ETag"] == etag
+
+
+async def test_other_methods_on_the_document_are_405(edge_client):
+    client = await edge_client()
+    resp = await client.post("/v1/openapi.json")
+    assert resp.status == 405
+    assert (await resp.json())["code"] == "method_not_allowed"
+    assert resp.headers["Allow"] == "GET, HEAD"
+
+
+# --- The document and the parser agree ---------------------------------------------------
+
+
+def test_bounds_are_the_parsers():
+    assert openapi.MAX_STRING == query.MAX_STRING
+    assert openapi.MAX_CURSOR == query.MAX_CURSOR
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=openapi.MAX_STRING))
+def test_a_free_text_value_is_accepted_exactly_when_the_pattern_says(text):
+    accepted = re.fullmatch(openapi.PRINTABLE_PATTERN, text) is not None
+    try:
+        query.parse_query(COMMISSIONS, [("network", text)])
+    except ApiError as error:
+        assert error.code == "invalid_parameter"
+        assert not accepted, repr(text)
+    else:
+        assert accepted, repr(text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.from_regex(v.MARKET_PATTERN, fullmatch=True), st.from_regex(openapi.CURSOR_PATTERN))
+def test_values_matching_the_patterns_pass_the_parser(market, token):
+    query.parse_query(PROGRAMS, [("market", market)])
+    try:
+        query.parse_query(PROGRAMS, [("cursor", token[: openapi.MAX_CURSOR])])
+    except ApiError as error:  # only an empty match can fail: the parser refuses ""
+        assert token == ""
+        assert error.code == "invalid_parameter"
