@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from aiohttp import web
 
+from edge import workers
 from edge.accesslog import JsonAccessLogger
 from edge.app import create_app
 from edge.config import Config, ConfigError, load
@@ -30,6 +31,9 @@ def configure_logging(config: Config) -> None:
 def serve(config: Config) -> None:
     """Run the edge until interrupted."""
     configure_logging(config)
+    if config.workers > 1:
+        workers.supervise(config)  # N processes on one port (edge/workers.py)
+        return
     web.run_app(
         create_app(config),
         host=config.host,

@@ -56,10 +56,10 @@ def _port(text: str) -> int:
     return value
 
 
-def _workers(text: str) -> int:
+def _at_least_one(text: str) -> int:
     value = int(text)
     if value < 1:
-        raise ConfigError("workers must be at least 1")
+        raise ConfigError(f"{text!r} must be a whole number >= 1")
     return value
 
 
@@ -99,6 +99,7 @@ class Config:
     access_log: bool = True
     log_level: str = "INFO"
     redis_url: str | None = None
+    redis_timeout: float = 0.5
     workers: int = 1
 
     def rate_limit(self, plan: str) -> tuple[int, int]:
@@ -163,13 +164,19 @@ SETTINGS: tuple[Setting, ...] = (
         _positive_float,
         "Seconds before an account store call gives up (the request then answers 503).",
     ),
-    Setting("retry_after", int, "Retry-After seconds sent with 503 answers."),
+    Setting("retry_after", _at_least_one, "Retry-After seconds sent with 503 answers."),
     Setting("cors_origins", str, "Allowed CORS origins: * or a comma-separated list."),
     Setting("serve_site", _bool, "Also serve the HTML directory in dist/ as static files."),
     Setting("access_log", _bool, "Write one JSON access-log line per request to stderr."),
     Setting("log_level", str, "Logging level: DEBUG, INFO, WARNING or ERROR."),
     Setting("redis_url", str, "redis:// URL of a shared rate-limit store; unset: in memory."),
-    Setting("workers", _workers, "Worker processes sharing the port."),
+    Setting(
+        "redis_timeout",
+        _positive_float,
+        "Seconds a rate-limit call to Redis may take; past it, or with Redis down, limits "
+        "are counted per process until Redis answers again.",
+    ),
+    Setting("workers", _at_least_one, "Worker processes sharing the port."),
 )
 
 

@@ -33,6 +33,8 @@ def test_rate_limits_parse_as_requests_per_window():
         ({"EDGE_SERVE_SITE": "maybe"}, "not a boolean"),
         ({"EDGE_RELOAD_INTERVAL": "-1"}, "positive"),
         ({"EDGE_LOG_LEVEL": "LOUD"}, "log level"),
+        ({"EDGE_RETRY_AFTER": "0"}, ">= 1"),
+        ({"EDGE_WORKERS": "0"}, ">= 1"),
     ],
 )
 def test_bad_values_name_the_setting(env, message):

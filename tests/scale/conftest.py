@@ -1,0 +1,223 @@
+"""Fixtures of the scale-out tests: private Redis servers, a seeded account store, a real
+build, and real `python -m edge` processes.
+
+Redis: the tests that need it skip when redis-server is not installed, except in CI
+(`CI=true`), where its absence is a failure: CI installs it (scripts/ensure-services.sh).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import aiohttp
+import pytest
+import redis.asyncio as aioredis
+from support.redisserver import RedisServer, find_redis_server, free_port
+
+from edge import apikeys
+from edge.store import open_store
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+SECRET = "scale-test-secret-" + "s" * 40
+EDGE_START_TIMEOUT = 30.0
+
+
+@pytest.fixture(scope="session")
+def redis_binary() -> str:
+    binary = find_redis_server()
+    if binary is None:
+        message = (
+            "redis-server is not installed; `bash scripts/ensure-services.sh` (as root) installs it"
+        )
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI: {message}, and .ci/run should have run it", pytrace=False)
+        pytest.skip(message)
+    return binary
+
+
+@pytest.fixture(scope="session")
+def shared_redis(redis_binary: str) -> Iterator[RedisServer]:
+    """One Redis for the tests that do not stop it (each starts on an empty database)."""
+    server = RedisServer.create(redis_binary)
+    yield server
+    server.destroy()
+
+
+@pytest.fixture
+async def redis_url(shared_redis: RedisServer) -> str:
+    client = aioredis.Redis.from_url(shared_redis.url)
+    try:
+        await client.flushall()
+    finally:
+        await client.aclose()
+    return shared_redis.url
+
+
+@pytest.fixture
+def private_redis(redis_binary: str) -> Iterator[RedisServer]:
+    """A Redis of this test's own, to stop, freeze and restart."""
+    server = RedisServer.create(redis_binary)
+    yield server
+    server.destroy()
+
+
+@pytest.fixture
+async def redis_client(redis_url: str) -> AsyncIterator[aioredis.Redis]:
+    client = aioredis.Redis.from_url(redis_url)
+    yield client
+    await client.aclose()
+
+
+# --- the account store and the build ---------------------------------------------------
+
+
+async def seed_key(database: str, plan: str = "free") -> str:
+    """Create an account of `plan` with one key in `database`; return the key."""
+    store = await open_store(database, writable=True, readers=1)
+    try:
+        uid = await store.create_account(None, plan)
+        issued = apikeys.generate_key()
+        await store.create_key(uid, issued.key_hash, issued.prefix, "scale tests", ("read",))
+    finally:
+        await store.close()
+    return issued.key
+
+
+@pytest.fixture(scope="session")
+def built_dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The real build of the sample content, made once for the session (read-only)."""
+    out = tmp_path_factory.mktemp("scale-build") / "dist"
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "build.py"),
+            "--content",
+            str(ROOT / "content"),
+            "--out",
+            str(out),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return out
+
+
+def bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+# --- real edge processes ---------------------------------------------------------------
+
+
+@dataclass
+class EdgeProcess:
+    """A `python -m edge` subprocess; its stderr goes to `log`."""
+
+    process: subprocess.Popen[bytes]
+    port: int
+    log: Path
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def log_text(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def stop(self, timeout: float = 20.0) -> int:
+        """SIGTERM, then wait; SIGKILL (and fail) if it does not stop in time."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+            raise AssertionError(
+                f"edge did not stop on SIGTERM\n{self.log_text()[-3000:]}"
+            ) from None
+
+
+async def wait_healthy(edge: EdgeProcess, within: float = EDGE_START_TIMEOUT) -> None:
+    """Until GET /healthz answers 200 (fails early with the log if the process exits)."""
+    deadline = time.monotonic() + within
+    async with aiohttp.ClientSession() as session:
+        while time.monotonic() < deadline:
+            if edge.process.poll() is not None:
+                raise AssertionError(
+                    f"edge exited with {edge.process.returncode}\n{edge.log_text()[-3000:]}"
+                )
+            with contextlib.suppress(aiohttp.ClientError, OSError):
+                async with session.get(edge.base_url + "/healthz") as resp:
+                    if resp.status == 200:
+                        return
+            await asyncio.sleep(0.05)
+    raise AssertionError(f"edge not healthy after {within} s\n{edge.log_text()[-3000:]}")
+
+
+def start_edge(workdir: Path, args: Sequence[str], *, port: int | None = None) -> EdgeProcess:
+    """Start `python -m edge ARGS --port PORT` (a free port by default) in `workdir`."""
+    port = port or free_port()
+    log = workdir / f"edge-{port}-{time.monotonic_ns()}.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "edge",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--secret-key",
+                SECRET,
+                "--access-log",
+                "false",
+                *args,
+            ],
+            cwd=workdir,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+    return EdgeProcess(process, port, log)
+
+
+@pytest.fixture
+def edges(tmp_path: Path) -> Iterator[list[EdgeProcess]]:
+    """Collects the EdgeProcess objects a test starts, and stops any still running."""
+    started: list[EdgeProcess] = []
+    yield started
+    for edge in started:
+        if edge.process.poll() is None:
+            edge.process.kill()
+            edge.process.wait()
+
+
+def children(pid: int) -> set[int]:
+    """The pids of the live (not zombie) child processes of `pid`."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            # /proc/PID/stat: "pid (comm) state ppid ..."; comm may contain spaces.
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) == pid and fields[0] != "Z":
+                found.add(int(entry.name))
+    return found
+
+
+def running(pids: set[int]) -> set[int]:
+    """Those of `pids` that are still processes (zombies included: not yet reaped)."""
+    return {pid for pid in pids if Path(f"/proc/{pid}").exists()}

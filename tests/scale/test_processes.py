@@ -1,0 +1,165 @@
+"""Real `python -m edge` processes: one limit across processes and workers through Redis,
+and the worker supervisor (restart, reload, graceful stop, start-up failure)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+
+import aiohttp
+import pytest
+
+from edge.workers import MAX_RESTART_DELAY, restart_delay
+
+from .conftest import (
+    EdgeProcess,
+    bearer,
+    children,
+    running,
+    seed_key,
+    start_edge,
+    wait_healthy,
+)
+
+LIMIT = 12
+
+
+async def count_allowed(urls: list[str], key: str, requests: int) -> dict[int, int]:
+    """Statuses of `requests` GET /v1/me spread over `urls`, each on a new connection (so
+    SO_REUSEPORT spreads them over the workers too)."""
+    statuses: dict[int, int] = {}
+    connector = aiohttp.TCPConnector(force_close=True)
+    async with aiohttp.ClientSession(connector=connector) as session:
+
+        async def one(n: int) -> int:
+            async with session.get(urls[n % len(urls)] + "/v1/me", headers=bearer(key)) as resp:
+                await resp.read()
+                return resp.status
+
+        for status in await asyncio.gather(*(one(n) for n in range(requests))):
+            statuses[status] = statuses.get(status, 0) + 1
+    return statuses
+
+
+async def test_one_limit_across_two_edge_processes(tmp_path, edges, redis_url):
+    database = str(tmp_path / "edge.sqlite3")
+    key = await seed_key(database)
+    args = ["--database", database, "--redis-url", redis_url, "--rate-limit-free", f"{LIMIT}/60"]
+    edges.extend(start_edge(tmp_path, args) for _ in range(2))
+    await asyncio.gather(*(wait_healthy(edge) for edge in edges))
+    statuses = await count_allowed([e.base_url for e in edges], key, 3 * LIMIT)
+    assert statuses == {200: LIMIT, 429: 2 * LIMIT}
+    for edge in edges:
+        assert edge.stop() == 0
+
+
+async def test_one_limit_across_the_workers_of_one_edge(tmp_path, edges, redis_url, built_dist):
+    database = str(tmp_path / "edge.sqlite3")
+    key = await seed_key(database)
+    args = [
+        "--workers",
+        "2",
+        "--dist",
+        str(built_dist),
+        "--database",
+        database,
+        "--redis-url",
+        redis_url,
+        "--rate-limit-free",
+        f"{LIMIT}/60",
+    ]
+    edge = start_edge(tmp_path, args)
+    edges.append(edge)
+    await wait_healthy(edge)
+    assert len(children(edge.process.pid)) == 2
+    statuses = await count_allowed([edge.base_url], key, 3 * LIMIT)
+    assert statuses == {200: LIMIT, 429: 2 * LIMIT}
+    async with aiohttp.ClientSession() as session, session.get(edge.base_url + "/readyz") as resp:
+        assert resp.status == 200
+    assert edge.stop() == 0
+    assert "without --redis-url" not in edge.log_text()
+
+
+async def wait_for(predicate, within: float = 15.0, edge: EdgeProcess | None = None) -> None:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"condition not reached in time\n{edge.log_text() if edge else ''}")
+
+
+async def test_the_supervisor_restarts_reloads_and_stops(tmp_path, edges):
+    database = str(tmp_path / "edge.sqlite3")
+    key = await seed_key(database)
+    edge = start_edge(tmp_path, ["--workers", "2", "--database", database])
+    edges.append(edge)
+    await wait_healthy(edge)
+    await wait_for(lambda: "2 workers serving" in edge.log_text(), edge=edge)
+    # In-memory limits with several workers: said loudly at start.
+    assert "without --redis-url" in edge.log_text()
+    workers = children(edge.process.pid)
+    assert len(workers) == 2
+
+    # SIGHUP reaches the workers (they reload the build) and kills none of them.
+    edge.process.send_signal(signal.SIGHUP)
+    await asyncio.sleep(0.5)
+    assert children(edge.process.pid) == workers
+
+    # A crashed worker is replaced; the port keeps answering meanwhile.
+    victim = min(workers)
+    os.kill(victim, signal.SIGKILL)
+    await wait_for(lambda: len(children(edge.process.pid) - {victim}) == 2, edge=edge)
+    assert victim not in children(edge.process.pid)
+    assert "exited with status -9" in edge.log_text()
+    statuses = await count_allowed([edge.base_url], key, 10)
+    assert statuses == {200: 10}
+
+    # SIGTERM: the workers stop gracefully, then the supervisor, with status 0.
+    all_workers = children(edge.process.pid)
+    started = time.monotonic()
+    assert edge.stop() == 0
+    assert time.monotonic() - started < 10
+    assert not running(all_workers)
+
+
+async def test_orphaned_workers_stop_by_themselves(tmp_path, edges):
+    edge = start_edge(tmp_path, ["--workers", "2", "--database", str(tmp_path / "e.sqlite3")])
+    edges.append(edge)
+    await wait_healthy(edge)
+    workers = children(edge.process.pid)
+    edge.process.kill()  # SIGKILL: the supervisor cannot forward anything
+    edge.process.wait()
+    await wait_for(lambda: not running(workers), 10)
+
+
+async def test_a_worker_that_cannot_start_stops_the_edge(tmp_path, edges):
+    # A store that cannot be opened: every worker fails during start-up.
+    (tmp_path / "file").write_text("not a directory")
+    edge = start_edge(tmp_path, ["--workers", "2", "--database", str(tmp_path / "file" / "x.db")])
+    edges.append(edge)
+    status = await asyncio.to_thread(edge.process.wait, 30)
+    assert status == 1
+    assert "during start-up" in edge.log_text()
+
+
+def test_a_taken_port_is_refused_at_once(tmp_path, edges):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        edge = start_edge(tmp_path, ["--workers", "2"], port=port)
+        edges.append(edge)
+        assert edge.process.wait(30) != 0
+    assert "Address already in use" in edge.log_text()
+
+
+@pytest.mark.parametrize(
+    ("failures", "delay"), [(0, 0.0), (1, 0.5), (2, 1.0), (3, 2.0), (20, MAX_RESTART_DELAY)]
+)
+def test_restart_delay_backs_off(failures, delay):
+    assert restart_delay(failures) == delay
