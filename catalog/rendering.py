@@ -16,9 +16,11 @@ import orjson
 
 from catalog import shardformat
 from catalog.model import Program
+from contract import openapi
 from contract.resources import PROGRAM
 
-RESERVED = (shardformat.MANIFEST, "api")  # the site may not write over the API's files
+OPENAPI = "openapi.json"
+RESERVED = (shardformat.MANIFEST, "api", OPENAPI)  # the site may not write over the API's files
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,8 @@ def render(
         shardformat.KEYS: shardformat.encode_keys(
             bid, [p.score for p in programs], [p.slug for p in programs]
         ),
+        # The same document the edge serves at /v1/openapi.json, for static hosts and tools.
+        OPENAPI: openapi.render(),
     }
     pages = 0
     for key, ranks in shards.items():

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import VALID, Content, snapshot, submission
+from buildkit import VALID, Content, snapshot, submission
 
 from catalog import cache, loading
 from catalog.cache import Cache, code_version
@@ -112,7 +112,7 @@ def test_code_version_covers_everything_validation_imports() -> None:
     """Every project module that catalog.validation imports, directly or not, is hashed."""
     import ast
 
-    from conftest import ROOT
+    from buildkit import ROOT
 
     seen: set[str] = set()
     todo = ["catalog/validation.py"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import VALID, CliRunner, Content, leftovers, snapshot, submission
+from buildkit import VALID, CliRunner, Content, leftovers, snapshot, submission
 
 from catalog import schema
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import VALID, Content, leftovers, snapshot, submission
+from buildkit import VALID, Content, leftovers, snapshot, submission
 
 from catalog import rendering, shardformat, writing
 from catalog.errors import BuildError

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import VALID, Content, submission
+from buildkit import VALID, Content, submission
 
 import build
 from catalog.errors import BuildError

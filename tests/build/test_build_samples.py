@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
-from conftest import ROOT, Content, snapshot
+from buildkit import ROOT, Content, snapshot
 
 from catalog import shardformat
 from contract import vocabulary as v

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, VALID
+from buildkit import ROOT, VALID
 from jsonschema import Draft202012Validator
 from test_build_rules import CASES
 

@@ -17,7 +17,7 @@ from typing import Any
 from unittest import mock
 
 import orjson
-from conftest import Content
+from buildkit import Content
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

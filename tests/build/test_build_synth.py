@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from conftest import ROOT, Content, snapshot
+from buildkit import ROOT, Content, snapshot
 
 
 def synth():  # bench/ is not a package: load the module from its file

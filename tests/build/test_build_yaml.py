@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import partial
 
 import pytest
-from conftest import VALID
+from buildkit import VALID
 from test_build_rules import CASES
 
 from catalog import validation, yamlstrict
