@@ -44,19 +44,19 @@ __all__ = [
     "NotFound",
     "StoreError",
     "StoreUnavailable",
-    "UnsupportedDatabase",
+    "UnsupportedDatabaseError",
     "open_store",
 ]
 
 
-class UnsupportedDatabase(StoreError):
+class UnsupportedDatabaseError(StoreError):
     """The database setting names a store this version cannot open."""
 
 
 async def open_store(
     database: str,
     *,
-    timeout: float = 2.0,
+    timeout: float = 2.0,  # noqa: ASYNC109 - the bound of each later store call, kept by the store
     writable: bool = False,
     readers: int = 2,
     clock: Callable[[], dt.datetime] = utc_now,
@@ -78,7 +78,7 @@ async def open_store(
             database, timeout=timeout, writable=writable, clock=clock, trace=trace
         )
     if scheme not in {"", "sqlite"}:
-        raise UnsupportedDatabase(
+        raise UnsupportedDatabaseError(
             f"unknown database URL scheme {scheme!r}; use sqlite:///path or postgresql://"
         )
     from edge.store.sqlite import SqliteStore, database_path

@@ -21,7 +21,7 @@ from edge.store import (
     NotFound,
     StoreError,
     StoreUnavailable,
-    UnsupportedDatabase,
+    UnsupportedDatabaseError,
     open_store,
 )
 from edge.store.base import CommissionQuery, NewCommission, commission_id, commission_seq
@@ -93,7 +93,7 @@ def test_database_urls(url, path):
 
 @pytest.mark.parametrize("url", ["mysql://h/db", "http://h/db"])
 async def test_other_databases_are_refused_clearly(url):
-    with pytest.raises(UnsupportedDatabase, match="unknown database URL scheme"):
+    with pytest.raises(UnsupportedDatabaseError, match="unknown database URL scheme"):
         await open_store(url)
 
 
