@@ -62,11 +62,8 @@ def render(
         # The same document the edge serves at /v1/openapi.json, for static hosts and tools.
         OPENAPI: openapi.render(),
     }
-    pages = 0
-    for key, ranks in shards.items():
-        for number, page in enumerate(shardformat.encode_pages(ranks)):
-            files[shardformat.page_path(key, number)] = page
-            pages += 1
+    shards_blob, index = shardformat.encode_shards(shards)
+    files[shardformat.SHARDS] = shards_blob
     for program, row in zip(programs, rows, strict=True):
         files[shardformat.program_path(program.slug)] = shardformat.encode_document(row)
     for path, data in sorted(site_files.items()):
@@ -75,12 +72,10 @@ def render(
         **counts,
         "programs": len(programs),
         "shards": len(shards),
-        "pages": pages,
+        "pages": shards_blob.count(b"\n"),
         "files": len(files) + 1,  # and the manifest
     }
-    files[shardformat.MANIFEST] = shardformat.encode_manifest(
-        bid, all_counts, {key: len(ranks) for key, ranks in shards.items()}
-    )
+    files[shardformat.MANIFEST] = shardformat.encode_manifest(bid, all_counts, index)
     return Rendered(bid, files, all_counts)
 
 

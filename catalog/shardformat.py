@@ -1,17 +1,34 @@
 """The on-disk format of the directory in dist/: written by the build, read by the edge.
 
-Layout (all paths relative to the dist root):
+Format version 2. Layout (all paths relative to the dist root):
 
 - `manifest.json`: the only entry point. Format version, build id, counts, page size and
-  the shard index `{combo key: row count}`. Written last.
+  the shard index `{combo key: [row count, byte offset, byte length]}` (see below). Written
+  last.
 - `api/rows.jsonl`: every published programme rendered once as the API's JSON object, one
   per line, in directory order (score descending, then slug). A row's line number is its
   *rank*; everything else refers to rows by rank.
 - `api/keys.json`: `{"buildId", "scores": [...], "slugs": [...]}` by rank: the sort keys the
   edge needs to seek a cursor or a minScore cut without parsing rows.
-- `api/shards/<combo key>/<n>.json`: the ranks of the rows matching one combination of the
-  categorical filters, ascending (so in directory order), in pages of `PAGE_SIZE`.
+- `api/shards.jsonl`: the ranks of the rows matching each combination of the categorical
+  filters, ascending (so in directory order), cut into pages of `PAGE_SIZE`: one page per
+  line, a compact JSON array of at most `pageSize` ranks, every page but a combination's
+  last one full. Combinations follow each other in sorted key order, each one's pages
+  consecutive; the manifest's `[count, offset, length]` gives the combination's row count
+  and the byte range of its pages (whole lines, final newline included). Page n of a
+  combination is its n-th line; a combination with no rows has one page, `[]`.
 - `api/programs/<slug>.json`: `{"data": <row>}`, the by-slug document.
+
+One file for every shard keeps a build at a handful of files whatever the number of
+combinations (~15,000 for 20,000 programmes): creating a file or directory is the dominant
+cost of writing a build, and one re-scored programme shifts the ranks of thousands of pages.
+
+A static or CDN client needs no server code: it reads `manifest.json`, then fetches one
+combination's pages with an HTTP Range request on `api/shards.jsonl`,
+`Range: bytes=<offset>-<offset + length - 1>` (e.g. `[count, 1200, 35]` gives
+`bytes=1200-1234`), and splits the body into lines. A range is only valid with the
+manifest it came from: a build swapped in between shows as a body that does not parse into
+`count` ranks or a changed ETag of the file (`If-Range`); then refetch the manifest.
 
 A combination is (vertical, model, market, recurring), each either a value or "any"; its
 key is those four joined with dots, e.g. `saas.any.fr.true` or `any.any.any.any`. Market
@@ -23,19 +40,19 @@ from __future__ import annotations
 import itertools
 import os
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 import orjson
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 PAGE_SIZE = 1000
 ANY = "any"
 
 MANIFEST = "manifest.json"
 ROWS = "api/rows.jsonl"
 KEYS = "api/keys.json"
-SHARDS_DIR = "api/shards"
+SHARDS = "api/shards.jsonl"
 PROGRAMS_DIR = "api/programs"
 
 # (vertical, model, market, recurring); None means "any".
@@ -61,16 +78,13 @@ def combos_of(
     return itertools.product((None, vertical), (None, model), market_choices, (None, recurring))
 
 
-def page_path(key: str, page: int) -> str:
-    return f"{SHARDS_DIR}/{key}/{page}.json"
-
-
 def program_path(slug: str) -> str:
     return f"{PROGRAMS_DIR}/{slug}.json"
 
 
-def page_count(rows: int) -> int:
-    return max(1, -(-rows // PAGE_SIZE))
+def page_count(rows: int, page_size: int | None = None) -> int:
+    """How many pages a combination of `rows` rows has (at least one)."""
+    return max(1, -(-rows // (page_size or PAGE_SIZE)))
 
 
 # --- encoding (the build) -------------------------------------------------------------
@@ -95,21 +109,43 @@ def encode_keys(build_id: str, scores: list[int], slugs: list[str]) -> bytes:
 
 
 def encode_pages(ranks: list[int]) -> list[bytes]:
-    """A combination's ranks cut into pages of PAGE_SIZE (at least one page)."""
-    return [orjson.dumps(ranks[i : i + PAGE_SIZE]) for i in range(0, max(len(ranks), 1), PAGE_SIZE)]
+    """A combination's ranks cut into pages of PAGE_SIZE (at least one page), one line each."""
+    size = PAGE_SIZE
+    return [orjson.dumps(ranks[i : i + size]) + b"\n" for i in range(0, max(len(ranks), 1), size)]
 
 
-def encode_manifest(build_id: str, counts: dict[str, int], shards: dict[str, int]) -> bytes:
-    return orjson.dumps(
-        {
-            "format": FORMAT_VERSION,
-            "buildId": build_id,
-            "pageSize": PAGE_SIZE,
-            "counts": counts,
-            "shards": shards,
-        },
+def encode_shards(shards: Mapping[str, list[int]]) -> tuple[bytes, dict[str, list[int]]]:
+    """`api/shards.jsonl` and the manifest's shard index `{key: [count, offset, length]}`.
+
+    Combinations are laid out in sorted key order whatever the mapping's order.
+    """
+    chunks: list[bytes] = []
+    index: dict[str, list[int]] = {}
+    offset = 0
+    for key in sorted(shards):
+        ranks = shards[key]
+        pages = encode_pages(ranks)
+        length = sum(map(len, pages))
+        index[key] = [len(ranks), offset, length]
+        chunks += pages
+        offset += length
+    return b"".join(chunks), index
+
+
+def encode_manifest(
+    build_id: str, counts: dict[str, int], shards: Mapping[str, list[int]]
+) -> bytes:
+    """The manifest; `shards` is the index from `encode_shards`, written one entry a line."""
+    head = orjson.dumps(
+        {"format": FORMAT_VERSION, "buildId": build_id, "pageSize": PAGE_SIZE, "counts": counts},
         option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2,
     )
+    # "shards" sorts last among the keys: splice it in before the closing "\n}".
+    entries = b",\n".join(
+        b"    " + orjson.dumps(key) + b": " + orjson.dumps(shards[key]) for key in sorted(shards)
+    )
+    body = b'  "shards": {\n' + entries + b"\n  }" if shards else b'  "shards": {}'
+    return head[:-2] + b",\n" + body + b"\n}"
 
 
 # --- decoding (the edge, and tests) -------------------------------------------------
@@ -155,10 +191,14 @@ def _read(dir_fd: int, path: str) -> bytes:
 
 def _load(dir_fd: int) -> Directory:
     manifest = orjson.loads(_read(dir_fd, MANIFEST))
+    if not isinstance(manifest, dict):
+        raise FormatError("manifest.json is not an object")
     if manifest.get("format") != FORMAT_VERSION:
         raise FormatError(f"format {manifest.get('format')!r}, expected {FORMAT_VERSION}")
     build_id = manifest["buildId"]
     page_size = manifest["pageSize"]
+    if not isinstance(page_size, int) or page_size < 1:
+        raise FormatError(f"bad page size {page_size!r}")
     keys = orjson.loads(_read(dir_fd, KEYS))
     if keys["buildId"] != build_id:
         raise FormatError("api/keys.json belongs to another build")
@@ -169,20 +209,46 @@ def _load(dir_fd: int) -> Directory:
         rows.pop()
     if not (len(rows) == len(scores) == len(slugs)):
         raise FormatError("rows and keys disagree on the number of programmes")
-    total = len(rows)
-    shards: dict[str, array] = {}
-    for key, count in manifest["shards"].items():
-        ranks = array("I")
-        for page in range(-(-count // page_size) if count else 1):
-            ranks.extend(orjson.loads(_read(dir_fd, page_path(key, page))))
-        if len(ranks) != count or (ranks and ranks[-1] >= total):
-            raise FormatError(f"shard {key} is inconsistent with the manifest")
-        shards[key] = ranks
     return Directory(
         build_id=build_id,
         rows=rows,
         scores=scores,
         slugs=slugs,
-        shards=shards,
+        shards=_load_shards(_read(dir_fd, SHARDS), manifest["shards"], page_size, len(rows)),
         counts=manifest["counts"],
     )
+
+
+def _load_shards(
+    blob: bytes, index: dict[str, list[int]], page_size: int, total: int
+) -> dict[str, array]:
+    """Every combination's ranks, checked against the index: the ranges tile the file in
+    key order, each holds ceil(count / page size) full pages (the last may be short), and
+    every rank is below `total`."""
+    shards: dict[str, array] = {}
+    expected_offset = 0
+    previous = ""
+    for key, entry in index.items():
+        count, offset, length = entry
+        if shards and key <= previous:
+            raise FormatError(f"shard index is not in key order at {key}")
+        if offset != expected_offset or length < 1 or offset + length > len(blob):
+            raise FormatError(f"shard {key}: byte range {offset}+{length} is not where expected")
+        expected_offset = offset + length
+        previous = key
+        pages = blob[offset : offset + length].split(b"\n")
+        if pages.pop() != b"":
+            raise FormatError(f"shard {key}: its byte range does not end a line")
+        if len(pages) != page_count(count, page_size):
+            raise FormatError(f"shard {key} is inconsistent with the manifest")
+        ranks = array("I")
+        for page in pages:
+            if len(ranks) % page_size:
+                raise FormatError(f"shard {key}: a page before the last is not full")
+            ranks.extend(orjson.loads(page))
+        if len(ranks) != count or (ranks and max(ranks) >= total):
+            raise FormatError(f"shard {key} is inconsistent with the manifest")
+        shards[key] = ranks
+    if expected_offset != len(blob):
+        raise FormatError(f"{SHARDS} holds bytes the manifest does not index")
+    return shards

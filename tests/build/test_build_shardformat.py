@@ -1,0 +1,170 @@
+"""Shard format 2: every page in api/shards.jsonl, found through the manifest's byte ranges."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+import pytest
+from buildkit import Content, submission
+
+from catalog import shardformat as sf
+
+
+def test_encode_shards_lays_out_sorted_combinations_and_indexes_them() -> None:
+    ranks = {"b.any.any.any": [0, 2, 5], "a.any.any.any": [], "c.any.any.any": list(range(7))}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sf, "PAGE_SIZE", 3)
+        blob, index = sf.encode_shards(ranks)
+    assert list(index) == sorted(ranks)
+    assert blob.splitlines() == [b"[]", b"[0,2,5]", b"[0,1,2]", b"[3,4,5]", b"[6]"]
+    for key, (count, offset, length) in index.items():
+        part = blob[offset : offset + length]
+        assert part.endswith(b"\n")
+        pages = [orjson.loads(line) for line in part.splitlines()]
+        assert [r for page in pages for r in page] == ranks[key] and count == len(ranks[key])
+    assert sum(length for _, _, length in index.values()) == len(blob)
+
+
+def catalogue(content: Content) -> None:
+    for i, vertical in enumerate(("saas", "ecommerce", "finance", "saas", "voyage")):
+        content.add(f"prog-{i}", submission(vertical=vertical, cookieDays=str(10 * i)))
+
+
+def test_a_range_request_gives_one_combination(content: Content, no_site: None) -> None:
+    """What a static client does: manifest, then a byte range of api/shards.jsonl."""
+    catalogue(content)
+    content.build()
+    manifest = orjson.loads((content.out / sf.MANIFEST).read_bytes())
+    assert manifest["format"] == sf.FORMAT_VERSION == 2
+    blob = (content.out / sf.SHARDS).read_bytes()
+    directory = sf.load(content.out)
+    assert set(manifest["shards"]) == set(directory.shards)
+    for key, (count, offset, length) in manifest["shards"].items():
+        lines = blob[offset : offset + length].splitlines()
+        ranks = [rank for line in lines for rank in orjson.loads(line)]
+        assert ranks == directory.shards[key].tolist() and len(ranks) == count
+    assert not (content.out / "api" / "shards").exists()  # no directory per combination
+
+
+def test_a_rebuild_after_one_change_writes_a_handful_of_files(
+    content: Content, no_site: None
+) -> None:
+    catalogue(content)
+    content.build()
+    content.add("prog-0", submission(vertical="saas", cookieDays="365"))  # re-scored
+    result = content.build()
+    # rows, keys, shards, the programme's document, the manifest; the rest is linked
+    assert result.written == 5
+    assert result.written + result.linked == result.files
+
+
+def rewrite_manifest(change: Callable[[dict], None]) -> Callable[[Path], None]:
+    def breakage(root: Path) -> None:
+        manifest = orjson.loads((root / sf.MANIFEST).read_bytes())
+        change(manifest)
+        (root / sf.MANIFEST).write_bytes(orjson.dumps(manifest))
+
+    return breakage
+
+
+def first(manifest: dict) -> list[int]:
+    return manifest["shards"][next(iter(manifest["shards"]))]
+
+
+def last(manifest: dict) -> list[int]:
+    return manifest["shards"][list(manifest["shards"])[-1]]
+
+
+def grow_last_range(manifest: dict) -> None:
+    last(manifest)[2] += 1
+
+
+def shift_first_range(manifest: dict) -> None:
+    first(manifest)[1] += 1
+
+
+def miscount(manifest: dict) -> None:
+    first(manifest)[0] += 1
+
+
+def drop_last(manifest: dict) -> None:
+    manifest["shards"].popitem()  # its bytes are then not indexed
+
+
+def reverse_order(manifest: dict) -> None:
+    manifest["shards"] = dict(reversed(manifest["shards"].items()))
+
+
+def old_format(manifest: dict) -> None:
+    manifest["format"] = 1
+
+
+def page_size_one(manifest: dict) -> None:
+    manifest["pageSize"] = 1  # pages then hold too many ranks
+
+
+def rank_out_of_bounds(root: Path) -> None:
+    blob = (root / sf.SHARDS).read_bytes()
+    (root / sf.SHARDS).write_bytes(blob.replace(b"[0,", b"[9,", 1))
+
+
+def truncated_shards(root: Path) -> None:
+    blob = (root / sf.SHARDS).read_bytes()
+    (root / sf.SHARDS).write_bytes(blob[:-1])
+
+
+def missing_shards(root: Path) -> None:
+    (root / sf.SHARDS).unlink()
+
+
+@pytest.mark.parametrize(
+    "breakage",
+    [
+        rewrite_manifest(grow_last_range),
+        rewrite_manifest(shift_first_range),
+        rewrite_manifest(miscount),
+        rewrite_manifest(drop_last),
+        rewrite_manifest(reverse_order),
+        rewrite_manifest(old_format),
+        rewrite_manifest(page_size_one),
+        rank_out_of_bounds,
+        truncated_shards,
+        missing_shards,
+    ],
+    ids=lambda f: getattr(f, "__name__", None),
+)
+def test_load_refuses_an_inconsistent_build(
+    content: Content, no_site: None, breakage: Callable[[Path], None]
+) -> None:
+    catalogue(content)
+    content.build(cache=False)
+    sf.load(content.out)  # sound before
+    breakage(content.out)
+    with pytest.raises(sf.FormatError):
+        sf.load(content.out)
+
+
+def test_load_refuses_a_short_page_before_the_last(tmp_path: Path) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sf, "PAGE_SIZE", 2)
+        rows = [sf.encode_row({"slug": f"s{i}"}) for i in range(4)]
+        files = {
+            sf.ROWS: sf.encode_rows(rows),
+            sf.KEYS: sf.encode_keys("b", [1] * 4, [f"s{i}" for i in range(4)]),
+            sf.SHARDS: b"[0]\n[1,2]\n[3]\n",  # 3 pages for 4 ranks in pages of 2
+        }
+        index = {"any.any.any.any": [4, 0, len(files[sf.SHARDS])]}
+        files[sf.MANIFEST] = sf.encode_manifest("b", {"programs": 4}, index)
+    for path, data in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_bytes(data)
+    with pytest.raises(sf.FormatError):
+        sf.load(tmp_path)
+    (tmp_path / sf.SHARDS).write_bytes(b"[0,1]\n[2,3]\n")
+    index = {"any.any.any.any": [4, 0, 12]}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sf, "PAGE_SIZE", 2)
+        (tmp_path / sf.MANIFEST).write_bytes(sf.encode_manifest("b", {"programs": 4}, index))
+    assert sf.load(tmp_path).shards["any.any.any.any"].tolist() == [0, 1, 2, 3]
