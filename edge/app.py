@@ -6,11 +6,11 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
-from edge import appkeys
+from edge import appkeys, health, ratelimit, static
 from edge.auth import auth_middleware
 from edge.config import Config
 from edge.cors import cors_middleware
-from edge.handlers import account, programs
+from edge.handlers import account, openapi, programs
 from edge.middlewares import error_middleware, request_id_middleware
 from edge.ratelimit import ratelimit_middleware
 
@@ -35,4 +35,8 @@ def create_app(config: Config) -> web.Application:
     app.cleanup_ctx.append(_secret_context)
     programs.setup(app)
     account.setup(app)
+    openapi.setup(app)
+    ratelimit.setup(app)
+    health.setup(app)
+    static.setup(app)  # the HTML directory at /, when config.serve_site (after the API)
     return app

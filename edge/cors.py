@@ -1,12 +1,105 @@
-"""CORS for browser clients (not built yet: passes requests through)."""
+"""CORS for browser clients: preflights, and the CORS headers on every answer, errors too.
+
+`config.cors_origins` is `*` (any origin: the API is keyed, not cookie-based, so a wildcard
+exposes nothing a key does not already grant) or a comma-separated list of origins, of which
+the matching one is echoed with `Vary: Origin`.
+"""
 
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass
+
 from aiohttp import web
 
-from edge.middlewares import Handler
+from edge import appkeys
+from edge.middlewares import ALLOWED_METHODS, Handler, error_middleware
+
+ALLOW_HEADERS = "Authorization, If-None-Match"
+EXPOSE_HEADERS = (
+    "ETag, Link, X-Request-Id, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After"
+)
+# Chromium caps a preflight's cache life at 2 hours; asking for more buys nothing.
+MAX_AGE = "7200"
+
+
+@dataclass(frozen=True, slots=True)
+class CorsPolicy:
+    any_origin: bool
+    origins: frozenset[str]
+
+    def allowed(self, origin: str | None) -> str | None:
+        """The Access-Control-Allow-Origin value for a request from `origin`, if any."""
+        if self.any_origin:
+            return "*"
+        if origin is not None and origin.lower() in self.origins:
+            return origin
+        return None
+
+
+@functools.lru_cache(maxsize=8)
+def policy(setting: str) -> CorsPolicy:
+    """Parse `config.cors_origins` (memoised: the setting never changes while serving)."""
+    items = {item.strip().rstrip("/").lower() for item in setting.split(",") if item.strip()}
+    return CorsPolicy(any_origin="*" in items, origins=frozenset(items - {"*"}))
+
+
+def _add_vary(response: web.StreamResponse, name: str) -> None:
+    vary = response.headers.get("Vary")
+    response.headers["Vary"] = f"{vary}, {name}" if vary else name
+
+
+def _is_preflight(request: web.Request) -> bool:
+    """An OPTIONS a browser sends before a cross-origin request, to a path we serve.
+
+    The router answers OPTIONS on our GET routes with 405 (method not allowed): that is
+    what tells a known path from an unknown one, which keeps its 404.
+    """
+    if request.method != "OPTIONS" or "Origin" not in request.headers:
+        return False
+    if "Access-Control-Request-Method" not in request.headers:
+        return False
+    exc = request.match_info.http_exception
+    return exc is not None and exc.status == 405
+
+
+def preflight_response(cors: CorsPolicy, origin: str | None) -> web.Response:
+    response = web.Response(status=204)
+    allowed = cors.allowed(origin)
+    if allowed is not None:
+        # Without Allow-Origin the browser refuses the real request; no need to say more.
+        response.headers["Access-Control-Allow-Origin"] = allowed
+        response.headers["Access-Control-Allow-Methods"] = ALLOWED_METHODS
+        response.headers["Access-Control-Allow-Headers"] = ALLOW_HEADERS
+        response.headers["Access-Control-Max-Age"] = MAX_AGE
+    if not cors.any_origin:
+        _add_vary(response, "Origin")
+    return response
+
+
+def add_cors_headers(response: web.StreamResponse, cors: CorsPolicy, origin: str | None) -> None:
+    """The CORS headers of an actual (non-preflight) answer.
+
+    They are sent whether or not the request had an Origin: a browser may reuse a cached
+    answer to a plain request for a cross-origin one, which must still pass the check.
+    """
+    allowed = cors.allowed(origin)
+    if allowed is not None:
+        response.headers["Access-Control-Allow-Origin"] = allowed
+        response.headers["Access-Control-Expose-Headers"] = EXPOSE_HEADERS
+    if not cors.any_origin:
+        _add_vary(response, "Origin")
 
 
 @web.middleware
 async def cors_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    return await handler(request)
+    cors = policy(request.app[appkeys.CONFIG].cors_origins)
+    origin = request.headers.get("Origin")
+    if _is_preflight(request):
+        return preflight_response(cors, origin)
+    # Errors raised below (401, 404, 400...) become responses here, by the same function the
+    # outer error middleware uses, so that they carry the CORS headers too: a browser client
+    # can only read an error body that has them.
+    response = await error_middleware(request, handler)
+    add_cors_headers(response, cors, origin)
+    return response

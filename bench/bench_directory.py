@@ -1,0 +1,472 @@
+#!/usr/bin/env python3
+"""Load benchmark of the directory half of the edge (not a test): GET /v1/programs.
+
+    python3 dev.py bench bench_directory [--n 20000] [--duration 10] [--connections 32]
+
+1. Makes the synthetic catalogue (bench/synth.py, n submissions) and builds it with the real
+   build.py into bench/out/directory/dist (kept between runs for the same n and seed). With
+   `--mini-writer`, or when synth.py/build.py are missing, it writes dist/ directly with the
+   tests' mini-writer instead (n published programmes).
+2. Starts ONE edge process (the real app; a bench authenticator accepting one key, since the
+   account half may not be there; rate limits out of reach; access log off) and, as its own
+   process with the same server settings, a bare aiohttp handler returning a constant byte
+   string: the edge's own first page (same bytes on the wire), and a tiny body.
+3. Drives them with wrk over loopback: requests/s, p50/p99 latency and the server's CPU per
+   request (/proc/PID/stat) for /v1/programs with no filter, with two filters + minScore,
+   and with a deep cursor; the same with the page cache off (a second edge process); the
+   whole middleware stack around a constant-page handler (the stack's share); the bare
+   handler before and after (their mean is the baseline of the ratios).
+4. Reads the edge's RSS (VmRSS, VmHWM in /proc/PID/status) with the catalogue loaded.
+5. Times hot reloads: a new build is exchanged in place of dist/ (renameat2, as the build
+   does) and the clock stops when the list's ETag (which derives from the build id) changes.
+
+Prints the figures and writes them to bench/out/directory/results.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import ctypes.util
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run as a script from anywhere
+    sys.path.insert(0, str(ROOT))
+
+OUT = ROOT / "bench" / "out" / "directory"
+KEY = "aff_bench_0123456789abcdef0123456789abcdef"
+SECRET = "bench-secret-" + "b" * 40
+# The reference bare handler returns the edge's own first page as a constant: the same bytes
+# on the wire, so the ratio measures the edge's work, not the size of 25 programmes (~25 kB).
+# A tiny constant is measured too, as aiohttp's floor.
+STACK_ONLY = "/v1/bench-constant"
+TINY_BODY = b'{"data":[],"page":{"limit":25,"hasMore":false,"nextCursor":null}}'
+
+
+# --- the two servers (run as subprocesses of this script) ------------------------------
+
+
+def serve_edge(port: int, dist: Path, database: Path, page_cache: bool = True) -> None:
+    """The real edge app, with a bench authenticator and rate limits out of reach.
+
+    `page_cache=False` turns off the cache of rendered list pages, so that every request
+    runs the whole page query (parse, seeks, cursor, copy of the rows).
+    """
+    from aiohttp import web
+
+    from edge import appkeys, directory
+
+    if not page_cache:
+        directory.PAGE_CACHE_BYTES = 0
+    from edge.app import create_app
+    from edge.auth import Principal
+    from edge.config import Config
+
+    principal = Principal(
+        key_id="key_bench",
+        account_uid="acct_bench",
+        plan="pro",
+        prefix=KEY[:13],
+        label="bench",
+        scopes=("read",),
+    )
+
+    class BenchAuthenticator:
+        async def authenticate(self, key: str) -> Principal | None:
+            return principal if key == KEY else None
+
+    async def install(app: web.Application) -> None:
+        app[appkeys.AUTHENTICATOR] = BenchAuthenticator()
+
+    config = Config(
+        host="127.0.0.1",
+        port=port,
+        dist=dist,
+        database=str(database),
+        secret_key=SECRET,
+        rate_limit_free=(10**9, 1),
+        rate_limit_pro=(10**9, 1),
+        access_log=False,
+        log_level="WARNING",
+    )
+    import logging
+
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s edge %(levelname)s %(name)s: %(message)s"
+    )
+    app = create_app(config)
+    app.on_startup.append(install)
+    # The reference for the middlewares' share: the whole stack (request id, errors, CORS,
+    # key, rate limit) around a handler that returns the bare handler's constant page.
+    constant_page: list[bytes] = []
+
+    async def constant(request: web.Request) -> web.Response:
+        if not constant_page:
+            constant_page.append((OUT / "first-page.json").read_bytes())
+        return web.Response(body=constant_page[0], content_type="application/json")
+
+    app.router.add_get(STACK_ONLY, constant)
+    web.run_app(app, host="127.0.0.1", port=port, access_log=None, print=None)
+
+
+def serve_bare(port: int, body_file: Path) -> None:
+    """aiohttp with handlers returning constant bytes: the same run_app settings.
+
+    /v1/programs answers the bytes of `body_file`; /tiny answers TINY_BODY.
+    """
+    from aiohttp import web
+
+    page = body_file.read_bytes()
+
+    async def constant(request: web.Request) -> web.Response:
+        return web.Response(body=page, content_type="application/json")
+
+    async def tiny(request: web.Request) -> web.Response:
+        return web.Response(body=TINY_BODY, content_type="application/json")
+
+    app = web.Application()
+    app.router.add_get("/v1/programs", constant)
+    app.router.add_get("/tiny", tiny)
+    web.run_app(app, host="127.0.0.1", port=port, access_log=None, print=None)
+
+
+# --- building the catalogue ------------------------------------------------------------
+
+
+def make_dist(n: int, seed: int, mini_writer: bool) -> tuple[Path, str]:
+    """bench/out/directory/dist for (n, seed); returns it and how it was made."""
+    how = "mini-writer" if mini_writer else "synth.py + build.py"
+    dist = OUT / "dist"
+    stamp = OUT / "dist.stamp"
+    from catalog.shardformat import FORMAT_VERSION
+
+    # A dist/ of another format version (or catalogue) is remade, never served stale.
+    wanted = json.dumps({"n": n, "seed": seed, "how": how, "format": FORMAT_VERSION})
+    if dist.exists() and stamp.exists() and stamp.read_text() == wanted:
+        return dist, how
+    if dist.exists():
+        shutil.rmtree(dist)
+    OUT.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    if mini_writer:
+        import random
+
+        sys.path.insert(0, str(ROOT / "tests"))
+        from edge_programs.distwriter import random_catalogue, write_dist
+
+        write_dist(dist, random_catalogue(random.Random(seed), n), f"mini-{n}-{seed}")
+    else:
+        sys.path.insert(0, str(ROOT / "bench"))
+        from synth import generate
+
+        content = OUT / "content"
+        if content.exists():
+            shutil.rmtree(content)
+        generate(n, seed, content)
+        cmd = [sys.executable, str(ROOT / "build.py"), "--content", str(content)]
+        subprocess.run([*cmd, "--out", str(dist), "--quiet", "--no-cache"], check=True)
+    print(f"made {dist} with {how} in {time.perf_counter() - started:.1f} s", flush=True)
+    stamp.write_text(wanted)
+    return dist, how
+
+
+def _replace_json(path: Path, **changes: Any) -> None:
+    # Write a new file and rename it: the old one may be a hard link into the served build.
+    data = json.loads(path.read_bytes())
+    data.update(changes)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data))
+    os.replace(tmp, path)
+
+
+def make_next_build(dist: Path, build_id: str) -> Path:
+    """A copy of `dist` (hard links) under another build id: as costly to load as a rebuild."""
+    staged = dist.with_name(f"dist-{build_id}")
+    if staged.exists():
+        shutil.rmtree(staged)
+    shutil.copytree(dist, staged, copy_function=os.link)
+    _replace_json(staged / "api" / "keys.json", buildId=build_id)
+    _replace_json(staged / "manifest.json", buildId=build_id)
+    return staged
+
+
+def exchange(a: Path, b: Path) -> None:
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    if libc.renameat2(-100, os.fsencode(a), -100, os.fsencode(b), 2) != 0:
+        raise OSError(ctypes.get_errno(), "renameat2(RENAME_EXCHANGE) failed")
+
+
+# --- measuring -----------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get(port: int, path: str, headers: dict[str, str] | None = None) -> tuple[int, dict, bytes]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request("GET", path, headers=headers or {})
+        resp = conn.getresponse()
+        return resp.status, dict(resp.getheaders()), resp.read()
+    finally:
+        conn.close()
+
+
+def wait_ready(port: int, path: str, headers: dict[str, str], proc: subprocess.Popen) -> float:
+    started = time.perf_counter()
+    while time.perf_counter() - started < 120:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}")
+        try:
+            if get(port, path, headers)[0] == 200:
+                return time.perf_counter() - started
+        except OSError:
+            pass
+        time.sleep(0.05)
+    raise RuntimeError("server did not become ready in 120 s")
+
+
+def rss_kb(pid: int) -> dict[str, int]:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return {k: int(re.search(rf"{k}:\s+(\d+) kB", status).group(1)) for k in ("VmRSS", "VmHWM")}
+
+
+@dataclass
+class WrkResult:
+    name: str
+    url: str
+    rps: float
+    p50_ms: float
+    p99_ms: float
+    requests: int
+    errors: int
+    cpu_us: float  # server CPU time (user + system) per request
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (/proc/PID/stat fields 14 and 15)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+_UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
+
+
+def _ms(text: str) -> float:
+    number, unit = re.fullmatch(r"([\d.]+)(us|ms|s)", text).groups()
+    return float(number) * _UNITS[unit]
+
+
+def wrk(name: str, url: str, args: argparse.Namespace, pid: int, auth: bool = True) -> WrkResult:
+    """One wrk run against `url` (after a 2 s warm-up); `pid` is the server, for its CPU."""
+    cmd = ["wrk", f"-t{args.threads}", f"-c{args.connections}", f"-d{args.duration}s", "--latency"]
+    if auth:
+        cmd += ["-H", f"Authorization: Bearer {KEY}"]
+    warm = [*cmd[:3], "-d2s", *cmd[4:], url]
+    subprocess.run(warm, check=True, capture_output=True)
+    cpu_before = cpu_seconds(pid)
+    out = subprocess.run([*cmd, url], check=True, capture_output=True, text=True).stdout
+    cpu = cpu_seconds(pid) - cpu_before
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    p50 = _ms(re.search(r"\n\s+50%\s+(\S+)", out).group(1))
+    p99 = _ms(re.search(r"\n\s+99%\s+(\S+)", out).group(1))
+    total = int(re.search(r"(\d+) requests in", out).group(1))
+    errors = 0
+    if m := re.search(r"Non-2xx or 3xx responses: (\d+)", out):
+        errors += int(m.group(1))
+    if m := re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out):
+        errors += sum(int(x) for x in m.groups())
+    result = WrkResult(name, url, rps, p50, p99, total, errors, round(cpu / total * 1e6, 1))
+    print(
+        f"  {name:<42} {rps:>8,.0f} req/s  p50 {p50:6.2f} ms  p99 {p99:6.2f} ms"
+        f"  server CPU {result.cpu_us:6.1f} us/req  ({total:,} requests, {errors} errors)",
+        flush=True,
+    )
+    return result
+
+
+def deep_cursor(port: int, headers: dict[str, str], depth: int) -> tuple[str, int]:
+    """The cursor after about `depth` rows of the unfiltered list, and the rows walked."""
+    cursor, seen = None, 0
+    while seen < depth:
+        path = "/v1/programs?limit=100" + (f"&cursor={cursor}" if cursor else "")
+        _, _, body = get(port, path, headers)
+        page = json.loads(body)
+        seen += len(page["data"])
+        if not page["page"]["hasMore"]:
+            break
+        cursor = page["page"]["nextCursor"]
+    assert cursor is not None, "catalogue too small for a deep cursor"
+    return cursor, seen
+
+
+def time_reload(port: int, headers: dict[str, str], dist: Path, staged: Path) -> float:
+    """Exchange `staged` with `dist`; seconds until the list's ETag changes."""
+    before = get(port, "/v1/programs", headers)[1]["ETag"]
+    exchange(staged, dist)
+    started = time.perf_counter()
+    print(f"{time.strftime('%H:%M:%S')} exchanged {staged.name} with {dist.name}", flush=True)
+    while time.perf_counter() - started < 30:
+        if get(port, "/v1/programs", headers)[1]["ETag"] != before:
+            return time.perf_counter() - started
+        time.sleep(0.005)
+    raise RuntimeError("the new build was not served within 30 s")
+
+
+def start(args: list[str]) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, str(Path(__file__).resolve()), *args], cwd=ROOT)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    if shutil.which("wrk") is None:
+        sys.exit("wrk is not installed: apt-get install -y wrk")
+    mini = args.mini_writer or not (ROOT / "bench" / "synth.py").exists()
+    mini = mini or not (ROOT / "build.py").exists()
+    dist, how = make_dist(args.n, args.seed, mini)
+    headers = {"Authorization": f"Bearer {KEY}"}
+    edge_port, bare_port, nocache_port = free_port(), free_port(), free_port()
+    db = OUT / "edge.sqlite3"
+    edge = start(["serve-edge", str(edge_port), str(dist), str(db)])
+    bare: subprocess.Popen | None = None
+    results: dict[str, Any] = {"catalogue": {"n": args.n, "seed": args.seed, "made_with": how}}
+    try:
+        startup = wait_ready(edge_port, "/v1/programs", headers, edge)
+        first_page = OUT / "first-page.json"
+        first_page.write_bytes(get(edge_port, "/v1/programs", headers)[2])
+        bare = start(["serve-bare", str(bare_port), str(first_page)])
+        wait_ready(bare_port, "/v1/programs", {}, bare)
+        results["page_bytes"] = first_page.stat().st_size
+        manifest = json.loads((dist / "manifest.json").read_bytes())
+        results["catalogue"]["programmes"] = manifest["counts"].get("programs")
+        results["catalogue"]["shards"] = len(manifest["shards"])
+        results["startup_s"] = round(startup, 3)
+        results["rss_loaded_kb"] = rss_kb(edge.pid)
+
+        filtered = "/v1/programs?model=cps&market=FR&minScore=40"
+        page = json.loads(get(edge_port, filtered, headers)[2])
+        assert len(page["data"]) == 25 and page["page"]["hasMore"], "filtered page not full"
+        cursor, depth = deep_cursor(edge_port, headers, args.depth)
+        base_e, base_b = f"http://127.0.0.1:{edge_port}", f"http://127.0.0.1:{bare_port}"
+        print(
+            f"wrk -t{args.threads} -c{args.connections} -d{args.duration}s on loopback "
+            f"({results['catalogue']['programmes']} programmes, {how}):",
+            flush=True,
+        )
+        deep = f"/v1/programs?cursor={cursor}"
+        scenarios = [
+            ("/v1/programs", "/v1/programs"),
+            ("two filters + minScore", filtered),
+            (f"deep cursor (row {depth})", deep),
+        ]
+        runs = [wrk("bare, same page (before)", f"{base_b}/v1/programs", args, bare.pid, False)]
+        runs.append(wrk("edge middlewares, constant page", base_e + STACK_ONLY, args, edge.pid))
+        runs += [wrk(name, base_e + path, args, edge.pid) for name, path in scenarios]
+        # The same queries with the page cache off: every request seeks, signs, copies.
+        uncached = start(["serve-edge", str(nocache_port), str(dist), str(db), "nocache"])
+        try:
+            wait_ready(nocache_port, "/v1/programs", headers, uncached)
+            base_u = f"http://127.0.0.1:{nocache_port}"
+            runs += [
+                wrk(f"{name}, no page cache", base_u + path, args, uncached.pid)
+                for name, path in scenarios
+            ]
+            results["rss_no_page_cache_kb"] = rss_kb(uncached.pid)
+        finally:
+            stop(uncached)
+        runs.append(wrk("bare, same page (after)", f"{base_b}/v1/programs", args, bare.pid, False))
+        tiny = wrk("bare, tiny body", f"{base_b}/tiny", args, bare.pid, auth=False)
+        results["wrk"] = [asdict(r) for r in [*runs, tiny]]
+        bare_rps = statistics.mean([runs[0].rps, runs[-1].rps])
+        bare_cpu = statistics.mean([runs[0].cpu_us, runs[-1].cpu_us])
+        results["bare_rps"] = round(bare_rps)
+        results["ratios"] = {r.name: round(r.rps / bare_rps, 3) for r in runs[1:-1]}
+        # CPU per request is what a saturated server divides its second by; it is also far
+        # less sensitive than req/s to other processes competing for the machine.
+        results["cpu_ratios"] = {r.name: round(bare_cpu / r.cpu_us, 3) for r in runs[1:-1]}
+        results["rss_after_kb"] = rss_kb(edge.pid)
+
+        reloads = []
+        for i in range(args.reloads):
+            staged = make_next_build(dist, f"bench-reload-{i}-{time.time_ns()}")
+            reloads.append(time_reload(edge_port, headers, dist, staged))
+            shutil.rmtree(staged)  # now the previous build
+        results["reload_s"] = [round(r, 3) for r in reloads]
+        results["rss_after_reloads_kb"] = rss_kb(edge.pid)
+    finally:
+        stop(edge)
+        if bare is not None:
+            stop(bare)
+    return results
+
+
+def report(results: dict[str, Any]) -> None:
+    print(f"\nratio to the bare handler serving the same {results['page_bytes']:,}-byte page:")
+    print(f"  {'(target >= 0.75)':<42}    by req/s   by server CPU per request")
+    for name, ratio in results["ratios"].items():
+        print(f"  {name:<42} {ratio:9.2f}   {results['cpu_ratios'][name]:9.2f}")
+    rss = results["rss_loaded_kb"]
+    print(
+        f"edge RSS with the catalogue loaded: {rss['VmRSS'] / 1024:.0f} MB "
+        f"(after the load runs {results['rss_after_kb']['VmRSS'] / 1024:.0f} MB, "
+        f"after the reloads {results['rss_after_reloads_kb']['VmRSS'] / 1024:.0f} MB, "
+        f"peak {results['rss_after_reloads_kb']['VmHWM'] / 1024:.0f} MB; target < 250 MB)"
+    )
+    print(
+        "reload, manifest change to new build served (target < 2 s): "
+        + ", ".join(f"{s:.2f} s" for s in results["reload_s"])
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["serve-edge"]:
+        serve_edge(int(argv[1]), Path(argv[2]), Path(argv[3]), page_cache=argv[4:5] != ["nocache"])
+        return 0
+    if argv[:1] == ["serve-bare"]:
+        serve_bare(int(argv[1]), Path(argv[2]))
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=20_000, help="submissions in the catalogue")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--duration", type=int, default=10, help="seconds per wrk run")
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--threads", type=int, default=1, help="wrk threads")
+    parser.add_argument("--depth", type=int, default=12_000, help="rows before the deep cursor")
+    parser.add_argument("--reloads", type=int, default=3)
+    parser.add_argument("--mini-writer", action="store_true", help="skip synth.py + build.py")
+    args = parser.parse_args(argv)
+    results = run(args)
+    report(results)
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "results.json").write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

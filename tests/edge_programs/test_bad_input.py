@@ -1,0 +1,225 @@
+"""Bad input for both directory endpoints: the right status, `code` and `param`, in order."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from edge import appkeys, cursor
+
+from .distwriter import publish, random_catalogue
+from .support import AUTH, TEST_KEY
+
+LIST_CASES = [
+    # (query string, code, param)
+    ("vertical=SAAS", "invalid_parameter", "vertical"),
+    ("vertical=nope", "invalid_parameter", "vertical"),
+    ("vertical=", "invalid_parameter", "vertical"),
+    ("vertical", "invalid_parameter", "vertical"),
+    ("vertical=saas&vertical=mode", "invalid_parameter", "vertical"),
+    ("vertical=saas&vertical=saas", "invalid_parameter", "vertical"),
+    ("model=CPS", "invalid_parameter", "model"),
+    ("model=", "invalid_parameter", "model"),
+    ("model=cps&model=cpa", "invalid_parameter", "model"),
+    ("market=fra", "invalid_parameter", "market"),
+    ("market=f1", "invalid_parameter", "market"),
+    ("market=f", "invalid_parameter", "market"),
+    ("market=%C3%A9t", "invalid_parameter", "market"),
+    ("market=", "invalid_parameter", "market"),
+    ("market=fr&market=FR", "invalid_parameter", "market"),
+    ("recurring=True", "invalid_parameter", "recurring"),
+    ("recurring=1", "invalid_parameter", "recurring"),
+    ("recurring=yes", "invalid_parameter", "recurring"),
+    ("recurring=", "invalid_parameter", "recurring"),
+    ("recurring=true&recurring=true", "invalid_parameter", "recurring"),
+    ("minScore=-1", "invalid_parameter", "minScore"),
+    ("minScore=101", "invalid_parameter", "minScore"),
+    ("minScore=1.5", "invalid_parameter", "minScore"),
+    ("minScore=%2B5", "invalid_parameter", "minScore"),
+    ("minScore=%205", "invalid_parameter", "minScore"),
+    ("minScore=0x10", "invalid_parameter", "minScore"),
+    ("minScore=abc", "invalid_parameter", "minScore"),
+    ("minScore=99999999999999999999", "invalid_parameter", "minScore"),
+    ("minScore=", "invalid_parameter", "minScore"),
+    ("minScore=5&minScore=6", "invalid_parameter", "minScore"),
+    ("limit=0", "invalid_parameter", "limit"),
+    ("limit=101", "invalid_parameter", "limit"),
+    ("limit=-1", "invalid_parameter", "limit"),
+    ("limit=1e2", "invalid_parameter", "limit"),
+    ("limit=ten", "invalid_parameter", "limit"),
+    ("limit=%D9%A3", "invalid_parameter", "limit"),  # an Arabic-Indic digit
+    ("limit=", "invalid_parameter", "limit"),
+    ("limit=5&limit=5", "invalid_parameter", "limit"),
+    ("cursor=", "invalid_parameter", "cursor"),
+    ("cursor=a&cursor=b", "invalid_parameter", "cursor"),
+    ("cursor=garbage", "invalid_cursor", "cursor"),
+    ("cursor=abc.def", "invalid_cursor", "cursor"),
+    ("cursor=.", "invalid_cursor", "cursor"),
+    ("cursor=%E2%82%AC.%E2%82%AC", "invalid_cursor", "cursor"),
+    ("cursor=" + "A" * 2000 + ".AAAA", "invalid_cursor", "cursor"),
+    ("foo=1", "unknown_parameter", "foo"),
+    ("Vertical=saas", "unknown_parameter", "Vertical"),
+    ("min_score=5", "unknown_parameter", "min_score"),
+    ("page=2", "unknown_parameter", "page"),
+    # The documented order: unknown names first, then each parameter in table order.
+    ("limit=0&foo=1", "unknown_parameter", "foo"),
+    ("limit=0&vertical=nope", "invalid_parameter", "vertical"),
+    ("minScore=200&market=x", "invalid_parameter", "market"),
+    ("cursor=garbage&limit=0", "invalid_parameter", "limit"),
+]
+
+
+@pytest.fixture(scope="module")
+def shared_dist(tmp_path_factory):
+    """One build for the whole module: these tests only read it."""
+    dist = tmp_path_factory.mktemp("bad-input") / "dist"
+    publish(dist, random_catalogue(random.Random(1), 40), "b1")
+    return dist
+
+
+@pytest.fixture
+async def client(make_client, shared_dist):
+    return await make_client(dist=shared_dist)
+
+
+async def assert_error(resp, status, code, param):
+    assert resp.status == status
+    body = await resp.json()
+    assert body == {
+        "code": code,
+        "message": body["message"],
+        "status": status,
+        "param": param,
+        "requestId": resp.headers["X-Request-Id"],
+    }
+    assert resp.headers["Cache-Control"] == "no-store"
+    assert "ETag" not in resp.headers
+
+
+@pytest.mark.parametrize(("query", "code", "param"), LIST_CASES)
+async def test_list_rejects_bad_parameters(client, query, code, param):
+    resp = await client.get(f"/v1/programs?{query}", headers=AUTH)
+    await assert_error(resp, 400, code, param)
+
+
+def _cursor_with(client, endpoint, filters, position):
+    return cursor.encode(client.app[appkeys.SECRET], endpoint, filters, position)
+
+
+async def _real_cursor(client, query):
+    body = await (await client.get(f"/v1/programs?{query}&limit=2", headers=AUTH)).json()
+    return body["page"]["nextCursor"]
+
+
+async def test_a_cursor_is_bound_to_its_filters(client):
+    token = await _real_cursor(client, "market=FR")
+    for other in ("", "market=BE", "market=FR&vertical=saas", "market=FR&minScore=0"):
+        resp = await client.get(f"/v1/programs?{other}&cursor={token}", headers=AUTH)
+        await assert_error(resp, 400, "invalid_cursor", "cursor")
+    resp = await client.get(f"/v1/programs?market=fr&limit=7&cursor={token}", headers=AUTH)
+    assert resp.status == 200  # the same filters (market normalised); limit may change
+
+
+async def test_tampered_and_foreign_cursors_are_refused(client):
+    token = await _real_cursor(client, "")
+    body, sig = token.split(".")
+    flipped = body[:-2] + ("A" if body[-2] != "A" else "B") + body[-1]
+    candidates = [
+        f"{flipped}.{sig}",
+        f"{body}.{sig[:-1]}",
+        f"{body}.{sig}x",
+        f"{body}{sig}",
+        # Made with another secret.
+        cursor.encode(b"another-secret-" + b"y" * 40, "programs", {}, [50, "x"]),
+        # Made for the other list endpoint.
+        _cursor_with(client, "commissions", {}, ["2025-01-01T00:00:00Z", "c_1"]),
+        # Signed, but not a position this endpoint ever writes.
+        _cursor_with(client, "programs", {}, ["50", "x"]),
+        _cursor_with(client, "programs", {}, [50]),
+        _cursor_with(client, "programs", {}, [101, "x"]),
+        _cursor_with(client, "programs", {}, [True, "x"]),
+        _cursor_with(client, "programs", {}, [50, "x", "y"]),
+    ]
+    for bad in candidates:
+        resp = await client.get("/v1/programs", params={"cursor": bad}, headers=AUTH)
+        await assert_error(resp, 400, "invalid_cursor", "cursor")
+
+
+AUTH_CASES = [
+    # (Authorization header or None, code)
+    (None, "missing_api_key"),
+    ("", "missing_api_key"),
+    ("Bearer", "missing_api_key"),
+    ("Bearer ", "missing_api_key"),
+    (f"Basic {TEST_KEY}", "missing_api_key"),
+    (f"Token {TEST_KEY}", "missing_api_key"),
+    (TEST_KEY, "missing_api_key"),
+    ("Bearer wrong-key", "invalid_api_key"),
+    (f"Bearer {TEST_KEY}x", "invalid_api_key"),
+    (f"Bearer {TEST_KEY[:-1]}", "invalid_api_key"),
+]
+
+
+@pytest.mark.parametrize("path", ["/v1/programs", "/v1/programs/{slug}"])
+@pytest.mark.parametrize(("header", "code"), AUTH_CASES)
+async def test_both_endpoints_need_a_valid_key(client, path, header, code):
+    slug = client.app[appkeys.DIRECTORY].current.directory.slugs[0]
+    headers = {} if header is None else {"Authorization": header}
+    # Bad parameters too: the key is checked first.
+    resp = await client.get(path.format(slug=slug) + "?limit=0", headers=headers)
+    await assert_error(resp, 401, code, None)
+    assert resp.headers["WWW-Authenticate"].startswith("Bearer")
+
+
+@pytest.mark.parametrize("scheme", ["Bearer", "bearer", "BEARER"])
+async def test_the_scheme_word_is_case_insensitive(client, scheme):
+    resp = await client.get("/v1/programs", headers={"Authorization": f"{scheme} {TEST_KEY}"})
+    assert resp.status == 200
+
+
+ODD_SLUGS = [
+    "nope",
+    "{upper}",
+    "{slug}-",
+    "-{slug}",
+    "{slug}%20",
+    "{slug}%00",
+    "{slug}%2Fx",
+    "a" * 65,
+    "a" * 4000,
+    "%C3%A9t%C3%A9",
+    "%FF%FE",
+    "{slug}.json",
+]
+
+
+@pytest.mark.parametrize("odd", ODD_SLUGS)
+async def test_odd_slugs_are_the_same_404(client, odd):
+    slug = client.app[appkeys.DIRECTORY].current.directory.slugs[0]
+    path = "/v1/programs/" + odd.format(slug=slug, upper=slug.upper())
+    resp = await client.get(path, headers=AUTH)
+    await assert_error(resp, 404, "not_found", None)
+    reference = await client.get("/v1/programs/nope", headers=AUTH)
+    strip = {"requestId": None}
+    assert {**(await resp.json()), **strip} == {**(await reference.json()), **strip}
+
+
+async def test_dot_segments_are_a_404_too(client):
+    resp = await client.get("/v1/programs/%2e%2e", headers=AUTH)
+    await assert_error(resp, 404, "not_found", None)
+
+
+async def test_the_by_slug_endpoint_ignores_query_parameters(client):
+    # It takes none, and 400 is not among its statuses.
+    slug = client.app[appkeys.DIRECTORY].current.directory.slugs[0]
+    resp = await client.get(f"/v1/programs/{slug}?limit=0&foo=bar", headers=AUTH)
+    assert resp.status == 200
+    assert (await resp.json())["data"]["slug"] == slug
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH"])
+async def test_other_methods_are_405_with_allow(client, method):
+    resp = await client.request(method, "/v1/programs", headers=AUTH)
+    await assert_error(resp, 405, "method_not_allowed", None)
+    assert resp.headers["Allow"] == "GET, HEAD"
