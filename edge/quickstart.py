@@ -1,0 +1,68 @@
+"""`python3 dev.py serve`: build the sample content, seed the demo account, serve both halves.
+
+Any `python -m edge` flag may follow (e.g. `--port 9000`); the demo key is new on every run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from edge.__main__ import serve
+from edge.config import Config, ConfigError, load
+from edge.demo import seed_demo
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def build_sample(config: Config) -> None:
+    """Run the real build over content/ into the configured dist/ (it says what it made)."""
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "build.py"),
+            "--content",
+            str(ROOT / "content"),
+            "--out",
+            str(config.dist),
+        ],
+        check=True,
+    )
+
+
+def banner(config: Config, key: str) -> str:
+    base = f"http://{config.host}:{config.port}"
+    return "\n".join(
+        [
+            "",
+            f"  API      {base}/v1/programs",
+            f"  site     {base}/",
+            f"  demo key {key}",
+            "",
+            "  try:",
+            f'  curl -s -H "Authorization: Bearer {key}" "{base}/v1/programs?limit=3"',
+            f'  curl -s -H "Authorization: Bearer {key}" "{base}/v1/commissions?status=approved&limit=2"',
+            "",
+        ]
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        config = load(argv)
+    except ConfigError as exc:
+        print(f"quickstart: {exc}", file=sys.stderr)
+        return 2
+    config = dataclasses.replace(config, serve_site=True)
+    build_sample(config)
+    key = seed_demo(config)
+    print(banner(config, key), flush=True)
+    serve(config)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
