@@ -1,44 +1,41 @@
 """Helpers of the directory tests (test modules import these; conftest.py holds fixtures).
 
-The account half is wired in now, but these tests keep a tiny authenticator accepting
-`TEST_KEY` only, installed over the real one, so they need no account store data.
+The edge under test authenticates with the real authenticator and a real SQLite account
+store (made once per session by conftest.py) holding one pro account and `TEST_KEY`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hmac
+from pathlib import Path
 from typing import Any
 
-from aiohttp import web
 from aiohttp.test_utils import TestClient
 
-from edge import appkeys
-from edge.auth import Principal
+from edge import apikeys, appkeys
 from edge.directory import DirectoryState
+from edge.store import open_store
 
-TEST_KEY = "aff_test_0123456789abcdef0123456789abcdef"
+# A well-formed key (marker, 32 base62 characters, checksum) fixed so tests can name it.
+_RANDOM = "DirectoryTests0123456789abcdefgh"
+TEST_KEY = apikeys.MARKER + _RANDOM + apikeys.checksum(_RANDOM)
 AUTH = {"Authorization": f"Bearer {TEST_KEY}"}
-PRINCIPAL = Principal(
-    key_id="key_test",
-    account_uid="acct_test",
-    plan="pro",
-    prefix="aff_test_0123",
-    label="directory tests",
-    scopes=("read",),
-)
 
 
-class StaticAuthenticator:
-    """Accepts TEST_KEY, nothing else."""
-
-    async def authenticate(self, key: str) -> Principal | None:
-        return PRINCIPAL if hmac.compare_digest(key.encode(), TEST_KEY.encode()) else None
-
-
-async def install_authenticator(app: web.Application) -> None:
-    # on_startup runs after every cleanup context, so this wins over any real one.
-    app[appkeys.AUTHENTICATOR] = StaticAuthenticator()
+async def make_accounts(path: Path) -> None:
+    """A real account store at `path` with one pro account owning TEST_KEY."""
+    store = await open_store(str(path), writable=True)
+    try:
+        uid = await store.create_account("directory-tests@example.com", "pro")
+        await store.create_key(
+            uid,
+            apikeys.key_hash(TEST_KEY),
+            apikeys.prefix_of(TEST_KEY),
+            "directory tests",
+            ("read",),
+        )
+    finally:
+        await store.close()
 
 
 def directory_state(client: TestClient) -> DirectoryState:
