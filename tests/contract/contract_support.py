@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import subprocess
 import sys
 import threading
@@ -18,9 +17,9 @@ from pathlib import Path
 
 from aiohttp import web
 
-from edge import appkeys
-from edge.auth import Principal
+from edge import apikeys
 from edge.config import Config
+from edge.store import open_store
 
 
 @dataclass
@@ -36,43 +35,37 @@ class FakeClock:
         self.now += seconds
 
 
-def _principal(name: str, plan: str, *, suspended: bool = False) -> Principal:
-    return Principal(
-        key_id=f"key_{name}",
-        account_uid=f"acct_{name}",
-        plan=plan,
-        prefix=f"afk_{name}"[:12],
-        label=f"contract tests ({name})",
-        scopes=("read",),
-        suspended=suspended,
-    )
+def _key(name: str) -> str:
+    """A well-formed key (marker, 32 base62 characters, checksum) fixed so tests can name it."""
+    random = (name + "0" * 32)[:32]
+    return apikeys.MARKER + random + apikeys.checksum(random)
 
 
-TEST_KEYS: dict[str, Principal] = {
-    "afk_test_free_0000000000000000000000000000": _principal("free", "free"),
-    "afk_test_pro_00000000000000000000000000000": _principal("pro", "pro"),
-    "afk_test_susp_0000000000000000000000000000": _principal("susp", "free", suspended=True),
+FREE_KEY, PRO_KEY, SUSPENDED_KEY = _key("ContractFree"), _key("ContractPro"), _key("ContractSusp")
+# key -> (plan, suspended): the accounts make_accounts() creates.
+TEST_KEYS: dict[str, tuple[str, bool]] = {
+    FREE_KEY: ("free", False),
+    PRO_KEY: ("pro", False),
+    SUSPENDED_KEY: ("free", True),
 }
-FREE_KEY, PRO_KEY, SUSPENDED_KEY = TEST_KEYS
 
 
 def bearer(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
 
 
-class StaticAuthenticator:
-    """Knows TEST_KEYS and nothing else."""
-
-    async def authenticate(self, key: str) -> Principal | None:
-        for known, principal in TEST_KEYS.items():
-            if hmac.compare_digest(key.encode(), known.encode()):
-                return principal
-        return None
-
-
-async def install_test_authenticator(app: web.Application) -> None:
-    # on_startup runs after the cleanup contexts' startup halves, so this one wins.
-    app[appkeys.AUTHENTICATOR] = StaticAuthenticator()
+async def make_accounts(path: Path) -> None:
+    """A real account store at `path`: one account per TEST_KEYS entry, owning that key."""
+    store = await open_store(str(path), writable=True)
+    try:
+        for n, (key, (plan, suspended)) in enumerate(TEST_KEYS.items()):
+            uid = await store.create_account(f"contract-{n}@example.com", plan)
+            await store.set_suspended(uid, suspended)
+            await store.create_key(
+                uid, apikeys.key_hash(key), apikeys.prefix_of(key), f"contract {n}", ("read",)
+            )
+    finally:
+        await store.close()
 
 
 # --- A real server on a real port, for clients that are not asyncio (schemathesis) --------
