@@ -6,6 +6,7 @@ from pathlib import Path
 
 from site_samples import BASE_URL, sample_programs
 
+from catalog.rendering import RESERVED
 from catalog.site import render_site
 
 
@@ -13,7 +14,7 @@ def site_files_in(dist: Path) -> dict[str, bytes]:
     return {
         p.relative_to(dist).as_posix(): p.read_bytes()
         for p in sorted(dist.rglob("*"))
-        if p.is_file() and p.relative_to(dist).parts[0] not in {"api", "manifest.json"}
+        if p.is_file() and p.relative_to(dist).parts[0] not in RESERVED
     }
 
 
