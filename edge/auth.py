@@ -10,7 +10,6 @@ from aiohttp import web
 from contract.endpoints import ENDPOINTS, ME
 from edge import appkeys
 from edge.errors import ApiError
-from edge.middlewares import Handler
 from edge.store.base import StoreUnavailable
 
 # Paths anyone may read without a key (the API's own description).
@@ -84,11 +83,10 @@ def requires_key(request: web.Request) -> bool:
     return request.path.startswith("/v1/") and request.path not in PUBLIC_PATHS
 
 
-@web.middleware
-async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Resolve the caller's key into request[PRINCIPAL], or answer 401."""
+async def authenticate(request: web.Request) -> None:
+    """The auth step: resolve the caller's key into request[PRINCIPAL], or raise the 401."""
     if request.method == "OPTIONS" or not requires_key(request):
-        return await handler(request)
+        return
     token = bearer_token(request.headers.get("Authorization"))
     try:
         principal = await request.app[appkeys.AUTHENTICATOR].authenticate(token)
@@ -101,4 +99,3 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
         # docs/accounts.md); everywhere else the key simply does not work.
         raise ApiError("invalid_api_key", "the API key's account is suspended; see GET /v1/me")
     request[appkeys.PRINCIPAL] = principal
-    return await handler(request)

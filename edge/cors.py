@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from edge import appkeys
-from edge.middlewares import ALLOWED_METHODS, Handler, error_middleware
+from edge.middlewares import ALLOWED_METHODS
 
 ALLOW_HEADERS = "Authorization, If-None-Match"
 EXPOSE_HEADERS = (
@@ -49,7 +49,7 @@ def _add_vary(response: web.StreamResponse, name: str) -> None:
     response.headers["Vary"] = f"{vary}, {name}" if vary else name
 
 
-def _is_preflight(request: web.Request) -> bool:
+def is_preflight(request: web.Request) -> bool:
     """An OPTIONS a browser sends before a cross-origin request, to a path we serve.
 
     The router answers OPTIONS on our GET routes with 405 (method not allowed): that is
@@ -91,15 +91,12 @@ def add_cors_headers(response: web.StreamResponse, cors: CorsPolicy, origin: str
         _add_vary(response, "Origin")
 
 
-@web.middleware
-async def cors_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    cors = policy(request.app[appkeys.CONFIG].cors_origins)
-    origin = request.headers.get("Origin")
-    if _is_preflight(request):
-        return preflight_response(cors, origin)
-    # Errors raised below (401, 404, 400...) become responses here, by the same function the
-    # outer error middleware uses, so that they carry the CORS headers too: a browser client
-    # can only read an error body that has them.
-    response = await error_middleware(request, handler)
-    add_cors_headers(response, cors, origin)
-    return response
+def request_policy(request: web.Request) -> CorsPolicy:
+    """The CORS step's policy for this request's application."""
+    return policy(request.app[appkeys.CONFIG].cors_origins)
+
+
+# The CORS step, in edge.app.edge_middleware: `preflight_response` for a preflight, else the
+# request goes on and `add_cors_headers` marks its answer. Errors raised below (401, 404,
+# 400...) become responses before that, by the error step, so that they carry the CORS
+# headers too: a browser client can only read an error body that has them.

@@ -33,7 +33,6 @@ from aiohttp import web
 
 from edge import appkeys
 from edge.errors import ApiError
-from edge.middlewares import Handler
 
 # Float arithmetic on times: a value within this much of an integer counts as that integer,
 # so that e.g. 600 requests per 60 s (0.1 s each) give exact Remaining/Reset values.
@@ -176,12 +175,16 @@ def setup(app: web.Application) -> None:
     app.cleanup_ctx.append(limiter_context)
 
 
-@web.middleware
-async def ratelimit_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Count authenticated requests (not CORS preflights); answer 429 over the limit."""
+async def count(request: web.Request) -> dict[str, str] | None:
+    """The rate limit step: count an authenticated request (not a CORS preflight).
+
+    Raises the 429 over the limit; else returns the RateLimit-* headers for its answer
+    (`edge.app.edge_middleware` adds them to the response, or to the error raised below:
+    a raised 304 Not Modified counted too, so it says so), None when nothing was counted.
+    """
     principal = request.get(appkeys.PRINCIPAL)
     if principal is None or request.method == "OPTIONS":
-        return await handler(request)
+        return None
     limit, window = request.app[appkeys.CONFIG].rate_limit(principal.plan)
     state = await request.app[appkeys.LIMITER].hit(principal.key_id, limit, window)
     headers = rate_headers(state)
@@ -193,15 +196,4 @@ async def ratelimit_middleware(request: web.Request, handler: Handler) -> web.St
             headers={**headers, "Retry-After": str(state.retry_after_seconds)},
         )
     request[appkeys.RATE_STATE] = state
-    try:
-        response = await handler(request)
-    except ApiError as error:
-        # The error middleware outside turns it into JSON and keeps `error.headers`.
-        error.headers.update(headers)
-        raise
-    except web.HTTPException as exc:
-        # e.g. a raised 304 Not Modified: it counted, so it says so too.
-        exc.headers.update(headers)
-        raise
-    response.headers.update(headers)
-    return response
+    return headers

@@ -1,0 +1,277 @@
+#!/usr/bin/env python3
+"""In-process micro-benchmark of the edge's middleware stack (not a test).
+
+    python3 dev.py bench bench_middleware [--requests 20000] [--rounds 5]
+
+Each request is made with `aiohttp.test_utils.make_mocked_request` and handled by the
+application's own `_handle` (routing, the middleware chain, the handler); no socket, no
+response serialisation. Figures are CPU µs per request, best of `--rounds` (interleaved):
+
+- `bare`: an application without middlewares answering a constant page (the floor, which
+  includes making the mocked request);
+- `before`: the stack as it was before the middlewares were composed into one (five aiohttp
+  middlewares; a frozen copy below, `_before_middlewares`), around the same constant page;
+- `after`: the stack `edge.app.create_app` installs now, around the same constant page;
+- `/v1/programs` through `create_app` (page cache hit) when bench/out/directory/dist exists
+  (made by bench_directory.py).
+
+The stack's own cost is the row minus `bare`; the ratio is after / before of that.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import secrets
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run as a script from anywhere
+    sys.path.insert(0, str(ROOT))
+
+from aiohttp import web  # noqa: E402
+from aiohttp.test_utils import make_mocked_request  # noqa: E402
+
+from edge import appkeys  # noqa: E402
+from edge.auth import Principal  # noqa: E402
+from edge.config import Config  # noqa: E402
+
+KEY = "aff_bench_0123456789abcdef0123456789abcdef"
+DIST = ROOT / "bench" / "out" / "directory" / "dist"
+PAGE = (
+    (ROOT / "bench" / "out" / "directory" / "first-page.json").read_bytes()
+    if (ROOT / "bench" / "out" / "directory" / "first-page.json").exists()
+    else b'{"data":[]}' * 2000
+)
+HEADERS = {
+    "Host": "127.0.0.1:8080",
+    "Authorization": f"Bearer {KEY}",
+    "Accept-Encoding": "identity",
+    "User-Agent": "bench",
+}
+
+PRINCIPAL = Principal(
+    key_id="key_bench",
+    account_uid="acct_bench",
+    plan="pro",
+    prefix=KEY[:13],
+    label="bench",
+    scopes=("read",),
+)
+
+
+class BenchAuthenticator:
+    async def authenticate(self, key: str) -> Principal | None:
+        return PRINCIPAL if key == KEY else None
+
+
+async def constant(request: web.Request) -> web.Response:
+    return web.Response(body=PAGE, content_type="application/json")
+
+
+# --- the stack before (a frozen copy of the five middlewares as they were) ---------------
+
+
+def _before_middlewares() -> list[Any]:
+    from edge.auth import bearer_token, requires_key, unverifiable
+    from edge.cors import is_preflight as _is_preflight
+    from edge.cors import policy, preflight_response
+    from edge.errors import ApiError
+    from edge.middlewares import response_for
+    from edge.store.base import StoreUnavailable
+
+    expose = (
+        "ETag, Link, X-Request-Id, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, "
+        "Retry-After"
+    )
+
+    @web.middleware
+    async def request_id_middleware(request, handler):  # type: ignore[no-untyped-def]
+        request[appkeys.REQUEST_ID] = rid = "req_" + secrets.token_hex(12)
+        response = await handler(request)
+        response.headers["X-Request-Id"] = rid
+        return response
+
+    @web.middleware
+    async def error_middleware(request, handler):  # type: ignore[no-untyped-def]
+        try:
+            return await handler(request)
+        except Exception as exc:  # the same three cases as before, in one function now
+            return response_for(request, exc)
+
+    def add_vary(response, name):  # type: ignore[no-untyped-def]
+        vary = response.headers.get("Vary")
+        response.headers["Vary"] = f"{vary}, {name}" if vary else name
+
+    def add_cors_headers(response, cors, origin):  # type: ignore[no-untyped-def]
+        allowed = cors.allowed(origin)
+        if allowed is not None:
+            response.headers["Access-Control-Allow-Origin"] = allowed
+            response.headers["Access-Control-Expose-Headers"] = expose
+        if not cors.any_origin:
+            add_vary(response, "Origin")
+
+    @web.middleware
+    async def cors_middleware(request, handler):  # type: ignore[no-untyped-def]
+        cors = policy(request.app[appkeys.CONFIG].cors_origins)
+        origin = request.headers.get("Origin")
+        if _is_preflight(request):
+            return preflight_response(cors, origin)
+        response = await error_middleware(request, handler)
+        add_cors_headers(response, cors, origin)
+        return response
+
+    @web.middleware
+    async def auth_middleware(request, handler):  # type: ignore[no-untyped-def]
+        if request.method == "OPTIONS" or not requires_key(request):
+            return await handler(request)
+        token = bearer_token(request.headers.get("Authorization"))
+        try:
+            principal = await request.app[appkeys.AUTHENTICATOR].authenticate(token)
+        except StoreUnavailable:
+            raise unverifiable(request) from None
+        if principal is None:
+            raise ApiError("invalid_api_key", "the API key is unknown or revoked")
+        request[appkeys.PRINCIPAL] = principal
+        return await handler(request)
+
+    def rate_headers(state):  # type: ignore[no-untyped-def]
+        return {
+            "RateLimit-Limit": str(state.limit),
+            "RateLimit-Remaining": str(state.remaining),
+            "RateLimit-Reset": str(state.reset_seconds),
+        }
+
+    @web.middleware
+    async def ratelimit_middleware(request, handler):  # type: ignore[no-untyped-def]
+        principal = request.get(appkeys.PRINCIPAL)
+        if principal is None or request.method == "OPTIONS":
+            return await handler(request)
+        limit, window = request.app[appkeys.CONFIG].rate_limit(principal.plan)
+        state = await request.app[appkeys.LIMITER].hit(principal.key_id, limit, window)
+        headers = rate_headers(state)
+        if not state.allowed:
+            raise ApiError("rate_limited", "over", headers=headers)
+        request[appkeys.RATE_STATE] = state
+        try:
+            response = await handler(request)
+        except ApiError as error:
+            error.headers.update(headers)
+            raise
+        except web.HTTPException as exc:
+            exc.headers.update(headers)
+            raise
+        response.headers.update(headers)
+        return response
+
+    return [
+        request_id_middleware,
+        error_middleware,
+        cors_middleware,
+        auth_middleware,
+        ratelimit_middleware,
+    ]
+
+
+# --- running ---------------------------------------------------------------------------
+
+
+def _config() -> Config:
+    return Config(
+        dist=DIST,
+        secret_key="bench-secret-" + "b" * 40,
+        rate_limit_free=(10**9, 1),
+        rate_limit_pro=(10**9, 1),
+        access_log=False,
+    )
+
+
+def _install(app: web.Application, config: Config) -> None:
+    from edge.ratelimit import MemoryLimiter
+
+    app[appkeys.CONFIG] = config
+    app[appkeys.AUTHENTICATOR] = BenchAuthenticator()
+    app[appkeys.LIMITER] = MemoryLimiter()
+    app[appkeys.SECRET] = config.secret_key.encode()  # type: ignore[union-attr]
+
+
+async def _time(app: web.Application, path: str, n: int, rounds: int) -> tuple[float, Any]:
+    """Best-of-`rounds` CPU µs per request of `app` answering GET `path`."""
+    best = math.inf
+    response = None
+    for _ in range(rounds):
+        started = time.process_time()
+        # A mocked request is slow to make (~1 ms, mocks): clones of one are cheap and
+        # fresh (no cached properties carried over).
+        template = make_mocked_request("GET", path, headers=HEADERS, app=app)
+        for _ in range(n):
+            response = await app._handle(template.clone())
+        best = min(best, (time.process_time() - started) / n * 1e6)
+    return best, response
+
+
+async def main(n: int, rounds: int) -> None:
+    from edge.app import create_app
+
+    config = _config()
+    bare = web.Application()
+    bare.router.add_get("/v1/bench-constant", constant)
+    before = web.Application(middlewares=_before_middlewares())
+    before.router.add_get("/v1/bench-constant", constant)
+    _install(before, config)
+    after = create_app(config)
+    after.router.add_get("/v1/bench-constant", constant)
+    _install(after, config)
+
+    async def install(app: web.Application) -> None:  # after the account half's startup
+        app[appkeys.AUTHENTICATOR] = BenchAuthenticator()
+
+    after.on_startup.append(install)
+    runner = None
+    if DIST.exists():
+        runner = web.AppRunner(after)
+        await runner.setup()  # startup: loads the build
+    else:
+        print(f"(no {DIST}: /v1/programs skipped; run bench_directory.py once)")
+    for app in (bare, before):
+        app.freeze()
+        await app.startup()
+
+    cases = [
+        ("bare", bare, "/v1/bench-constant"),
+        ("before", before, "/v1/bench-constant"),
+        ("after", after, "/v1/bench-constant"),
+    ]
+    if runner is not None:
+        cases.append(("/v1/programs, after", after, "/v1/programs"))
+    # Rounds interleave the cases, so that the machine's other load hits them alike.
+    results = dict.fromkeys([label for label, _, _ in cases], math.inf)
+    headers: dict[str, list[str]] = {}
+    for _label, app, path in cases:
+        await _time(app, path, max(1, n // 10), 1)  # warm-up
+    for _ in range(rounds):
+        for label, app, path in cases:
+            took, response = await _time(app, path, n, 1)
+            results[label] = min(results[label], took)
+            headers[label] = sorted(response.headers)
+    for label, took in results.items():
+        print(f"{label:24} {took:7.2f} µs/request (best of {rounds})", flush=True)
+    old = results["before"] - results["bare"]
+    new = results["after"] - results["bare"]
+    print(f"\nstack alone: before {old:.2f} µs, after {new:.2f} µs, after/before {new / old:.2f}")
+    if headers["before"] != headers["after"]:
+        print("header NAMES differ:", headers["before"], headers["after"])
+    if runner is not None:
+        await runner.cleanup()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=20_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    asyncio.run(main(args.requests, args.rounds))
