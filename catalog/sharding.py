@@ -22,12 +22,19 @@ def shard(programs: Sequence[Program]) -> dict[str, list[int]]:
     # append per programme and market. Each group then feeds its 8 combinations with list
     # extends, in C, instead of 8 * (k + 1) appends per programme in Python.
     groups: dict[tuple[str, str, bool], dict[str, list[int]]] = {}
+    # Programmes share market lists: each distinct one is lowered and deduplicated once.
+    market_keys: dict[tuple[str, ...], tuple[str, ...]] = {}
+    any_market = shardformat.ANY
     for rank, program in enumerate(programs):
         triple = (program.vertical, program.model, program.recurring)
         by_market = groups.get(triple)
         if by_market is None:
             by_market = groups[triple] = {}
-        for market in (shardformat.ANY, *{m.lower() for m in program.markets}):
+        markets = program.markets
+        keys = market_keys.get(markets)
+        if keys is None:
+            keys = market_keys[markets] = (any_market, *{m.lower() for m in markets})
+        for market in keys:
             ranks = by_market.get(market)
             if ranks is None:
                 by_market[market] = [rank]

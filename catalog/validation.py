@@ -95,6 +95,9 @@ def duplicate_slugs(
     `checked` holds (slug, absolute path, display path, slug position) of the files checked;
     `others` (slug, absolute path, display path) of every other file of the content.
     """
+    slugs = [c[0] for c in checked] + [o[0] for o in others]
+    if len(set(slugs)) == len(slugs):
+        return []  # every slug claimed once: the usual case, decided without the claims
     claims: dict[str, list[tuple[str, str]]] = {}
     for slug, path, display in others:
         claims.setdefault(slug, []).append((path, display))

@@ -71,7 +71,7 @@ def test_damaged_cache_is_ignored(content: Content, no_site: None) -> None:
     content.add("p-0", VALID)
     content.build()
     first = snapshot(content.out)
-    for name in (cache.RECORDS, cache.OUTPUTS):
+    for name in (cache.RECORDS, cache.FILES, cache.OUTPUTS):
         path = content.root / ".build-cache" / name
         data = bytearray(path.read_bytes())
         data[-5] ^= 0xFF
@@ -132,3 +132,45 @@ def test_code_version_covers_everything_validation_imports() -> None:
                 if module.split(".")[0] in ("catalog", "contract") and (ROOT / path).exists():
                     todo.append(path)
     assert seen <= set(cache.VALIDATION_SOURCES)
+
+
+def test_a_change_appends_to_files_bin_until_records_bin_is_rewritten(
+    content: Content, tmp_path: Path
+) -> None:
+    for i in range(10):
+        age(content.add(f"p-{i}", submission(cookieDays=str(i + 1))))
+    store = Cache(tmp_path / "cache")
+    _, records = load(content, store.load_records(code_version()))
+    store.save_records(records)
+    base = (tmp_path / "cache" / cache.RECORDS).read_bytes()
+
+    age(content.add("p-0", submission(cookieDays="90")))  # one change in ten: appended
+    loaded, records = load(content, store.load_records(code_version()))
+    assert records.changed
+    store.save_records(records)
+    assert (tmp_path / "cache" / cache.RECORDS).read_bytes() == base
+    again = store.load_records(code_version())
+    assert again.outcomes.items() >= records.outcomes.items()
+    assert len(again.outcomes) == 11  # and the stale outcome of p-0's old bytes
+    warm, unchanged = load(content, again)
+    assert all(item.cached for item in warm) and not unchanged.changed
+    assert [item.outcome for item in warm] == [item.outcome for item in loaded]
+
+    for i in range(1, 4):  # past COMPACT_AT: records.bin holds exactly the current outcomes
+        age(content.add(f"p-{i}", submission(cookieDays="91")))
+    _, records = load(content, store.load_records(code_version()))
+    store.save_records(records)
+    assert (tmp_path / "cache" / cache.RECORDS).read_bytes() != base
+    assert len(store.load_records(code_version()).outcomes) == 10
+
+
+def test_files_bin_of_another_records_bin_is_ignored(content: Content, tmp_path: Path) -> None:
+    age(content.add("p-0", VALID))
+    store, other = Cache(tmp_path / "cache"), Cache(tmp_path / "other")
+    _, records = load(content, store.load_records(code_version()))
+    store.save_records(records)
+    age(content.add("p-1", VALID))
+    _, records = load(content, cache.Records(code_version()))
+    other.save_records(records)
+    (tmp_path / "cache" / cache.FILES).write_bytes((tmp_path / "other" / cache.FILES).read_bytes())
+    assert store.load_records(code_version()).outcomes == {}

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -130,3 +132,16 @@ def test_breakdown_adds_up_to_the_score(rec: dict[str, Any]) -> None:
     assert all(0 <= points <= maximum for _, points, maximum in parts)
     program = Program(**rec, score=scoring.score(rec))
     assert scoring.breakdown(program.to_api()) == parts  # what the site passes
+
+
+@given(records)
+def test_program_of_is_the_dataclass_constructor(rec: dict[str, Any]) -> None:
+    from catalog.model import program_of
+
+    made, constructed = program_of(rec, 42), Program(**rec, score=42)
+    assert made == constructed and hash(made) == hash(constructed)
+    assert [getattr(made, f) for f in Program.__slots__] == [
+        getattr(constructed, f) for f in Program.__slots__
+    ]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.score = 1  # type: ignore[misc]
