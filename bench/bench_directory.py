@@ -47,8 +47,13 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 
+from edge import apikeys  # noqa: E402
+
 OUT = ROOT / "bench" / "out" / "directory"
-KEY = "aff_bench_0123456789abcdef0123456789abcdef"
+# A well-formed key, issued into the bench's real account store (make_accounts): the edge
+# authenticates it with the real authenticator and its cache, as it would a customer's key.
+_RANDOM = "DirectoryBench0123456789abcdefgh"
+KEY = apikeys.MARKER + _RANDOM + apikeys.checksum(_RANDOM)
 SECRET = "bench-secret-" + "b" * 40
 # The reference bare handler returns the edge's own first page as a constant: the same bytes
 # on the wire, so the ratio measures the edge's work, not the size of 25 programmes (~25 kB).
@@ -61,36 +66,19 @@ TINY_BODY = b'{"data":[],"page":{"limit":25,"hasMore":false,"nextCursor":null}}'
 
 
 def serve_edge(port: int, dist: Path, database: Path, page_cache: bool = True) -> None:
-    """The real edge app, with a bench authenticator and rate limits out of reach.
+    """The real edge app (real authenticator and account store), rate limits out of reach.
 
     `page_cache=False` turns off the cache of rendered list pages, so that every request
     runs the whole page query (parse, seeks, cursor, copy of the rows).
     """
     from aiohttp import web
 
-    from edge import appkeys, directory
+    from edge import directory
 
     if not page_cache:
         directory.PAGE_CACHE_BYTES = 0
     from edge.app import create_app
-    from edge.auth import Principal
     from edge.config import Config
-
-    principal = Principal(
-        key_id="key_bench",
-        account_uid="acct_bench",
-        plan="pro",
-        prefix=KEY[:13],
-        label="bench",
-        scopes=("read",),
-    )
-
-    class BenchAuthenticator:
-        async def authenticate(self, key: str) -> Principal | None:
-            return principal if key == KEY else None
-
-    async def install(app: web.Application) -> None:
-        app[appkeys.AUTHENTICATOR] = BenchAuthenticator()
 
     config = Config(
         host="127.0.0.1",
@@ -109,7 +97,6 @@ def serve_edge(port: int, dist: Path, database: Path, page_cache: bool = True) -
         level=logging.INFO, format="%(asctime)s edge %(levelname)s %(name)s: %(message)s"
     )
     app = create_app(config)
-    app.on_startup.append(install)
     # The reference for the middlewares' share: the whole stack (request id, errors, CORS,
     # key, rate limit) around a handler that returns the bare handler's constant page.
     constant_page: list[bytes] = []
@@ -121,6 +108,27 @@ def serve_edge(port: int, dist: Path, database: Path, page_cache: bool = True) -
 
     app.router.add_get(STACK_ONLY, constant)
     web.run_app(app, host="127.0.0.1", port=port, access_log=None, print=None)
+
+
+def make_accounts(path: Path) -> None:
+    """A fresh real account store at `path`: one pro account owning KEY."""
+    import asyncio
+
+    from edge.store import open_store
+
+    async def make() -> None:
+        for stale in path.parent.glob(path.name + "*"):
+            stale.unlink()
+        store = await open_store(str(path), writable=True)
+        try:
+            uid = await store.create_account("bench@example.com", "pro")
+            await store.create_key(
+                uid, apikeys.key_hash(KEY), apikeys.prefix_of(KEY), "bench", ("read",)
+            )
+        finally:
+            await store.close()
+
+    asyncio.run(make())
 
 
 def serve_bare(port: int, body_file: Path) -> None:
@@ -352,6 +360,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     headers = {"Authorization": f"Bearer {KEY}"}
     edge_port, bare_port, nocache_port = free_port(), free_port(), free_port()
     db = OUT / "edge.sqlite3"
+    make_accounts(db)
     edge = start(["serve-edge", str(edge_port), str(dist), str(db)])
     bare: subprocess.Popen | None = None
     results: dict[str, Any] = {"catalogue": {"n": args.n, "seed": args.seed, "made_with": how}}
