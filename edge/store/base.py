@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
+
+from contract import vocabulary
 
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 TIMESTAMP_PATTERN = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z"
@@ -271,3 +273,53 @@ class AccountStore(Protocol):
         ...
 
     async def close(self) -> None: ...
+
+
+# --- Row helpers every implementation shares --------------------------------------------
+
+
+def check_plan(plan: str) -> None:
+    if plan not in vocabulary.PLANS:
+        raise ValueError(f"plan must be one of: {', '.join(vocabulary.PLANS)}")
+
+
+def check_network(network: str) -> None:
+    if not NETWORK_RE.fullmatch(network):
+        raise ValueError(f"network {network!r} must be 1-32 lowercase letters, digits, '-' or '_'")
+
+
+def key_view(row: Sequence[Any]) -> KeyView:
+    """A KeyView from (id, account uid, prefix, label, space-separated scopes, created, revoked)."""
+    key_id, uid, prefix, label, scopes, created_at, revoked_at = row
+    return KeyView(key_id, uid, prefix, label, tuple(scopes.split()), created_at, revoked_at)
+
+
+def account_view(
+    account: Sequence[Any], capabilities: Iterable[Sequence[Any]], networks: Iterable[Sequence[Any]]
+) -> AccountView:
+    """An AccountView from its rows: (uid, email, plan, suspended, created_at), capability rows
+    (name, enabled, configured, enabled_at) and network rows ordered by network id."""
+    caps = {
+        name: CapabilityView(bool(enabled), bool(configured), enabled_at)
+        for name, enabled, configured, enabled_at in capabilities
+    }
+    return AccountView(
+        uid=account[0],
+        email=account[1],
+        plan=account[2],
+        suspended=bool(account[3]),
+        created_at=account[4],
+        capabilities={
+            name: caps.get(name, CapabilityView(False, False, None))
+            for name in vocabulary.CAPABILITIES
+        },
+        networks=tuple(NetworkView(*row) for row in networks),
+    )
+
+
+def import_result(
+    rows: Sequence[NewCommission], changed: Sequence[NewCommission], existing: Container[str]
+) -> ImportResult:
+    """Counts of an upsert: rows new to the store, changed ones, and those left as they were."""
+    inserted = sum(1 for r in changed if r.external_id not in existing)
+    return ImportResult(inserted, len(changed) - inserted, len(rows) - len(changed))

@@ -45,7 +45,6 @@ import asyncpg
 
 from contract import vocabulary as v
 from edge.store.base import (
-    NETWORK_RE,
     AccountView,
     CapabilityView,
     CommissionQuery,
@@ -54,13 +53,17 @@ from edge.store.base import (
     ImportResult,
     KeyRecord,
     KeyView,
-    NetworkView,
     NewCommission,
     NotFound,
     StoreError,
     StoreUnavailable,
+    account_view,
     check_commission,
+    check_network,
+    check_plan,
     format_timestamp,
+    import_result,
+    key_view,
     utc_now,
 )
 from edge.store.migrations_pg import lock_key, migrate
@@ -407,7 +410,7 @@ class PostgresStore:
                 return None
             account = await _account_view(s, row[7])
             assert account is not None  # the foreign key guarantees it
-            return KeyRecord(key=_key_view(tuple(row)[:7]), account=account)
+            return KeyRecord(key=key_view(tuple(row)[:7]), account=account)
 
         return await self._read(run)
 
@@ -438,14 +441,14 @@ class PostgresStore:
                 account_uid,
                 account_id,
             )
-            return [_key_view(tuple(row)) for row in rows]
+            return [key_view(tuple(row)) for row in rows]
 
         return await self._read(run)
 
     # --- writes ---
 
     async def create_account(self, email: str | None, plan: str, *, uid: str | None = None) -> str:
-        _check_plan(plan)
+        check_plan(plan)
         new_uid = uid or new_id("acc")
         now = self._now()
 
@@ -468,7 +471,7 @@ class PostgresStore:
         return await self._write(run)
 
     async def set_plan(self, uid: str, plan: str) -> None:
-        _check_plan(plan)
+        check_plan(plan)
         await self._update_account(uid, "UPDATE accounts SET plan = $1 WHERE uid = $2", plan)
 
     async def set_suspended(self, uid: str, suspended: bool) -> None:
@@ -551,16 +554,16 @@ class PostgresStore:
             if len(rows) > 1:
                 ids = ", ".join(r[0] for r in rows)
                 raise Conflict(f"prefix {prefix_or_id} matches several keys ({ids}); use the id")
-            key = _key_view(tuple(rows[0]))
+            key = key_view(tuple(rows[0]))
             if key.revoked_at is not None:
                 return key
             await s.execute("UPDATE api_keys SET revoked_at = $1 WHERE id = $2", now, key.id)
-            return _key_view((*tuple(rows[0])[:6], now))
+            return key_view((*tuple(rows[0])[:6], now))
 
         return await self._write(run)
 
     async def connect_network(self, account_uid: str, network: str, ciphertext: bytes) -> None:
-        _check_network(network)
+        check_network(network)
         now = self._now()
 
         async def run(s: _Session) -> None:
@@ -622,7 +625,7 @@ class PostgresStore:
     async def upsert_commissions(
         self, account_uid: str, network: str, rows: Sequence[NewCommission]
     ) -> ImportResult:
-        _check_network(network)
+        check_network(network)
         seen: set[str] = set()
         for row in rows:
             check_commission(row)
@@ -640,23 +643,12 @@ class PostgresStore:
                 chunk = changed[start : start + UPSERT_CHUNK]
                 columns = [[getattr(r, name) for r in chunk] for name in _ROW_COLUMNS]
                 await s.execute(UPSERT_SQL, account_id, network, now, *columns)
-            inserted = sum(1 for r in changed if r.external_id not in existing)
-            return ImportResult(inserted, len(changed) - inserted, len(rows) - len(changed))
+            return import_result(rows, changed, existing)
 
         return await self._write(run)
 
 
 # --- Row helpers ------------------------------------------------------------------------
-
-
-def _check_plan(plan: str) -> None:
-    if plan not in v.PLANS:
-        raise ValueError(f"plan must be one of: {', '.join(v.PLANS)}")
-
-
-def _check_network(network: str) -> None:
-    if not NETWORK_RE.fullmatch(network):
-        raise ValueError(f"network {network!r} must be 1-32 lowercase letters, digits, '-' or '_'")
 
 
 async def _account_id(s: _Session, uid: str) -> int:
@@ -666,43 +658,22 @@ async def _account_id(s: _Session, uid: str) -> int:
     return int(account_id)
 
 
-def _key_view(row: Sequence[Any]) -> KeyView:
-    key_id, uid, prefix, label, scopes, created_at, revoked_at = row
-    return KeyView(key_id, uid, prefix, label, tuple(scopes.split()), created_at, revoked_at)
-
-
 async def _account_view(s: _Session, account_id: int) -> AccountView | None:
     row = await s.fetchrow(
         "SELECT uid, email, plan, suspended, created_at FROM accounts WHERE id = $1", account_id
     )
     if row is None:
         return None
-    caps = {
-        name: CapabilityView(enabled, configured, enabled_at)
-        for name, enabled, configured, enabled_at in await s.fetch(
-            "SELECT name, enabled, configured, enabled_at FROM capabilities WHERE account_id = $1",
-            account_id,
-        )
-    }
-    for name in v.CAPABILITIES:
-        caps.setdefault(name, CapabilityView(False, False, None))
-    networks = tuple(
-        NetworkView(*r)
-        for r in await s.fetch(
-            "SELECT network, status, connected_at, last_sync_at, accounts, programs, "
-            "transactions FROM networks WHERE account_id = $1 ORDER BY network",
-            account_id,
-        )
+    capabilities = await s.fetch(
+        "SELECT name, enabled, configured, enabled_at FROM capabilities WHERE account_id = $1",
+        account_id,
     )
-    return AccountView(
-        uid=row[0],
-        email=row[1],
-        plan=row[2],
-        suspended=row[3],
-        created_at=row[4],
-        capabilities={name: caps[name] for name in v.CAPABILITIES},
-        networks=networks,
+    networks = await s.fetch(
+        "SELECT network, status, connected_at, last_sync_at, accounts, programs, "
+        "transactions FROM networks WHERE account_id = $1 ORDER BY network",
+        account_id,
     )
+    return account_view(row, capabilities, networks)
 
 
 async def _existing(

@@ -30,7 +30,6 @@ import orjson
 
 from contract import vocabulary as v
 from edge.store.base import (
-    NETWORK_RE,
     AccountView,
     CapabilityView,
     CommissionQuery,
@@ -39,13 +38,17 @@ from edge.store.base import (
     ImportResult,
     KeyRecord,
     KeyView,
-    NetworkView,
     NewCommission,
     NotFound,
     StoreError,
     StoreUnavailable,
+    account_view,
     check_commission,
+    check_network,
+    check_plan,
     format_timestamp,
+    import_result,
+    key_view,
     utc_now,
 )
 
@@ -512,7 +515,7 @@ class SqliteStore:
                 return None
             account = _account_view(c, row[7])
             assert account is not None  # the foreign key guarantees it
-            return KeyRecord(key=_key_view(row[:7]), account=account)
+            return KeyRecord(key=key_view(row[:7]), account=account)
 
         return await self._read(run)
 
@@ -545,14 +548,14 @@ class SqliteStore:
                 "WHERE account_id = ? ORDER BY created_at, id",
                 (account_uid, account_id),
             )
-            return [_key_view(row) for row in rows]
+            return [key_view(row) for row in rows]
 
         return await self._read(run)
 
     # --- writes ---
 
     async def create_account(self, email: str | None, plan: str, *, uid: str | None = None) -> str:
-        _check_plan(plan)
+        check_plan(plan)
         new_uid = uid or new_id("acc")
         now = self._now()
 
@@ -572,7 +575,7 @@ class SqliteStore:
         return await self._write(run)
 
     async def set_plan(self, uid: str, plan: str) -> None:
-        _check_plan(plan)
+        check_plan(plan)
         await self._update_account(uid, "UPDATE accounts SET plan = ? WHERE uid = ?", (plan, uid))
 
     async def set_suspended(self, uid: str, suspended: bool) -> None:
@@ -649,16 +652,16 @@ class SqliteStore:
             if len(rows) > 1:
                 ids = ", ".join(r[0] for r in rows)
                 raise Conflict(f"prefix {prefix_or_id} matches several keys ({ids}); use the id")
-            key = _key_view(rows[0])
+            key = key_view(rows[0])
             if key.revoked_at is not None:
                 return key
             c.execute("UPDATE api_keys SET revoked_at = ? WHERE id = ?", (now, key.id))
-            return _key_view((*rows[0][:6], now))
+            return key_view((*rows[0][:6], now))
 
         return await self._write(run)
 
     async def connect_network(self, account_uid: str, network: str, ciphertext: bytes) -> None:
-        _check_network(network)
+        check_network(network)
         now = self._now()
 
         def run(c: sqlite3.Connection) -> None:
@@ -709,7 +712,7 @@ class SqliteStore:
     async def upsert_commissions(
         self, account_uid: str, network: str, rows: Sequence[NewCommission]
     ) -> ImportResult:
-        _check_network(network)
+        check_network(network)
         seen: set[str] = set()
         for row in rows:
             check_commission(row)
@@ -726,23 +729,12 @@ class SqliteStore:
                 UPSERT_COMMISSION_SQL,
                 [(account_id, network, r.external_id, *_values(r), now, now) for r in changed],
             )
-            inserted = sum(1 for r in changed if r.external_id not in existing)
-            return ImportResult(inserted, len(changed) - inserted, len(rows) - len(changed))
+            return import_result(rows, changed, existing)
 
         return await self._write(run)
 
 
 # --- Row helpers (run inside worker threads) --------------------------------------------
-
-
-def _check_plan(plan: str) -> None:
-    if plan not in v.PLANS:
-        raise ValueError(f"plan must be one of: {', '.join(v.PLANS)}")
-
-
-def _check_network(network: str) -> None:
-    if not NETWORK_RE.fullmatch(network):
-        raise ValueError(f"network {network!r} must be 1-32 lowercase letters, digits, '-' or '_'")
 
 
 def _account_id(c: sqlite3.Connection, uid: str) -> int:
@@ -752,11 +744,6 @@ def _account_id(c: sqlite3.Connection, uid: str) -> int:
     return int(row[0])
 
 
-def _key_view(row: Sequence[Any]) -> KeyView:
-    key_id, uid, prefix, label, scopes, created_at, revoked_at = row
-    return KeyView(key_id, uid, prefix, label, tuple(scopes.split()), created_at, revoked_at)
-
-
 def _account_view(c: sqlite3.Connection, account_id: int) -> AccountView | None:
     row = c.execute(
         "SELECT uid, email, plan, suspended, created_at FROM accounts WHERE id = ?",
@@ -764,32 +751,16 @@ def _account_view(c: sqlite3.Connection, account_id: int) -> AccountView | None:
     ).fetchone()
     if row is None:
         return None
-    caps = {
-        name: CapabilityView(bool(enabled), bool(configured), enabled_at)
-        for name, enabled, configured, enabled_at in c.execute(
-            "SELECT name, enabled, configured, enabled_at FROM capabilities WHERE account_id = ?",
-            (account_id,),
-        )
-    }
-    for name in v.CAPABILITIES:
-        caps.setdefault(name, CapabilityView(False, False, None))
-    networks = tuple(
-        NetworkView(*r)
-        for r in c.execute(
-            "SELECT network, status, connected_at, last_sync_at, accounts, programs, "
-            "transactions FROM networks WHERE account_id = ? ORDER BY network",
-            (account_id,),
-        )
+    capabilities = c.execute(
+        "SELECT name, enabled, configured, enabled_at FROM capabilities WHERE account_id = ?",
+        (account_id,),
     )
-    return AccountView(
-        uid=row[0],
-        email=row[1],
-        plan=row[2],
-        suspended=bool(row[3]),
-        created_at=row[4],
-        capabilities={name: caps[name] for name in v.CAPABILITIES},
-        networks=networks,
-    )
+    networks = c.execute(
+        "SELECT network, status, connected_at, last_sync_at, accounts, programs, "
+        "transactions FROM networks WHERE account_id = ? ORDER BY network",
+        (account_id,),
+    ).fetchall()
+    return account_view(row, capabilities.fetchall(), networks)
 
 
 def _existing(
