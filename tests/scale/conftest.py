@@ -218,6 +218,17 @@ def children(pid: int) -> set[int]:
     return found
 
 
+def alive(pids: set[int]) -> set[int]:
+    """Those of `pids` still executing: an exited orphan waits as a zombie until init reaps
+    it, which holds no port and serves nothing, so it does not count."""
+    found = set()
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                found.add(pid)
+    return found
+
+
 def running(pids: set[int]) -> set[int]:
     """Those of `pids` that are still processes (zombies included: not yet reaped)."""
     return {pid for pid in pids if Path(f"/proc/{pid}").exists()}
