@@ -30,15 +30,19 @@ async def edge_middleware(request: web.Request, handler: Handler) -> web.StreamR
     # Request id: every response, errors included, gets it.
     request[appkeys.REQUEST_ID] = rid = new_request_id()
     try:
-        policy = cors.request_policy(request)
+        app = request.app  # one lookup (a property walking the match info), not one per step
+        policy = cors.policy(app[appkeys.CONFIG].cors_origins)
         origin = request.headers.get("Origin")
         if cors.is_preflight(request):
             response = cors.preflight_response(policy, origin)
         else:
+            # The headers this step adds to the answer, in their order (rate limit, CORS,
+            # request id), written with one update: each CIMultiDict write has its cost.
+            added: dict[str, str] | None = None
             try:
-                await authenticate(request)
-                rate_headers = await ratelimit.count(request)
-                if rate_headers is None:
+                await authenticate(request, app)
+                added = await ratelimit.count(request, app)
+                if added is None:
                     response = await handler(request)
                 else:
                     try:
@@ -46,13 +50,17 @@ async def edge_middleware(request: web.Request, handler: Handler) -> web.StreamR
                     except (ApiError, web.HTTPException) as exc:
                         # Counted, so its answer says so too: the error step keeps
                         # `headers`, a raised 304 Not Modified is sent with them.
-                        exc.headers.update(rate_headers)
+                        exc.headers.update(added)
                         raise
-                    response.headers.update(rate_headers)
             except Exception as exc:
                 # Errors become responses under the CORS step, so they carry its headers.
+                added = None
                 response = response_for(request, exc)
-            cors.add_cors_headers(response, policy, origin)
+            added = cors.add_cors_headers(response, policy, origin, added)
+            if added is not None:
+                added["X-Request-Id"] = rid
+                response.headers.update(added)
+                return response
     except Exception as exc:
         response = response_for(request, exc)
     response.headers["X-Request-Id"] = rid

@@ -83,13 +83,18 @@ def requires_key(request: web.Request) -> bool:
     return request.path.startswith("/v1/") and request.path not in PUBLIC_PATHS
 
 
-async def authenticate(request: web.Request) -> None:
-    """The auth step: resolve the caller's key into request[PRINCIPAL], or raise the 401."""
+async def authenticate(request: web.Request, app: web.Application | None = None) -> None:
+    """The auth step: resolve the caller's key into request[PRINCIPAL], or raise the 401.
+
+    `app` is `request.app` (passed by the middleware, which has it already).
+    """
     if request.method == "OPTIONS" or not requires_key(request):
         return
     token = bearer_token(request.headers.get("Authorization"))
+    if app is None:
+        app = request.app
     try:
-        principal = await request.app[appkeys.AUTHENTICATOR].authenticate(token)
+        principal = await app[appkeys.AUTHENTICATOR].authenticate(token)
     except StoreUnavailable:
         raise unverifiable(request) from None
     if principal is None:

@@ -92,13 +92,19 @@ class CachedAuthenticator:
         self._inflight: dict[str, asyncio.Future[KeyRecord | None]] = {}
 
     async def authenticate(self, key: str) -> Principal | None:
-        if not apikeys.is_well_formed(key):
+        # The cache first: only well-formed keys are ever stored, so a hit needs no shape
+        # and checksum check (the regex and CRC32 cost more than the hash). Not ASCII (a
+        # header's surrogate-escaped bytes): not a key, and nothing to hash.
+        try:
+            digest = apikeys.key_hash(key)
+        except UnicodeEncodeError:
             return None
-        digest = apikeys.key_hash(key)
-        now = self._clock()
         entry = self._known.get(digest) or self._unknown.get(digest)
-        if entry is not None and now < entry.fresh_until:
-            return entry.principal
+        if entry is not None:
+            if self._clock() < entry.fresh_until:
+                return entry.principal
+        elif not apikeys.is_well_formed(key):
+            return None
         try:
             record = await self._lookup(digest)
         except StoreUnavailable:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import os
 import secrets
 from collections.abc import Mapping, Sequence
@@ -104,7 +105,13 @@ class Config:
 
     def rate_limit(self, plan: str) -> tuple[int, int]:
         """(requests, window seconds) for a plan."""
-        return {"free": self.rate_limit_free, "pro": self.rate_limit_pro}[plan]
+        return self._rate_limits[plan]
+
+    @functools.cached_property
+    def _rate_limits(self) -> dict[str, tuple[int, int]]:
+        # Derived once per Config (immutable): rate_limit runs on every counted request.
+        # Not a field, so equality, repr and dataclasses.replace are unchanged.
+        return {"free": self.rate_limit_free, "pro": self.rate_limit_pro}
 
     def resolved_secret(self) -> bytes:
         """The secret key: the configured one, else the secret file (created on first use)."""

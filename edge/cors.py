@@ -77,18 +77,37 @@ def preflight_response(cors: CorsPolicy, origin: str | None) -> web.Response:
     return response
 
 
-def add_cors_headers(response: web.StreamResponse, cors: CorsPolicy, origin: str | None) -> None:
+def add_cors_headers(
+    response: web.StreamResponse,
+    cors: CorsPolicy,
+    origin: str | None,
+    pending: dict[str, str] | None = None,
+) -> dict[str, str] | None:
     """The CORS headers of an actual (non-preflight) answer.
 
     They are sent whether or not the request had an Origin: a browser may reuse a cached
     answer to a plain request for a cross-origin one, which must still pass the check.
+
+    `pending`: headers the caller is about to write before these (in order). When the
+    policy allows any origin, the CORS headers are added to them (a new dict when None)
+    and the dict is returned for the caller to write after its own, in ONE update;
+    otherwise `pending` is written, then these (with `Vary: Origin`), and None returned.
     """
+    if cors.any_origin:
+        # "*" allows every origin (cors.allowed is "*"): no Vary.
+        if pending is None:
+            pending = {}
+        pending["Access-Control-Allow-Origin"] = "*"
+        pending["Access-Control-Expose-Headers"] = EXPOSE_HEADERS
+        return pending
+    if pending:
+        response.headers.update(pending)
     allowed = cors.allowed(origin)
     if allowed is not None:
         response.headers["Access-Control-Allow-Origin"] = allowed
         response.headers["Access-Control-Expose-Headers"] = EXPOSE_HEADERS
-    if not cors.any_origin:
-        _add_vary(response, "Origin")
+    _add_vary(response, "Origin")
+    return None
 
 
 def request_policy(request: web.Request) -> CorsPolicy:
