@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from aiohttp import web
+from support import sample
 
 from edge import apikeys
 from edge.config import Config
@@ -106,22 +105,9 @@ LIVE_RATE = (1_000_000, 60)
 
 def build_sample(dist: Path) -> bool:
     """Build content/ into `dist` with the real build; False while there is no build.py."""
-    script = ROOT / "build.py"
-    if not script.exists():
+    if not (ROOT / "build.py").exists():
         return False
-    subprocess.run(
-        [
-            sys.executable,
-            str(script),
-            "--content",
-            str(ROOT / "content"),
-            "--out",
-            str(dist),
-            "--quiet",
-        ],
-        check=True,
-        cwd=ROOT,
-    )
+    sample.build_sample(dist)
     return True
 
 

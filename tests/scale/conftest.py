@@ -22,6 +22,7 @@ import aiohttp
 import pytest
 import redis.asyncio as aioredis
 from support.redisserver import RedisServer, find_redis_server, free_port
+from support.sample import build_sample
 
 from edge import apikeys
 from edge.store import open_store
@@ -95,20 +96,7 @@ async def seed_key(database: str, plan: str = "free") -> str:
 @pytest.fixture(scope="session")
 def built_dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The real build of the sample content, made once for the session (read-only)."""
-    out = tmp_path_factory.mktemp("scale-build") / "dist"
-    subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "build.py"),
-            "--content",
-            str(ROOT / "content"),
-            "--out",
-            str(out),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return out
+    return build_sample(tmp_path_factory.mktemp("scale-build") / "dist")
 
 
 def bearer(key: str) -> dict[str, str]:

@@ -6,7 +6,6 @@ import asyncio
 import os
 import shutil
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 from site_samples import BASE_URL, ROOT, sample_programs
+from support.sample import build_sample
 
 from catalog.model import Program
 from catalog.site import render_site
@@ -58,25 +58,7 @@ def site_files(programs: list[Program]) -> dict[str, bytes]:
 def built_dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """dist/ of a real build of content/ (the build calls render_site from its site stage)."""
     out = tmp_path_factory.mktemp("build") / "dist"
-    subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "build.py"),
-            "--content",
-            str(ROOT / "content"),
-            "--out",
-            str(out),
-            "--base-url",
-            BASE_URL,
-            "--quiet",
-            "--no-cache",
-            "--no-sync",
-        ],
-        cwd=ROOT,
-        check=True,
-        timeout=120,
-    )
-    return out
+    return build_sample(out, "--base-url", BASE_URL, "--no-cache", "--no-sync")
 
 
 # --- a real edge serving the site, in a thread (for the browser) ---------------------
