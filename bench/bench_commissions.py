@@ -303,7 +303,6 @@ def page_ids(port: int, headers: dict[str, str], path: str) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from edge import cursor
 
     if shutil.which("wrk") is None:
         sys.exit("wrk is not installed: apt-get install -y wrk")
@@ -327,22 +326,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         stamp.write_text(json.dumps(meta))
         print(f"bench: generated in {meta['seconds']} s", flush=True)
     headers = {"Authorization": f"Bearer {meta['key']}"}
-    secret = SECRET.encode()
-
-    def deep(filters: dict[str, str | None]) -> str:
-        position = deep_position(
-            database, args.depth * PAGE, filters.get("network"), filters.get("status")
-        )
-        full = {"network": None, "status": None, "from": None, "to": None, **filters}
-        return cursor.encode(secret, "commissions", full, position)
-
-    filtered = {"network": "awin", "status": "approved"}
     paths = {
-        "first page": "/v1/commissions",
-        f"page {args.depth} deep": f"/v1/commissions?cursor={deep({})}",
-        "first page, network+status": "/v1/commissions?network=awin&status=approved",
-        f"page {args.depth} deep, network+status": "/v1/commissions?network=awin&status=approved&cursor="
-        + deep(filtered),
+        **measured_pages(database, args.depth),
         "first page, limit=100": "/v1/commissions?limit=100",
         "/v1/me (no store call)": "/v1/me",
     }
@@ -418,6 +403,29 @@ def report(results: dict[str, Any]) -> None:
     print()
     for name, value in results["ratios"].items():
         print(f"{name:<44} {value:>8}")
+
+
+def measured_pages(database: Path, depth: int) -> dict[str, str]:
+    """The pages both commission benchmarks time: {label: path}, deep cursors made directly."""
+    from edge import cursor
+
+    secret = SECRET.encode()
+
+    def deep(filters: dict[str, str | None]) -> str:
+        position = deep_position(
+            database, depth * PAGE, filters.get("network"), filters.get("status")
+        )
+        full = {"network": None, "status": None, "from": None, "to": None, **filters}
+        return cursor.encode(secret, "commissions", full, position)
+
+    filtered = "network=awin&status=approved"
+    return {
+        "first page": "/v1/commissions",
+        f"page {depth} deep": f"/v1/commissions?cursor={deep({})}",
+        "first page, network+status": f"/v1/commissions?{filtered}",
+        f"page {depth} deep, network+status": f"/v1/commissions?{filtered}&cursor="
+        + deep({"network": "awin", "status": "approved"}),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

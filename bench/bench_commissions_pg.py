@@ -235,8 +235,6 @@ def sqlite_store(wanted: dict[str, int]) -> tuple[Path, Path]:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from support.pgserver import PgServer, find_bin_dir
 
-    from edge import cursor
-
     if shutil.which("wrk") is None:
         sys.exit("wrk is not installed: apt-get install -y wrk")
     wanted = {
@@ -257,22 +255,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         meta = {"params": wanted, **made, "seconds": round(time.monotonic() - started, 1)}
         stamp.write_text(json.dumps(meta))
     headers = {"Authorization": f"Bearer {meta['key']}"}
-    secret = base.SECRET.encode()
-
-    def deep(filters: dict[str, str | None]) -> str:
-        position = base.deep_position(
-            database, args.depth * base.PAGE, filters.get("network"), filters.get("status")
-        )
-        full = {"network": None, "status": None, "from": None, "to": None, **filters}
-        return cursor.encode(secret, "commissions", full, position)
-
-    filtered = {"network": "awin", "status": "approved"}
     paths = {
-        "first page": "/v1/commissions",
-        f"page {args.depth} deep": f"/v1/commissions?cursor={deep({})}",
-        "first page, network+status": "/v1/commissions?network=awin&status=approved",
-        f"page {args.depth} deep, network+status": "/v1/commissions?network=awin&status=approved&cursor="
-        + deep(filtered),
+        **base.measured_pages(database, args.depth),
         "first page, from+to (one month)": "/v1/commissions?from=2025-06-01&to=2025-06-30",
         "first page, limit=100": "/v1/commissions?limit=100",
     }
