@@ -33,15 +33,15 @@ async def edge_middleware(request: web.Request, handler: Handler) -> web.StreamR
         app = request.app  # one lookup (a property walking the match info), not one per step
         policy = cors.policy(app[appkeys.CONFIG].cors_origins)
         origin = request.headers.get("Origin")
-        if cors.is_preflight(request):
+        if request.method == "OPTIONS" and cors.is_preflight(request):
             response = cors.preflight_response(policy, origin)
         else:
             # The headers this step adds to the answer, in their order (rate limit, CORS,
             # request id), written with one update: each CIMultiDict write has its cost.
             added: dict[str, str] | None = None
             try:
-                await authenticate(request, app)
-                added = await ratelimit.count(request, app)
+                principal = await authenticate(request, app)
+                added = await ratelimit.count(request, app, principal)
                 if added is None:
                     response = await handler(request)
                 else:

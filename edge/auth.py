@@ -69,6 +69,10 @@ def bearer_token(header: str | None) -> str:
     """The key in an Authorization header; ApiError(missing_api_key) when there is none."""
     if not header:
         raise ApiError("missing_api_key", "send the header Authorization: Bearer <API key>")
+    if header.startswith("Bearer "):  # what clients send: the same answer as the general case
+        token = header[7:].strip()
+        if token:
+            return token
     scheme, _, token = header.strip().partition(" ")
     token = token.strip()
     if scheme.lower() != "bearer" or not token:
@@ -80,16 +84,20 @@ def requires_key(request: web.Request) -> bool:
     """Matched /v1 routes need a key; unknown paths and methods answer 404/405 first."""
     if request.match_info.http_exception is not None:
         return False
-    return request.path.startswith("/v1/") and request.path not in PUBLIC_PATHS
+    path = request.path
+    return path.startswith("/v1/") and path not in PUBLIC_PATHS
 
 
-async def authenticate(request: web.Request, app: web.Application | None = None) -> None:
-    """The auth step: resolve the caller's key into request[PRINCIPAL], or raise the 401.
+async def authenticate(
+    request: web.Request, app: web.Application | None = None
+) -> Principal | None:
+    """The auth step: resolve the caller's key into request[PRINCIPAL] (and return it), or
+    raise the 401. None when the request needs no key.
 
     `app` is `request.app` (passed by the middleware, which has it already).
     """
     if request.method == "OPTIONS" or not requires_key(request):
-        return
+        return None
     token = bearer_token(request.headers.get("Authorization"))
     if app is None:
         app = request.app
@@ -104,3 +112,4 @@ async def authenticate(request: web.Request, app: web.Application | None = None)
         # docs/accounts.md); everywhere else the key simply does not work.
         raise ApiError("invalid_api_key", "the API key's account is suspended; see GET /v1/me")
     request[appkeys.PRINCIPAL] = principal
+    return principal

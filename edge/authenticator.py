@@ -52,21 +52,21 @@ def principal_of(record: KeyRecord) -> Principal:
 class _Lru:
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
-        self._items: OrderedDict[str, _Entry] = OrderedDict()
+        self._items: OrderedDict[bytes, _Entry] = OrderedDict()
 
-    def get(self, key: str) -> _Entry | None:
+    def get(self, key: bytes) -> _Entry | None:
         entry = self._items.get(key)
         if entry is not None:
             self._items.move_to_end(key)
         return entry
 
-    def put(self, key: str, entry: _Entry) -> None:
+    def put(self, key: bytes, entry: _Entry) -> None:
         self._items[key] = entry
         self._items.move_to_end(key)
         while len(self._items) > self.capacity:
             self._items.popitem(last=False)
 
-    def pop(self, key: str) -> None:
+    def pop(self, key: bytes) -> None:
         self._items.pop(key, None)
 
     def __len__(self) -> int:
@@ -95,8 +95,9 @@ class CachedAuthenticator:
         # The cache first: only well-formed keys are ever stored, so a hit needs no shape
         # and checksum check (the regex and CRC32 cost more than the hash). Not ASCII (a
         # header's surrogate-escaped bytes): not a key, and nothing to hash.
+        # Cached by the raw digest: its hex form (the store's key_hash) is made on a miss.
         try:
-            digest = apikeys.key_hash(key)
+            digest = apikeys.key_digest(key)
         except UnicodeEncodeError:
             return None
         entry = self._known.get(digest) or self._unknown.get(digest)
@@ -106,7 +107,7 @@ class CachedAuthenticator:
         elif not apikeys.is_well_formed(key):
             return None
         try:
-            record = await self._lookup(digest)
+            record = await self._lookup(digest.hex())
         except StoreUnavailable:
             if entry is None:
                 raise

@@ -76,6 +76,10 @@ class RenderedPage:
     etag: str  # of the identity coding
     next_link: str | None  # path and query of the next page; None on the last page
     gzipped: bytes | None = None  # filled on the first request that accepts gzip
+    # The response headers of the identity coding for the last origin asked (the Link is
+    # absolute): a repeat from the same host reuses the dict (aiohttp copies it).
+    headers_origin: tuple[str, str] | None = None
+    identity_headers: dict[str, str] | None = None
 
 
 class PageCache:

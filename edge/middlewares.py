@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
@@ -18,9 +19,16 @@ JSON = "application/json"
 ALLOWED_METHODS = "GET, HEAD"
 
 
+# Request ids must be unique, not secret: 96 bits from a generator seeded by the OS, reseeded
+# in every forked child, cost no system call per request (os.urandom is one `getrandom`,
+# which doubled the edge's kernel time per directory request: bench/README.md, Directory).
+_ids = random.Random(os.urandom(32))
+os.register_at_fork(after_in_child=lambda: _ids.seed(os.urandom(32)))
+
+
 def new_request_id() -> str:
-    """A request id: 96 random bits from the OS (what `secrets.token_hex(12)` returns)."""
-    return "req_" + os.urandom(12).hex()
+    """A request id: `req_` and 96 random bits as 24 hex digits."""
+    return f"req_{_ids.getrandbits(96):024x}"
 
 
 def error_response(request: web.Request, error: ApiError) -> web.Response:

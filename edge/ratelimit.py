@@ -26,7 +26,7 @@ import math
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from aiohttp import web
 
@@ -38,6 +38,7 @@ from edge.errors import ApiError
 _EPSILON = 1e-6
 
 DEFAULT_CAPACITY = 100_000
+_UNSET: Any = object()
 
 
 class RateState(NamedTuple):
@@ -176,15 +177,18 @@ def setup(app: web.Application) -> None:
     app.cleanup_ctx.append(limiter_context)
 
 
-async def count(request: web.Request, app: web.Application | None = None) -> dict[str, str] | None:
+async def count(
+    request: web.Request, app: web.Application | None = None, principal: Any = _UNSET
+) -> dict[str, str] | None:
     """The rate limit step: count an authenticated request (not a CORS preflight).
 
     Raises the 429 over the limit; else returns the RateLimit-* headers for its answer
     (`edge.app.edge_middleware` adds them to the response, or to the error raised below:
     a raised 304 Not Modified counted too, so it says so), None when nothing was counted.
-    `app` is `request.app` (passed by the middleware, which has it already).
+    `app` is `request.app` and `principal` request[PRINCIPAL] (the middleware has both).
     """
-    principal = request.get(appkeys.PRINCIPAL)
+    if principal is _UNSET:
+        principal = request.get(appkeys.PRINCIPAL)
     if principal is None or request.method == "OPTIONS":
         return None
     if app is None:

@@ -136,6 +136,16 @@ def _current(request: web.Request) -> Build | None:
     return state.current
 
 
+def page_headers(page: RenderedPage, scheme: str, host: str, etag: str) -> dict[str, str]:
+    """The headers of a list page's answer (the caller adds coding, type, CORS, limits)."""
+    headers = {"Cache-Control": CACHE_CONTROL, "Vary": VARY}
+    if page.next_link is not None:
+        # The cached part is relative: scheme and host are the request's own.
+        headers["Link"] = f'<{scheme}://{host}{page.next_link}>; rel="next"'
+    headers["ETag"] = etag
+    return headers
+
+
 async def list_programs(request: web.Request) -> web.StreamResponse:
     # One read of the reference: this request runs on this build even if a reload swaps it.
     build = _current(request)
@@ -145,25 +155,32 @@ async def list_programs(request: web.Request) -> web.StreamResponse:
         page = render_page(request, build)
         if build is not None:
             build.pages.put(key, page)
-    headers = {"Cache-Control": CACHE_CONTROL, "Vary": VARY}
-    if page.next_link is not None:
-        # The cached part is relative: scheme and host are the request's own.
-        headers["Link"] = f'<{request.scheme}://{request.host}{page.next_link}>; rel="next"'
-    body, etag = page.body, page.etag
-    compress = len(body) >= GZIP_MIN_BYTES and accepts_gzip(
-        request.headers.get("Accept-Encoding", "")
-    )
-    if compress:
-        etag = gzip_tag(etag)
-    headers["ETag"] = etag
-    if none_match(request.headers.get("If-None-Match"), etag):
-        return web.Response(status=304, headers=headers)
-    if compress and build is not None:
-        body = build.pages.gzipped(key, page)
-        headers["Content-Encoding"] = "gzip"
-    # Content-Type in the one dict (last, where content_type= would add it): one header
-    # write less on the Response's CIMultiDict.
-    headers["Content-Type"] = JSON
+    asked = request.headers
+    body = page.body
+    inm = asked.get("If-None-Match")
+    if len(body) >= GZIP_MIN_BYTES and accepts_gzip(asked.get("Accept-Encoding", "")):
+        etag = gzip_tag(page.etag)
+        headers = page_headers(page, request.scheme, request.host, etag)
+        if inm and none_match(inm, etag):
+            return web.Response(status=304, headers=headers)
+        if build is not None:
+            body = build.pages.gzipped(key, page)
+            headers["Content-Encoding"] = "gzip"
+        headers["Content-Type"] = JSON
+        return web.Response(body=body, headers=headers)
+    if inm and none_match(inm, page.etag):
+        return web.Response(
+            status=304, headers=page_headers(page, request.scheme, request.host, page.etag)
+        )
+    # The usual answer: its headers are kept with the page for the origin last asked.
+    origin = (request.scheme, request.host)
+    headers = page.identity_headers
+    if headers is None or page.headers_origin != origin:
+        headers = page_headers(page, *origin, page.etag)
+        # Content-Type in the one dict (last, where content_type= would add it): one
+        # header write less on the Response's CIMultiDict.
+        headers["Content-Type"] = JSON
+        page.headers_origin, page.identity_headers = origin, headers
     return web.Response(body=body, headers=headers)
 
 

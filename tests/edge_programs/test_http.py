@@ -216,6 +216,21 @@ async def test_link_header_keeps_the_query_and_replaces_the_cursor(client):
     assert list(link2.query.getall("cursor")) == [(await second.json())["page"]["nextCursor"]]
 
 
+@pytest.mark.parametrize("coding", ["identity", "gzip"])
+async def test_a_cached_page_links_to_each_requests_own_host(client, coding):
+    # The page (and its headers) are cached after the first request: the Link must still be
+    # built from the Host of every request, not the one that filled the cache.
+    path = "/v1/programs?limit=2"
+    hosts = ["a.example", "b.example:8443", "a.example"]
+    links = []
+    for host in hosts:
+        resp = await client.get(path, headers={**AUTH, "Accept-Encoding": coding, "Host": host})
+        assert resp.status == 200
+        links.append(URL(resp.headers["Link"].split(";")[0].strip("<>")))
+    assert [str(link).split("/")[2] for link in links] == hosts
+    assert len({link.path_qs for link in links}) == 1
+
+
 # --- CORS ----------------------------------------------------------------------------------
 
 PREFLIGHT = {"Origin": "https://app.example", "Access-Control-Request-Method": "GET"}
