@@ -117,7 +117,7 @@ def build(options: Options, progress: Progress) -> Result:
         pages = site.render_site(programs, options.base_url)
         stage.note = f"{len(pages)} HTML and static files"
     with progress.stage("render") as stage:
-        rendered = rendering.render(programs, shards, counts, pages)
+        rendered = rendering.render(programs, shards, counts, pages, _rows(loaded))
         stage.note = f"{len(rendered.files)} files, build {rendered.build_id}"
     with progress.stage("write") as stage:
         previous = cache.load_outputs()
@@ -166,6 +166,11 @@ def check(options: Options, files: Sequence[Path], progress: Progress) -> Result
     diagnostics = found + list(loading.iter_problems(loaded)) + _duplicates(loaded, others)
     warnings = _raise_on_errors(diagnostics)
     return Result(counts=_counts(loaded), warnings=warnings)
+
+
+def _rows(loaded: Sequence[loading.Loaded]) -> dict[str, bytes]:
+    """The rows made with the validation outcomes (cached), by slug."""
+    return {item.source.stem: item.outcome.row for item in loaded if item.outcome.row is not None}
 
 
 def _loaded_note(loaded: Sequence[loading.Loaded]) -> str:

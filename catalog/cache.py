@@ -42,7 +42,7 @@ from typing import Any
 import orjson
 import yaml
 
-MAGIC = b"affdir-cache-2\n"  # 2: marshal records, flat entries, files.bin
+MAGIC = b"affdir-cache-3\n"  # 2: marshal records, flat entries, files.bin; 3: + rows
 RECORDS = "records.bin"
 FILES = "files.bin"
 OUTPUTS = "outputs.bin"
@@ -59,17 +59,23 @@ Fingerprint = list[int]
 KEY_AT, TAKEN_AT = 5, 6
 
 
-# The sources a validation outcome depends on: catalog.validation and what it imports from
-# the project (a test keeps this list complete). Other modules, such as the site's, can
-# change without invalidating the cache.
+# The sources a cached outcome depends on: catalog.validation, catalog.rendering (the row
+# stored with it) and what they import from the project (a test keeps this list complete).
+# Other modules, such as the site's, can change without invalidating the cache.
 VALIDATION_SOURCES = (
     "catalog/validation.py",
     "catalog/yamlstrict.py",
     "catalog/submission.py",
     "catalog/countries.py",
     "catalog/errors.py",
+    "catalog/rendering.py",
+    "catalog/scoring.py",
+    "catalog/model.py",
+    "catalog/shardformat.py",
     "contract/vocabulary.py",
     "contract/resources.py",
+    "contract/openapi.py",
+    "contract/endpoints.py",
 )
 
 
@@ -106,7 +112,7 @@ class Records:
     """Validation outcomes by content key, and content keys by file fingerprint."""
 
     version: str
-    # content key -> [status, record, problems, warnings, slug line, slug column], JSON-ready
+    # content key -> [status, record, problems, warnings, slug line, slug column, row]
     outcomes: dict[str, list[Any]] = field(default_factory=dict)
     # file path -> [*fingerprint, content key, when the fingerprint was taken] (see KEY_AT)
     fingerprints: dict[str, list[Any]] = field(default_factory=dict)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from catalog import cache
 from catalog.errors import Diagnostic, Problem
+from catalog.rendering import row_of
 from catalog.validation import Outcome, check_file
 
 if TYPE_CHECKING:
@@ -157,7 +158,7 @@ def load(sources: Sequence[Source], previous: cache.Records) -> tuple[list[Loade
     if len(misses) >= PARALLEL_THRESHOLD:
         outcomes_ = _parallel(_check_many, items)
     else:
-        outcomes_ = [check_file(stem, data) for stem, data in items]
+        outcomes_ = _check_many(items)
     for (index, source, stat, key, _), outcome in zip(misses, outcomes_, strict=True):
         results[index] = _miss(records, source, (stat, taken_ns), key, outcome)
     return results, records  # type: ignore[return-value]  # every index is filled
@@ -178,9 +179,17 @@ def _unreadable(exc: OSError) -> Outcome:
 Seen = tuple[os.stat_result | None, int]  # a file's stat, and when it was taken
 
 
+def _checked(stem: str, data: bytes) -> Outcome:
+    """`check_file`, and the row of a published programme (see `Outcome.row`)."""
+    outcome = check_file(stem, data)
+    if outcome.record is None:
+        return outcome
+    return outcome._replace(row=row_of(outcome.record))
+
+
 def _outcome(stored: list) -> Outcome:
     """The outcome a cache entry stores (see `cache.Records.outcomes`)."""
-    status, record, problems, warnings, line, column = stored
+    status, record, problems, warnings, line, column, row = stored
     if record is not None and type(record["markets"]) is list:  # JSON made it a list
         record["markets"] = tuple(record["markets"])  # in place: the entry is ours alone
     return Outcome(
@@ -189,6 +198,7 @@ def _outcome(stored: list) -> Outcome:
         [Problem(*p) for p in problems] if problems else [],
         [Problem(*p) for p in warnings] if warnings else [],
         (line, column),
+        row,
     )
 
 
@@ -210,6 +220,7 @@ def _miss(
             [list(p) for p in outcome.problems],
             [list(p) for p in outcome.warnings],
             *outcome.slug_at,
+            outcome.row,
         ]
         _remember(records, source, seen, key)
     return Loaded(source, outcome, False)
@@ -232,13 +243,13 @@ def _read_and_check(items: list[tuple[str, str, str]]) -> list[tuple[str | None,
         if isinstance(data, OSError):
             out.append((None, _unreadable(data)))
         else:
-            out.append((cache.content_key(version, stem, data), check_file(stem, data)))
+            out.append((cache.content_key(version, stem, data), _checked(stem, data)))
     return out
 
 
 def _check_many(items: list[tuple[str, bytes]]) -> list[Outcome]:
     """In a worker: check a chunk of files already read."""
-    return [check_file(stem, data) for stem, data in items]
+    return [_checked(stem, data) for stem, data in items]
 
 
 def _parallel(function, items: list) -> list:

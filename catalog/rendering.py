@@ -11,11 +11,12 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import Any
 
 import orjson
 
-from catalog import shardformat
-from catalog.model import Program
+from catalog import scoring, shardformat
+from catalog.model import Program, program_of
 from contract import openapi
 from contract.resources import PROGRAM
 
@@ -41,17 +42,25 @@ def build_id(rows_blob: bytes) -> str:
     return digest.hexdigest()[:32]
 
 
+def row_of(record: Mapping[str, Any]) -> bytes:
+    """The row of a validated, published record: what `render` writes for its programme."""
+    return _row(program_of(record, scoring.score(record)))
+
+
 def render(
     programs: Sequence[Program],
     shards: Mapping[str, list[int]],
     counts: Mapping[str, int],
     site_files: Mapping[str, bytes],
+    known_rows: Mapping[str, bytes] | None = None,
 ) -> Rendered:
     """All output files of a build: the API's, then the site's (`catalog.site.render_site`).
 
-    `counts` are the submission counts for the manifest.
+    `counts` are the submission counts for the manifest. `known_rows`: rows by slug made
+    beforehand by `row_of` (with the validation outcomes, cached); the others are made here.
     """
-    rows = [_row(program) for program in programs]
+    known = known_rows or {}
+    rows = [known.get(program.slug) or _row(program) for program in programs]
     rows_blob = shardformat.encode_rows(rows)
     bid = build_id(rows_blob)
     files: dict[str, bytes] = {

@@ -54,6 +54,9 @@ class Outcome(NamedTuple):
     problems: list[Problem]  # errors: the build fails if any file has one
     warnings: list[Problem]  # shown, never fatal
     slug_at: tuple[int, int] = (1, 1)  # where the slug is stated: its field, else the mapping
+    # The programme's row as the API serves it (catalog.rendering.row_of), made beside the
+    # check (in the workers on a cold build) and cached with it; None unless `record` is.
+    row: bytes | None = None
 
 
 class InvalidValueError(Exception):

@@ -109,13 +109,14 @@ def test_worker_processes_give_the_same_outcomes(
 
 
 def test_code_version_covers_everything_validation_imports() -> None:
-    """Every project module that catalog.validation imports, directly or not, is hashed."""
+    """Every project module that catalog.validation and catalog.rendering (the cached row)
+    import, directly or not, is hashed."""
     import ast
 
     from buildkit import ROOT
 
     seen: set[str] = set()
-    todo = ["catalog/validation.py"]
+    todo = ["catalog/validation.py", "catalog/rendering.py"]
     while todo:
         name = todo.pop()
         if name in seen:
@@ -174,3 +175,22 @@ def test_files_bin_of_another_records_bin_is_ignored(content: Content, tmp_path:
     other.save_records(records)
     (tmp_path / "cache" / cache.FILES).write_bytes((tmp_path / "other" / cache.FILES).read_bytes())
     assert store.load_records(code_version()).outcomes == {}
+
+
+def test_the_row_made_with_the_outcome_is_the_row_rendering_makes(content: Content) -> None:
+    """The cached row (catalog.rendering.row_of, made beside the check) is byte for byte
+    what rendering a ranked programme gives, for published files only."""
+    from catalog import rendering, scoring
+
+    for i in range(5):
+        content.add(f"p-{i}", submission(cookieDays=str(i * 40), markets="[FR, BE]"))
+    content.add("draft", submission(status="unpublished"))
+    loaded, records = load(content, cache.Records(code_version()))
+    rows = {item.source.stem: item.outcome.row for item in loaded}
+    assert rows["draft"] is None
+    programs = scoring.rank(item.outcome.record for item in loaded if item.outcome.record)
+    assert len(programs) == 5
+    for program in programs:
+        assert rows[program.slug] == rendering._row(program)
+    again, _ = load(content, records)  # from the cache: the same rows
+    assert {item.source.stem: item.outcome.row for item in again} == rows
