@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import ParamSpec, TextIO, TypeVar
 
 from catalog import loading, rendering, schema, scoring, sharding, site, validation, writing
-from catalog.cache import Cache, code_version
+from catalog.cache import Cache, Outputs, code_version
 from catalog.errors import BuildError, Diagnostic, sort_diagnostics
 from catalog.progress import Progress
 from contract import vocabulary as v
@@ -113,14 +113,17 @@ def build(options: Options, progress: Progress) -> Result:
     with progress.stage("shard") as stage:
         shards = sharding.shard(programs)
         stage.note = f"{len(shards)} filter combinations"
+    previous = cache.load_outputs()
     with progress.stage("site") as stage:
-        pages = site.render_site(programs, options.base_url)
+        reuse = _reuse(cache, previous, options)
+        pages = site.render_site(programs, options.base_url, reuse)
         stage.note = f"{len(pages)} HTML and static files"
+        if reuse is not None and reuse.reused:
+            stage.note += f" ({reuse.reused} pages unchanged, kept)"
     with progress.stage("render") as stage:
         rendered = rendering.render(programs, shards, counts, pages, _rows(loaded))
         stage.note = f"{len(rendered.files)} files, build {rendered.build_id}"
     with progress.stage("write") as stage:
-        previous = cache.load_outputs()
         stats = writing.write(
             rendered.files, options.out, previous, sync=options.sync, keep_spare=options.cache
         )
@@ -133,6 +136,8 @@ def build(options: Options, progress: Progress) -> Result:
         )
     if stats.outputs != previous:
         cache.save_outputs(stats.outputs)
+    if reuse is not None and reuse.changed:
+        cache.save_pages(reuse.pages)
     return Result(
         counts=rendered.counts,
         warnings=warnings,
@@ -166,6 +171,18 @@ def check(options: Options, files: Sequence[Path], progress: Progress) -> Result
     diagnostics = found + list(loading.iter_problems(loaded)) + _duplicates(loaded, others)
     warnings = _raise_on_errors(diagnostics)
     return Result(counts=_counts(loaded), warnings=warnings)
+
+
+def _reuse(cache: Cache, previous: Outputs, options: Options) -> site.Reuse | None:
+    """What the site may take from dist/ as it is (nothing without the cache)."""
+    if not cache.enabled:
+        return None
+    live = previous.of_tree(options.out)
+    return site.Reuse(
+        version=site.site_version(options.base_url),
+        live=live[1] if live else {},
+        known=cache.load_pages() if live else {},
+    )
 
 
 def _rows(loaded: Sequence[loading.Loaded]) -> dict[str, bytes]:

@@ -147,7 +147,7 @@ def _build(content: Path, out: Path, no_site: bool) -> dict:
 
     options = build.Options(content=content, out=out)
     progress = Progress(quiet=True)
-    with mock.patch.object(site, "render_site", lambda p, b: {}) if no_site else _nothing():
+    with mock.patch.object(site, "render_site", lambda p, b, r=None: {}) if no_site else _nothing():
         result = build.build(options, progress)
     return {
         "stages": progress.timings(),

@@ -12,6 +12,8 @@ foreign cache is ignored, never trusted):
   outcomes added since `records.bin` was written, tied to it by its digest. A fingerprint
   taken less than `RACY_NS` after the file's mtime is not trusted: the file could still
   change within the clock's granularity without its fingerprint changing.
+- `pages.bin`: per HTML page the site can reuse (a programme's page), the key of what it
+  was rendered from and the digest and size of its bytes (see `catalog.site.Reuse`).
 - `outputs.bin`: the digest of every file of the output trees that exist (dist/ and the
   spare tree beside it, see `catalog.writing`), keyed by the digest of each tree's
   manifest. A tree whose manifest matches is known byte for byte: unchanged files are
@@ -46,6 +48,7 @@ MAGIC = b"affdir-cache-3\n"  # 2: marshal records, flat entries, files.bin; 3: +
 RECORDS = "records.bin"
 FILES = "files.bin"
 OUTPUTS = "outputs.bin"
+PAGES = "pages.bin"
 RACY_NS = 2_000_000_000
 # records.bin is rewritten when the outcomes added since, plus those it holds of files gone
 # or changed, exceed this share of the current outcomes.
@@ -225,6 +228,16 @@ class Cache:
     def save_outputs(self, outputs: Outputs) -> None:
         """Remember what the output trees hold, for the next build's links and recycling."""
         self._write(OUTPUTS, orjson.dumps({"builds": outputs.builds}))
+
+    def load_pages(self) -> dict[str, list[Any]]:
+        """The site's reusable pages of the last build: {path: [key, digest, size]}."""
+        read = self._read(PAGES, marshal.loads)
+        data = read[0] if read else None
+        return data if isinstance(data, dict) else {}
+
+    def save_pages(self, pages: dict[str, list[Any]]) -> None:
+        """Remember the reusable pages of the build just written."""
+        self._write(PAGES, marshal.dumps(pages, MARSHAL_VERSION))
 
     def _read(self, name: str, decode: Callable[[Any], Any]) -> tuple[Any, bytes] | None:
         """(decoded payload, its digest), or None when absent, damaged or foreign."""

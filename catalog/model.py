@@ -71,3 +71,12 @@ def _program_factory() -> Callable[[Mapping[str, Any], int], Program]:
 
 
 program_of = _program_factory()
+
+
+@dataclass(frozen=True, slots=True)
+class Existing:
+    """An output file that dist/ already holds byte for byte: the writer links it from there
+    instead of being handed its bytes (see catalog.site.Reuse)."""
+
+    digest: str  # catalog.cache.output_digest of the bytes
+    size: int

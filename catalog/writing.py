@@ -43,6 +43,7 @@ from functools import partial
 from pathlib import Path
 
 from catalog import cache, shardformat
+from catalog.model import Existing
 
 RENAME_EXCHANGE = 2  # from <linux/fs.h>
 AT_FDCWD = -100
@@ -81,7 +82,7 @@ def spare_path(out: Path) -> Path:
 
 
 def write(
-    files: Mapping[str, bytes],
+    files: Mapping[str, bytes | Existing],
     out: Path,
     previous: cache.Outputs,
     *,
@@ -95,9 +96,13 @@ def write(
     parent.mkdir(parents=True, exist_ok=True)
     if out.exists() and not out.is_dir():
         raise WriteError(f"{out} exists and is not a directory")
-    digests = {path: cache.output_digest(data) for path, data in files.items()}
-    manifest = cache.output_digest(files[shardformat.MANIFEST])
-    stats = partial(WriteStats, files=len(files), bytes=sum(len(data) for data in files.values()))
+    digests = {
+        path: data.digest if type(data) is Existing else cache.output_digest(data)
+        for path, data in files.items()
+    }
+    manifest = digests[shardformat.MANIFEST]
+    size = sum(data.size if type(data) is Existing else len(data) for data in files.values())
+    stats = partial(WriteStats, files=len(files), bytes=size)
     with _locked(parent):
         _remove_stale(parent, staging_prefix(out))
         live_tree = previous.of_tree(out)
@@ -199,7 +204,7 @@ def _subtrees(root: Path, small: int = 16) -> list[str]:
 def _assemble(
     root: Path,
     present: Mapping[str, str],
-    files: Mapping[str, bytes],
+    files: Mapping[str, bytes | Existing],
     digests: Mapping[str, str],
     out: Path,
     live: Mapping[str, str],
@@ -301,7 +306,7 @@ def _unlink_all(root_fd: int, paths: list[str]) -> int:
 def _place(
     root_fd: int,
     out_fd: int | None,
-    files: Mapping[str, bytes],
+    files: Mapping[str, bytes | Existing],
     digests: Mapping[str, str],
     live: Mapping[str, str],
     present: Mapping[str, str],
@@ -319,7 +324,11 @@ def _place(
                 continue
             except OSError:
                 pass  # gone, or not linkable (another file system): write it instead
-        _write_file(root_fd, path, files[path])
+        data = files[path]
+        if type(data) is Existing:
+            # Only ever handed over for a file dist/ held when the build started.
+            raise WriteError(f"{path} changed in dist/ during the build; build again")
+        _write_file(root_fd, path, data)
     return linked
 
 

@@ -29,7 +29,7 @@ def content(tmp_path: Path) -> Content:
 @pytest.fixture
 def no_site() -> Iterator[None]:
     """Skip the HTML site (its own tests cover it) where only the API files matter."""
-    with mock.patch.object(site, "render_site", lambda programs, base_url: {}):
+    with mock.patch.object(site, "render_site", lambda programs, base_url, reuse=None: {}):
         yield
 
 

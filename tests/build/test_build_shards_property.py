@@ -132,7 +132,7 @@ def test_edge_reads_equal_brute_force(
     with (
         tempfile.TemporaryDirectory(dir=FAST_TMP) as tmp,
         mock.patch.object(shardformat, "PAGE_SIZE", page_size),
-        mock.patch.object(site, "render_site", lambda programs, base_url: {}),
+        mock.patch.object(site, "render_site", lambda programs, base_url, reuse=None: {}),
     ):
         content = Content(Path(tmp))
         content.programs.mkdir(parents=True)
