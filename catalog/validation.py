@@ -39,6 +39,8 @@ TIMESTAMP_RE = re.compile(
 STRICT_TIMESTAMP_RE = re.compile(TIMESTAMP_PATTERN)
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _SPACE_OR_CONTROL_RE = re.compile(r"[\s\x00-\x1f\x7f]")
+# http(s)://host, then a path, query or fragment, with no user, port or brackets: most URLs.
+_SIMPLE_URL_RE = re.compile(r"https?://([^/?#@:\[\]\\]+)(?:[/?#].*)?", re.DOTALL)
 _NAMES_TO_CODES = {name.lower(): code for code, name in COUNTRIES.items()}
 # A draft whose YAML is broken is still recognisably a draft from this line.
 _STATUS_LINE_RE = re.compile(
@@ -467,6 +469,14 @@ def check_url(value: Any, spec: FieldSpec) -> str:
         raise InvalidValueError(
             "must not contain spaces or control characters; encode spaces as %20"
         )
+    simple = _SIMPLE_URL_RE.fullmatch(url)
+    if simple is not None and HOST_RE.match(simple.group(1)):
+        return url  # the usual shape, which the general checks below accept (tested)
+    return _general_url(url, expected)
+
+
+def _general_url(url: str, expected: str) -> str:
+    """check_url's checks of an URL without spaces or controls, by urllib's parse."""
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError on a malformed port

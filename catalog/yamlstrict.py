@@ -254,7 +254,18 @@ class _Builder:
                 continue
             if not path:
                 self.doc.key_positions[key] = _pos(key_node)
-            result[key] = self.build(value_node, (*path, key))
+            value_path = (*path, key)
+            if (
+                type(value_node) is ScalarNode
+                and value_node.tag == STR
+                and id(value_node) not in self.seen
+            ):
+                # build() for a string, inlined: most values of a submission are one.
+                self.seen.add(id(value_node))
+                self.doc.positions[value_path] = _pos(value_node)
+                result[key] = value_node.value
+            else:
+                result[key] = self.build(value_node, value_path)
         return result
 
     def _scalar(self, node: ScalarNode, path: Path) -> Any:

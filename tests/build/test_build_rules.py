@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import pytest
 from buildkit import VALID, Content, submission
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import build
+from catalog import submission as fields
+from catalog import validation
 from catalog.errors import BuildError
 from catalog.progress import Progress
 
@@ -185,3 +189,40 @@ def test_broken_yaml_without_a_draft_status_is_an_error(content: Content) -> Non
     assert problems_of(content) == [
         f"{path}:2:7: (yaml): did not find expected ',' or ']'; this is not valid YAML"
     ]
+
+
+# --- URLs: the fast path for the usual shape agrees with the general checks -----------------
+
+SITE = next(spec for spec in fields.FIELDS if spec.name == "site")
+
+_URL_PARTS = st.sampled_from(
+    ["https://", "http://", "HTTPS://", "ftp://", "https:/", "//", "https://user@", "https://a:b@"]
+)
+_HOSTS = st.sampled_from(
+    ["acme.fr", "www.acme.fr", "ACME.fr", "acme", "-acme.fr", "acme.fr:8080", "acme.fr:x",
+     "[::1]", "[acme.fr", "acme.fr]", "xn--e1afmkfd.xn--p1ai", "a_b.fr", "acme..fr", "",
+     "acme.fr\\evil.com", "é.fr", "1.2.3.4", "acme.fr.", "a" * 70 + ".fr"]
+)  # fmt: skip
+_TAILS = st.sampled_from(["", "/", "/path/x?y=1#z", "?q", "#f", "/a b", "/%20", "/a@b", "/:"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(_URL_PARTS, _HOSTS, _TAILS)
+def test_the_fast_url_path_accepts_only_what_the_general_checks_accept(scheme, host, tail):
+    url = scheme + host + tail
+    if validation._SPACE_OR_CONTROL_RE.search(url):
+        return  # refused before either path is taken
+    simple = validation._SIMPLE_URL_RE.fullmatch(url)
+    if simple is None or not validation.HOST_RE.match(simple.group(1)):
+        return  # not the fast path's: the general checks alone decide
+    assert validation._general_url(url, "expected") == url
+    assert validation.check_url(url, SITE) == url
+
+
+@pytest.mark.parametrize(
+    "url", ["https://www.acme.fr/", "http://acme.fr", "https://acme.fr/a?b=c#d", "https://a.fr?x"]
+)
+def test_usual_urls_take_the_fast_path(url: str) -> None:
+    simple = validation._SIMPLE_URL_RE.fullmatch(url)
+    assert simple is not None and validation.HOST_RE.match(simple.group(1))
+    assert validation.check_url(url, SITE) == url
