@@ -14,6 +14,7 @@ duplicate keys are reported rather than silently overwritten.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -131,6 +132,9 @@ def _ambiguity(value: str) -> Ambiguous | None:
     return None
 
 
+# Memoised: a submission's keys and enum values are the same words in every file, and this
+# runs for every plain scalar, keys included (37 calls a file).
+@functools.lru_cache(maxsize=1024)
 def _plain_tag(value: str) -> str:
     """The tag of a plain scalar under the YAML 1.2 core schema, or AMBIGUOUS."""
     if value in _NULLS:
