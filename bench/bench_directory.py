@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Load benchmark of the directory half of the edge (not a test): GET /v1/programs.
 
-    python3 dev.py bench bench_directory [--n 20000] [--duration 10] [--connections 32]
+    python3 dev.py bench bench_directory [--n 20000] [--rounds 3] [--duration 5] [--connections 32]
 
 1. Makes the synthetic catalogue (bench/synth.py, n submissions) and builds it with the real
    build.py into bench/out/directory/dist (kept between runs for the same n and seed). With
@@ -14,8 +14,9 @@
 3. Drives them with wrk over loopback: requests/s, p50/p99 latency and the server's CPU per
    request (/proc/PID/stat) for /v1/programs with no filter, with two filters + minScore,
    and with a deep cursor; the same with the page cache off (a second edge process); the
-   whole middleware stack around a constant-page handler (the stack's share); the bare
-   handler before and after (their mean is the baseline of the ratios).
+   whole middleware stack around a constant-page handler (the stack's share). In rounds:
+   each round runs the bare handler, then every case, and each case's ratio is taken
+   against that round's bare run; the ratios reported are the medians over the rounds.
 4. Reads the edge's RSS (VmRSS, VmHWM in /proc/PID/status) with the catalogue loaded.
 5. Times hot reloads: a new build is exchanged in place of dist/ (renameat2, as the build
    does) and the clock stops when the list's ETag (which derives from the build id) changes.
@@ -282,13 +283,21 @@ def _ms(text: str) -> float:
     return float(number) * _UNITS[unit]
 
 
-def wrk(name: str, url: str, args: argparse.Namespace, pid: int, auth: bool = True) -> WrkResult:
+def wrk(
+    name: str,
+    url: str,
+    args: argparse.Namespace,
+    pid: int,
+    auth: bool = True,
+    warm_up: bool = True,
+) -> WrkResult:
     """One wrk run against `url` (after a 2 s warm-up); `pid` is the server, for its CPU."""
     cmd = ["wrk", f"-t{args.threads}", f"-c{args.connections}", f"-d{args.duration}s", "--latency"]
     if auth:
         cmd += ["-H", f"Authorization: Bearer {KEY}"]
-    warm = [*cmd[:3], "-d2s", *cmd[4:], url]
-    subprocess.run(warm, check=True, capture_output=True)
+    if warm_up:
+        warm = [*cmd[:3], "-d2s", *cmd[4:], url]
+        subprocess.run(warm, check=True, capture_output=True)
     cpu_before = cpu_seconds(pid)
     out = subprocess.run([*cmd, url], check=True, capture_output=True, text=True).stdout
     cpu = cpu_seconds(pid) - cpu_before
@@ -393,31 +402,23 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             ("two filters + minScore", filtered),
             (f"deep cursor (row {depth})", deep),
         ]
-        runs = [wrk("bare, same page (before)", f"{base_b}/v1/programs", args, bare.pid, False)]
-        runs.append(wrk("edge middlewares, constant page", base_e + STACK_ONLY, args, edge.pid))
-        runs += [wrk(name, base_e + path, args, edge.pid) for name, path in scenarios]
         # The same queries with the page cache off: every request seeks, signs, copies.
         uncached = start(["serve-edge", str(nocache_port), str(dist), str(db), "nocache"])
         try:
             wait_ready(nocache_port, "/v1/programs", headers, uncached)
             base_u = f"http://127.0.0.1:{nocache_port}"
-            runs += [
-                wrk(f"{name}, no page cache", base_u + path, args, uncached.pid)
-                for name, path in scenarios
+            cases = [("edge middlewares, constant page", base_e + STACK_ONLY, edge.pid)]
+            cases += [(name, base_e + path, edge.pid) for name, path in scenarios]
+            cases += [
+                (f"{name}, no page cache", base_u + path, uncached.pid) for name, path in scenarios
             ]
+            measured = measure_rounds(args, f"{base_b}/v1/programs", bare.pid, cases)
             results["rss_no_page_cache_kb"] = rss_kb(uncached.pid)
         finally:
             stop(uncached)
-        runs.append(wrk("bare, same page (after)", f"{base_b}/v1/programs", args, bare.pid, False))
         tiny = wrk("bare, tiny body", f"{base_b}/tiny", args, bare.pid, auth=False)
-        results["wrk"] = [asdict(r) for r in [*runs, tiny]]
-        bare_rps = statistics.mean([runs[0].rps, runs[-1].rps])
-        bare_cpu = statistics.mean([runs[0].cpu_us, runs[-1].cpu_us])
-        results["bare_rps"] = round(bare_rps)
-        results["ratios"] = {r.name: round(r.rps / bare_rps, 3) for r in runs[1:-1]}
-        # CPU per request is what a saturated server divides its second by; it is also far
-        # less sensitive than req/s to other processes competing for the machine.
-        results["cpu_ratios"] = {r.name: round(bare_cpu / r.cpu_us, 3) for r in runs[1:-1]}
+        results.update(measured)
+        results["wrk"].append(asdict(tiny))
         results["rss_after_kb"] = rss_kb(edge.pid)
 
         reloads = []
@@ -434,11 +435,50 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return results
 
 
+def measure_rounds(
+    args: argparse.Namespace, bare_url: str, bare_pid: int, cases: list[tuple[str, str, int]]
+) -> dict[str, Any]:
+    """`args.rounds` rounds of: the bare handler, then every case; ratios paired per round.
+
+    The machine's speed drifts by a quarter within minutes (other virtual machines on the
+    host), so each case is compared with the bare handler measured just before it, in the
+    same round, and the ratio reported is the median over the rounds (with its range).
+    """
+    runs: list[WrkResult] = []
+    paired: dict[str, list[tuple[float, float]]] = {name: [] for name, _, _ in cases}
+    for number in range(args.rounds):
+        first = number == 0
+        if args.rounds > 1:
+            print(f" round {number + 1} of {args.rounds}", flush=True)
+        bare = wrk("bare, same page", bare_url, args, bare_pid, auth=False, warm_up=first)
+        runs.append(bare)
+        for name, url, pid in cases:
+            result = wrk(name, url, args, pid, warm_up=first)
+            runs.append(result)
+            paired[name].append((result.rps / bare.rps, bare.cpu_us / result.cpu_us))
+    bare_runs = [r for r in runs if r.name == "bare, same page"]
+    return {
+        "wrk": [asdict(r) for r in runs],
+        "bare_rps": round(statistics.median(r.rps for r in bare_runs)),
+        "ratios": {n: round(statistics.median(p[0] for p in v), 3) for n, v in paired.items()},
+        "cpu_ratios": {n: round(statistics.median(p[1] for p in v), 3) for n, v in paired.items()},
+        "ratio_ranges": {
+            n: [round(min(p[0] for p in v), 3), round(max(p[0] for p in v), 3)]
+            for n, v in paired.items()
+        },
+    }
+
+
 def report(results: dict[str, Any]) -> None:
-    print(f"\nratio to the bare handler serving the same {results['page_bytes']:,}-byte page:")
-    print(f"  {'(target >= 0.75)':<42}    by req/s   by server CPU per request")
+    print(f"\nratio to the bare handler serving the same {results['page_bytes']:,}-byte page")
+    print("(each case against the bare handler run just before it; median over the rounds):")
+    print(f"  {'(target >= 0.75)':<42}    by req/s   by server CPU   req/s range")
     for name, ratio in results["ratios"].items():
-        print(f"  {name:<42} {ratio:9.2f}   {results['cpu_ratios'][name]:9.2f}")
+        low, high = results["ratio_ranges"][name]
+        print(
+            f"  {name:<42} {ratio:9.2f}   {results['cpu_ratios'][name]:13.2f}"
+            f"   {low:.2f} to {high:.2f}"
+        )
     rss = results["rss_loaded_kb"]
     print(
         f"edge RSS with the catalogue loaded: {rss['VmRSS'] / 1024:.0f} MB "
@@ -463,7 +503,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=20_000, help="submissions in the catalogue")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--duration", type=int, default=10, help="seconds per wrk run")
+    parser.add_argument("--duration", type=int, default=5, help="seconds per wrk run")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of every measurement")
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--threads", type=int, default=1, help="wrk threads")
     parser.add_argument("--depth", type=int, default=12_000, help="rows before the deep cursor")
