@@ -331,10 +331,26 @@ def _place(
                 pass  # gone, or not linkable (another file system): write it instead
         data = files[path]
         if type(data) is Existing:
-            # Only ever handed over for a file dist/ held when the build started.
-            raise WriteError(f"{path} changed in dist/ during the build; build again")
+            data = _live_bytes(out_fd, path, data)
         _write_file(root_fd, path, data)
     return linked
+
+
+def _live_bytes(out_fd: int | None, path: str, existing: Existing) -> bytes:
+    """The bytes of a file that dist/ holds (where it cannot be linked: copied instead).
+
+    Only ever asked for a file dist/ held when the build started; WriteError when it is
+    gone or no longer those bytes (someone changed dist/ meanwhile).
+    """
+    data = None
+    if out_fd is not None:
+        with contextlib.suppress(OSError):
+            fd = os.open(path, os.O_RDONLY, dir_fd=out_fd)
+            with os.fdopen(fd, "rb") as fh:
+                data = fh.read()
+    if data is None or cache.output_digest(data) != existing.digest:
+        raise WriteError(f"{path} changed in dist/ during the build; build again")
+    return data
 
 
 def _write_file(root_fd: int, path: str, data: bytes) -> None:

@@ -113,6 +113,23 @@ def test_a_page_that_vanished_from_dist_during_the_build_fails_it(tmp_path: Path
     assert sorted(os.listdir(tmp_path)) == ["dist"]  # no staging left behind
 
 
+def test_where_files_cannot_be_linked_the_kept_pages_are_copied(
+    content: Content, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Some file systems refuse hard links: the pages taken from dist/ are then read there.
+    catalogue(content, n=30)
+    content.build()
+
+    def no_links(*args: object, **kwargs: object) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_links)
+    content.add("prog-03", submission(name="Renamed", vertical="ecommerce", cookieDays="3"))
+    result = content.build()
+    assert result.linked == 0 and result.written > 0
+    assert snapshot(content.out) == cold(content, tmp_path / "cold")
+
+
 @pytest.mark.parametrize("path", ["index.html", "programs/a/index.html", "static/x.css"])
 def test_site_paths_that_are_relative_and_normalised_pass(path: str) -> None:
     assert _site_path(path) == path
