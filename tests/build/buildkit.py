@@ -3,6 +3,7 @@ whose name every test folder shares)."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import textwrap
 from collections.abc import Callable
@@ -110,3 +111,26 @@ def leftovers(parent: Path) -> list[str]:
 
 
 CliRunner = Callable[..., subprocess.CompletedProcess[str]]
+
+
+def project_imports(*roots: str) -> set[str]:
+    """The project modules (catalog/, contract/) that `roots` import, directly or not,
+    themselves included, as paths relative to the repository."""
+    seen: set[str] = set()
+    todo = list(roots)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for node in ast.walk(ast.parse((ROOT / name).read_text())):
+            modules: list[str] = []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                modules = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                modules = [a.name for a in node.names]
+            for module in modules:
+                path = module.replace(".", "/") + ".py"
+                if module.split(".")[0] in ("catalog", "contract") and (ROOT / path).exists():
+                    todo.append(path)
+    return seen

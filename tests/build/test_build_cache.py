@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from buildkit import VALID, Content, snapshot, submission
+from buildkit import VALID, Content, project_imports, snapshot, submission
 
 from catalog import cache, loading
 from catalog.cache import Cache, code_version
@@ -111,27 +111,8 @@ def test_worker_processes_give_the_same_outcomes(
 def test_code_version_covers_everything_validation_imports() -> None:
     """Every project module that catalog.validation and catalog.rendering (the cached row)
     import, directly or not, is hashed."""
-    import ast
-
-    from buildkit import ROOT
-
-    seen: set[str] = set()
-    todo = ["catalog/validation.py", "catalog/rendering.py"]
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        for node in ast.walk(ast.parse((ROOT / name).read_text())):
-            modules: list[str] = []
-            if isinstance(node, ast.ImportFrom) and node.module:
-                modules = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
-            elif isinstance(node, ast.Import):
-                modules = [a.name for a in node.names]
-            for module in modules:
-                path = module.replace(".", "/") + ".py"
-                if module.split(".")[0] in ("catalog", "contract") and (ROOT / path).exists():
-                    todo.append(path)
+    seen = project_imports("catalog/validation.py", "catalog/rendering.py")
+    assert "catalog/countries.py" in seen  # the walk follows imports
     assert seen <= set(cache.VALIDATION_SOURCES)
 
 
