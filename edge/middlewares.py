@@ -19,9 +19,9 @@ JSON = "application/json"
 ALLOWED_METHODS = "GET, HEAD"
 
 
-# Request ids must be unique, not secret: 96 bits from a generator seeded by the OS, reseeded
-# in every forked child, cost no system call per request (os.urandom is one `getrandom`,
-# which doubled the edge's kernel time per directory request: bench/README.md, Directory).
+# Request ids must be unique, not secret: 96 bits from a generator seeded by the OS (per
+# process: reseeded in every forked child) cost no system call per request, where
+# os.urandom is one `getrandom` each time (bench/README.md, Directory, session 2).
 _ids = random.Random(os.urandom(32))
 os.register_at_fork(after_in_child=lambda: _ids.seed(os.urandom(32)))
 
