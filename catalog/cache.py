@@ -1,32 +1,33 @@
 """The incremental build cache in `.build-cache/` beside the output directory.
 
-Three files, each written atomically and checked by a digest when read (a damaged or
+Four files, each written atomically and checked by its SHA-256 when read (a damaged or
 foreign cache is ignored, never trusted):
 
-- `records.bin`: validation outcomes keyed by blake2b(code version, file name, file bytes).
-  Rewritten only when it has drifted from the content (`COMPACT_AT`), not on every change:
-  at 20,000 submissions it holds 20 MB, which a rebuild after one change should not have
-  to write again.
+- `records.bin`: validation outcomes (with the rows of published files) keyed by
+  blake2b(code version, file name, file bytes). Rewritten only when it has drifted from the
+  content (`COMPACT_AT`), not on every change: at 20,000 submissions it holds 33 MB, which
+  a rebuild after one change should not have to write again.
 - `files.bin`: per file name the stat fingerprint under which its key was last computed,
   so an unchanged file is not even read again (git's index does the same), and the
   outcomes added since `records.bin` was written, tied to it by its digest. A fingerprint
   taken less than `RACY_NS` after the file's mtime is not trusted: the file could still
   change within the clock's granularity without its fingerprint changing.
-- `pages.bin`: per HTML page the site can reuse (a programme's page), the key of what it
-  was rendered from and the digest and size of its bytes (see `catalog.site.Reuse`).
+- `pages.bin`: per HTML page the site can reuse (programme and listing pages), the key of
+  what it was rendered from and the digest and size of its bytes (`catalog.site.Reuse`).
 - `outputs.bin`: the digest of every file of the output trees that exist (dist/ and the
   spare tree beside it, see `catalog.writing`), keyed by the digest of each tree's
   manifest. A tree whose manifest matches is known byte for byte: unchanged files are
   hard-linked from dist/, and the spare is updated in place instead of rebuilt.
 
-The records files are `marshal` blobs of plain lists, dicts and strings (entries are flat
+The records and pages files are `marshal` blobs of plain lists, dicts and strings (entries are flat
 lists: a cached rebuild starts by loading 20,000 of them, and marshal loads them in about
 0.6 times orjson's time); `outputs.bin` is JSON. Neither format can run code, unlike a
 pickle; marshal is not meant for hostile input, and these files are only ever the build's
 own (a digest checks each one before it is decoded).
 
-The code version hashes the sources validation depends on (`VALIDATION_SOURCES`), PyYAML's
-and Python's versions: any change to the rules invalidates every outcome.
+The code version hashes the sources validation and the rows depend on
+(`VALIDATION_SOURCES`), PyYAML's and Python's versions: any change to the rules or to the
+row's shape invalidates every outcome.
 """
 
 from __future__ import annotations
