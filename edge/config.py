@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from contract.vocabulary import DEFAULT_RATE_LIMITS
+from edge.links import valid_authority
 
 
 class ConfigError(ValueError):
@@ -55,6 +56,17 @@ def _port(text: str) -> int:
     if not 0 <= value <= 65535:
         raise ConfigError(f"port {text!r} is not in 0..65535")
     return value
+
+
+def _public_url(text: str) -> str:
+    """`scheme://host[:port]` of the API as clients reach it: no path, query or fragment."""
+    url = text.strip().rstrip("/")
+    scheme, sep, authority = url.partition("://")
+    if not sep or scheme.lower() not in {"http", "https"} or not valid_authority(authority):
+        raise ConfigError(
+            f"{text!r} is not an http(s) origin such as https://api.example.com (no path)"
+        )
+    return f"{scheme.lower()}://{authority}"
 
 
 def _at_least_one(text: str) -> int:
@@ -96,6 +108,7 @@ class Config:
     store_timeout: float = 2.0
     retry_after: int = 5
     cors_origins: str = "*"
+    public_url: str | None = None
     serve_site: bool = False
     access_log: bool = True
     log_level: str = "INFO"
@@ -173,6 +186,12 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("retry_after", _at_least_one, "Retry-After seconds sent with 503 answers."),
     Setting("cors_origins", str, "Allowed CORS origins: * or a comma-separated list."),
+    Setting(
+        "public_url",
+        _public_url,
+        "Origin of the API as clients reach it (e.g. https://api.example.com): Link headers "
+        "start with it. Unset: with each request's own Host (if well-formed).",
+    ),
     Setting("serve_site", _bool, "Also serve the HTML directory in dist/ as static files."),
     Setting("access_log", _bool, "Write one JSON access-log line per request to stderr."),
     Setting("log_level", str, "Logging level: DEBUG, INFO, WARNING or ERROR."),

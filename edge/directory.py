@@ -78,7 +78,7 @@ class RenderedPage:
     gzipped: bytes | None = None  # filled on the first request that accepts gzip
     # The response headers of the identity coding for the last origin asked (the Link is
     # absolute): a repeat from the same host reuses the dict (aiohttp copies it).
-    headers_origin: tuple[str, str] | None = None
+    headers_origin: tuple[str, str | None] | None = None
     identity_headers: dict[str, str] | None = None
 
 

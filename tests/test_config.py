@@ -35,11 +35,29 @@ def test_rate_limits_parse_as_requests_per_window():
         ({"EDGE_LOG_LEVEL": "LOUD"}, "log level"),
         ({"EDGE_RETRY_AFTER": "0"}, ">= 1"),
         ({"EDGE_WORKERS": "0"}, ">= 1"),
+        ({"EDGE_PUBLIC_URL": "api.example.com"}, "--public-url / EDGE_PUBLIC_URL"),
+        ({"EDGE_PUBLIC_URL": "ftp://api.example.com"}, "not an http"),
+        ({"EDGE_PUBLIC_URL": "https://api.example.com/v1"}, "no path"),
+        ({"EDGE_PUBLIC_URL": "https://user@api.example.com"}, "no path"),
+        ({"EDGE_PUBLIC_URL": "https://api.example.com?x=1"}, "no path"),
     ],
 )
 def test_bad_values_name_the_setting(env, message):
     with pytest.raises(ConfigError, match=message):
         load([], env)
+
+
+@pytest.mark.parametrize(
+    ("given", "kept"),
+    [
+        ("https://api.example.com", "https://api.example.com"),
+        ("HTTPS://api.example.com/", "https://api.example.com"),
+        ("http://10.0.0.5:8080", "http://10.0.0.5:8080"),
+        ("https://[2001:db8::1]:443", "https://[2001:db8::1]:443"),
+    ],
+)
+def test_a_public_url_is_kept_as_an_origin(given, kept):
+    assert load(["--public-url", given], {}).public_url == kept
 
 
 def test_a_short_secret_is_refused(tmp_path):

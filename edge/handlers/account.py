@@ -20,6 +20,7 @@ from edge import appkeys, cursor
 from edge.auth import Principal, unverifiable
 from edge.authenticator import CachedAuthenticator
 from edge.errors import ApiError
+from edge.links import request_origin
 from edge.query import parse_query
 from edge.store import open_store
 from edge.store.base import (
@@ -122,9 +123,11 @@ def cursor_position(position: list[Any]) -> tuple[str, int]:
     raise ApiError("invalid_cursor", "cursor is not one this API issued", param="cursor")
 
 
-def link_next(url: Any, token: str) -> str:
-    """The Link header of the next page: same URL and parameters, cursor replaced."""
-    return f'<{url.update_query({"cursor": token})}>; rel="next"'
+def link_next(request: web.Request, token: str) -> str:
+    """The Link header of the next page: same URL and parameters, cursor replaced; the
+    origin is `edge.links.request_origin`'s (never a malformed Host)."""
+    origin = request_origin(request, request.app[appkeys.CONFIG])
+    return f'<{origin}{request.rel_url.update_query({"cursor": token})}>; rel="next"'
 
 
 # --- Handlers ---------------------------------------------------------------------------
@@ -196,7 +199,7 @@ async def commissions(request: web.Request) -> web.Response:
         next_cursor = cursor.encode(
             secret, COMMISSIONS.name, filters, [last.transacted_at, last.seq]
         )
-        headers["Link"] = link_next(request.url, next_cursor)
+        headers["Link"] = link_next(request, next_cursor)
     body = orjson.dumps(
         {
             "data": [commission_json(row) for row in rows],

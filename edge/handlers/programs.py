@@ -26,6 +26,7 @@ from edge.httpcache import (
     gzip_tag,
     none_match,
 )
+from edge.links import request_origin
 from edge.query import parse_query
 
 # The list filters, in the endpoint's order: what a cursor is bound to (limit is not).
@@ -136,12 +137,13 @@ def _current(request: web.Request) -> Build | None:
     return state.current
 
 
-def page_headers(page: RenderedPage, scheme: str, host: str, etag: str) -> dict[str, str]:
-    """The headers of a list page's answer (the caller adds coding, type, CORS, limits)."""
+def page_headers(page: RenderedPage, origin: str, etag: str) -> dict[str, str]:
+    """The headers of a list page's answer (the caller adds coding, type, CORS, limits);
+    `origin` is `edge.links.request_origin`'s."""
     headers = {"Cache-Control": CACHE_CONTROL, "Vary": VARY}
     if page.next_link is not None:
-        # The cached part is relative: scheme and host are the request's own.
-        headers["Link"] = f'<{scheme}://{host}{page.next_link}>; rel="next"'
+        # The cached part is relative: the origin is the request's own.
+        headers["Link"] = f'<{origin}{page.next_link}>; rel="next"'
     headers["ETag"] = etag
     return headers
 
@@ -160,7 +162,7 @@ async def list_programs(request: web.Request) -> web.StreamResponse:
     inm = asked.get("If-None-Match")
     if len(body) >= GZIP_MIN_BYTES and accepts_gzip(asked.get("Accept-Encoding", "")):
         etag = gzip_tag(page.etag)
-        headers = page_headers(page, request.scheme, request.host, etag)
+        headers = page_headers(page, request_origin(request, request.app[appkeys.CONFIG]), etag)
         if inm and none_match(inm, etag):
             return web.Response(status=304, headers=headers)
         if build is not None:
@@ -169,18 +171,20 @@ async def list_programs(request: web.Request) -> web.StreamResponse:
         headers["Content-Type"] = JSON
         return web.Response(body=body, headers=headers)
     if inm and none_match(inm, page.etag):
-        return web.Response(
-            status=304, headers=page_headers(page, request.scheme, request.host, page.etag)
-        )
-    # The usual answer: its headers are kept with the page for the origin last asked.
-    origin = (request.scheme, request.host)
+        origin = request_origin(request, request.app[appkeys.CONFIG])
+        return web.Response(status=304, headers=page_headers(page, origin, page.etag))
+    # The usual answer: its headers are kept with the page for the (scheme, Host) last
+    # asked, which decide its Link (edge.links).
+    asked_origin = (request.scheme, asked.get("Host"))
     headers = page.identity_headers
-    if headers is None or page.headers_origin != origin:
-        headers = page_headers(page, *origin, page.etag)
+    if headers is None or page.headers_origin != asked_origin:
+        headers = page_headers(
+            page, request_origin(request, request.app[appkeys.CONFIG]), page.etag
+        )
         # Content-Type in the one dict (last, where content_type= would add it): one
         # header write less on the Response's CIMultiDict.
         headers["Content-Type"] = JSON
-        page.headers_origin, page.identity_headers = origin, headers
+        page.headers_origin, page.identity_headers = asked_origin, headers
     return web.Response(body=body, headers=headers)
 
 

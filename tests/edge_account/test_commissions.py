@@ -220,6 +220,31 @@ async def test_a_cursor_works_with_another_limit(account_client, dataset):
     assert [c["id"] for c in first["data"] + second["data"]] == expected[:40]
 
 
+@pytest.mark.parametrize(
+    ("host", "public_url", "origin"),
+    [
+        ("books.example:8443", None, "http://books.example:8443"),
+        ('evil.example/x?>; rel="next", <http://ok', None, None),
+        ("user@evil.example", None, None),
+        ("books.example", "https://api.example.com", "https://api.example.com"),
+    ],
+)
+async def test_the_link_origin_is_a_well_formed_host_or_the_address_reached(
+    account_client, dataset, host, public_url, origin
+):
+    owner, _, _ = dataset
+    client = await account_client(public_url=public_url)
+    resp = await client.get(
+        "/v1/commissions?network=awin&limit=5", headers={**owner.auth, "Host": host}
+    )
+    match = re.fullmatch(r'<([^<>\s]+)>; rel="next"', resp.headers["Link"])
+    assert match, resp.headers["Link"]
+    url = URL(match[1])
+    expected = origin or f"http://127.0.0.1:{client.port}"
+    assert str(url.origin()) == expected
+    assert url.path == "/v1/commissions" and url.query["network"] == "awin"
+
+
 async def test_commissions_have_every_member_and_headers(account_client, dataset):
     owner, _, _ = dataset
     client = await account_client()
