@@ -43,6 +43,11 @@ log = logging.getLogger("edge.directory")
 # Rendered list pages kept per build (PageCache): ~650 pages of 25 programmes. Two builds
 # are alive during a reload, so this can count twice; 0 turns the cache off.
 PAGE_CACHE_BYTES = 16 * 1024 * 1024
+# Bytes charged per cached page besides its data: the RenderedPage, its headers dict, the
+# OrderedDict entry, the objects' own headers. Measured with tracemalloc: an entry with a
+# 65-byte body, a 20-character key and no next link takes 480 bytes; a next link adds about
+# three times its length (the link, the Link header, their dict entry).
+ENTRY_OVERHEAD = 512
 # By-slug documents are compressed once per build, so they can afford zlib's default level.
 DOCUMENT_GZIP_LEVEL = 6
 
@@ -91,11 +96,16 @@ class PageCache:
     (bench/README.md, Directory). The cache dies with
     its build, so a reload can never serve a stale page. Only valid queries get in: a key
     is stored after its page rendered, and the same string is valid again for this build.
+
+    The budget counts everything an entry holds, not only its body: the key (a client
+    controls it: `&` repeated 8,000 times makes a valid query of an empty 65-byte page),
+    the next link, and ENTRY_OVERHEAD for the objects around them. Counting bodies alone
+    let such keys grow the edge by gigabytes within its 16 MiB.
     """
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
-        self.size = 0  # bytes of bodies held, both codings
+        self.size = 0  # bytes charged for the entries held (see entry_cost)
         self._pages: OrderedDict[str, RenderedPage] = OrderedDict()
 
     def __len__(self) -> int:
@@ -108,10 +118,11 @@ class PageCache:
         return page
 
     def put(self, key: str, page: RenderedPage) -> None:
-        if len(page.body) > self.max_bytes or key in self._pages:
+        cost = entry_cost(key, page)
+        if cost > self.max_bytes or key in self._pages:
             return
         self._pages[key] = page
-        self.size += len(page.body)
+        self.size += cost
         self._trim()
 
     def gzipped(self, key: str, page: RenderedPage) -> bytes:
@@ -127,8 +138,19 @@ class PageCache:
 
     def _trim(self) -> None:
         while self.size > self.max_bytes and self._pages:
-            _, old = self._pages.popitem(last=False)
-            self.size -= len(old.body) + (len(old.gzipped) if old.gzipped else 0)
+            key, old = self._pages.popitem(last=False)
+            self.size -= entry_cost(key, old)
+
+
+def entry_cost(key: str, page: RenderedPage) -> int:
+    """What a cached page is charged: its bytes, its key's and link's, and the objects'."""
+    cost = ENTRY_OVERHEAD + len(key) + len(page.body)
+    if page.next_link is not None:
+        # The link, and the headers kept for the last origin asked, which repeat it.
+        cost += len(page.next_link) * 3
+    if page.gzipped is not None:
+        cost += len(page.gzipped)
+    return cost
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import gzip
 import random
+import tracemalloc
 
 import pytest
 
@@ -14,21 +16,25 @@ from .distwriter import publish, random_catalogue
 from .support import AUTH, directory_state, wait_for_build
 
 
-def page(size: int, tag: str = '"t"') -> RenderedPage:
-    return RenderedPage(body=b"x" * size, etag=tag, next_link=None)
+def page(size: int, tag: str = '"t"', link: str | None = None) -> RenderedPage:
+    return RenderedPage(body=b"x" * size, etag=tag, next_link=link)
+
+
+def cost(key: str, size: int) -> int:
+    return directory.ENTRY_OVERHEAD + len(key) + size
 
 
 def test_the_cache_is_a_bounded_lru():
-    cache = PageCache(max_bytes=250)
+    cache = PageCache(max_bytes=cost("a", 100) * 2 + 50)
     a, b, c = page(100), page(100), page(100)
     cache.put("a", a)
     cache.put("b", b)
     assert cache.get("a") is a  # now the most recently used
     cache.put("c", c)  # over budget: the least recently used (b) goes
     assert (cache.get("b"), cache.get("a"), cache.get("c")) == (None, a, c)
-    assert (len(cache), cache.size) == (2, 200)
-    cache.put("huge", page(251))  # larger than the whole budget: never stored
-    assert cache.get("huge") is None and cache.size == 200
+    assert (len(cache), cache.size) == (2, cost("a", 100) * 2)
+    cache.put("huge", page(cache.max_bytes))  # larger than the whole budget: never stored
+    assert cache.get("huge") is None and cache.size == cost("a", 100) * 2
 
 
 def test_gzip_codings_count_and_only_held_pages_keep_theirs():
@@ -37,16 +43,42 @@ def test_gzip_codings_count_and_only_held_pages_keep_theirs():
     cache.put("held", held)
     packed = cache.gzipped("held", held)
     assert gzip.decompress(packed) == held.body
-    assert held.gzipped is packed and cache.size == len(held.body) + len(packed)
+    assert held.gzipped is packed and cache.size == cost("held", len(held.body)) + len(packed)
     loose = page(1000)
     assert cache.gzipped("loose", loose) and loose.gzipped is None
-    assert cache.size == len(held.body) + len(packed)
+    assert cache.size == cost("held", len(held.body)) + len(packed)
 
 
 def test_a_zero_budget_turns_it_off():
     cache = PageCache(max_bytes=0)
     cache.put("a", page(10))
     assert (cache.get("a"), len(cache), cache.size) == (None, 0, 0)
+
+
+@pytest.mark.parametrize("padding", [0, 100, 8_000])
+def test_keys_and_links_are_charged_so_memory_stays_within_the_budget(padding):
+    # A client controls the key: '&' repeated thousands of times around a valid query
+    # makes a new key for the same tiny page. The memory the cache holds, counted by
+    # tracemalloc, must stay within its budget (plus a little for the dict's own table).
+    budget = 1 << 20
+    link = "/v1/programs?market=zz&limit=5&cursor=" + "c" * 90
+    gc.collect()
+    tracemalloc.start()
+    try:
+        cache = PageCache(budget)
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(3_000):
+            entry = page(65, f'"{i:024x}"', link if i % 2 else None)
+            key = f"market=zz&limit={i % 100 + 1}{'&' * padding}&n={i}"
+            cache.put(key, entry)
+            # What the handler keeps with a page: its headers for the last origin asked.
+            entry.identity_headers = {"Link": f"<http://api.example{link}>", "ETag": entry.etag}
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert cache.size <= budget
+    assert held <= budget * 1.1, (held, len(cache))
+    assert len(cache) >= budget // (directory.ENTRY_OVERHEAD + padding + 300) - 1
 
 
 QUERIES = [
