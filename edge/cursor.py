@@ -70,6 +70,11 @@ def decode(secret: bytes, token: str, endpoint: str, filters: Mapping[str, Any])
         payload, mac = _unb64(body), _unb64(sig)
     except (binascii.Error, ValueError):
         raise _not_ours() from None
+    # Only the exact text this API wrote: base64 decoding skips characters outside its
+    # alphabet and accepts padding, so `<cursor>=`, `<cursor>%20` or a `!` in the middle
+    # would otherwise pass as the same cursor.
+    if _b64(payload) != body or _b64(mac) != sig:
+        raise _not_ours()
     if not hmac.compare_digest(mac, _mac(secret, payload)):
         raise _not_ours()
     try:

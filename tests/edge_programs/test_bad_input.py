@@ -130,6 +130,15 @@ async def test_tampered_and_foreign_cursors_are_refused(client):
         f"{body}.{sig[:-1]}",
         f"{body}.{sig}x",
         f"{body}{sig}",
+        # Characters base64 decoding would skip, and padding: not the text we wrote.
+        f"{body}.{sig}=",
+        f"{body}.{sig}==",
+        f"{body}=.{sig}",
+        f"{body}.{sig} ",
+        f"{body}.{sig}\n",
+        f"{body[:5]}!{body[5:]}.{sig}",
+        f"{body[:5]}+{body[5:]}.{sig}",
+        f"{body}.{sig[:3]}={sig[3:]}",
         # Made with another secret.
         cursor.encode(b"another-secret-" + b"y" * 40, "programs", {}, [50, "x"]),
         # Made for the other list endpoint.
