@@ -22,7 +22,10 @@ GZIP_MIN_BYTES = 512
 # List pages are built per request: a fast level, most of the gain for little CPU.
 LIST_GZIP_LEVEL = 1
 
-_ENTITY_TAG = re.compile(r'(?:W/)?("[\x21\x23-\x7e\x80-\xff]*")')
+_ENTITY_TAG = r'(?:W/)?("[\x21\x23-\x7e\x80-\xff]*")'
+# One element of a comma-separated list: optional whitespace, a tag or nothing, then a
+# comma or the end; trailing whitespace alone is fine too.
+_LIST_ELEMENT = re.compile(rf"[ \t]*(?:{_ENTITY_TAG}[ \t]*(?:,|\Z)|,|\Z)")
 
 
 def none_match(header: str | None, etag: str) -> bool:
@@ -35,8 +38,27 @@ def none_match(header: str | None, etag: str) -> bool:
         return False
     if header.strip() == "*":
         return True
-    opaque = etag.removeprefix("W/")
-    return opaque in _ENTITY_TAG.findall(header)
+    tags = entity_tags(header)
+    return tags is not None and etag.removeprefix("W/") in tags
+
+
+def entity_tags(header: str) -> list[str] | None:
+    """The opaque tags of an If-None-Match list, or None when it is not one.
+
+    A malformed header (`w/"x"`, a bare `x`, tags run together) matches nothing: it is
+    ignored, and the full answer goes out, rather than read as whatever parts look valid.
+    Empty list elements (`"a", , "b"`) are allowed, as RFC 9110 section 5.6.1 says.
+    """
+    tags: list[str] = []
+    position, end = 0, len(header)
+    while position < end:
+        match = _LIST_ELEMENT.match(header, position)
+        if match is None:
+            return None
+        if match[1] is not None:
+            tags.append(match[1])
+        position = match.end()
+    return tags
 
 
 def _quality(params: str) -> float:

@@ -52,6 +52,14 @@ def a_slug(client) -> str:
         ('"abcd"', False),
         ("abc", False),
         ('"x, abc"', False),
+        (' , "abc" , ', True),  # empty list elements are allowed
+        ('"x",, "abc"', True),
+        # Malformed: ignored as a whole, never read as the parts that look valid.
+        ('w/"abc"', False),
+        ('x"abc"', False),
+        ('"x""abc"', False),
+        ('"x" junk, "abc"', False),
+        ('"abc" "x"', False),
     ],
 )
 def test_if_none_match_uses_the_weak_comparison(header, matches):
