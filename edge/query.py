@@ -18,7 +18,10 @@ from typing import Any
 from contract.endpoints import Endpoint, Param
 from edge.errors import ApiError, invalid
 
-_DIGITS = re.compile(r"[0-9]{1,9}")
+_DIGITS = re.compile(r"[0-9]+")
+# Leading zeros aside, more digits than this is out of every range (and int() of thousands
+# of digits is slow, then refused): checked before converting.
+_MAX_DIGITS = 9
 _MARKET = re.compile(r"[A-Za-z]{2}")
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 # Surrogates cannot arrive over HTTP (undecodable bytes become U+FFFD) but are refused too.
@@ -32,7 +35,7 @@ MAX_CURSOR = 256
 def _integer(p: Param, raw: str) -> int:
     lo, hi = p.minimum, p.maximum
     wanted = f"{p.name} must be an integer from {lo} to {hi}"
-    if not _DIGITS.fullmatch(raw):
+    if not _DIGITS.fullmatch(raw) or len(raw.lstrip("0")) > _MAX_DIGITS:
         raise invalid(p.name, wanted)
     value = int(raw)
     if (lo is not None and value < lo) or (hi is not None and value > hi):
@@ -96,6 +99,17 @@ PARSERS: dict[str, Callable[[Param, str], Any]] = {
 }
 
 
+def _param_name(name: str) -> str | None:
+    """`param` for an unknown name: the name itself, control characters and all (JSON
+    escapes them; only the message shows them in hex), since one parameter is at fault.
+    None only for lone surrogates, which JSON cannot carry (HTTP cannot send them)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return name
+
+
 def parse_query(endpoint: Endpoint, items: Iterable[tuple[str, str]]) -> dict[str, Any]:
     """Validate a query string's (name, value) pairs; return the given values, parsed.
 
@@ -117,7 +131,7 @@ def parse_query(endpoint: Endpoint, items: Iterable[tuple[str, str]]) -> dict[st
                 "unknown_parameter",
                 f"{endpoint.path} does not take the parameter {shown!r}; it takes: "
                 + (", ".join(known) or "no parameters"),
-                param=name if name.isprintable() else None,
+                param=_param_name(name),
             )
     values: dict[str, Any] = {}
     for p in endpoint.params:

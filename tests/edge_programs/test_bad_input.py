@@ -62,6 +62,11 @@ LIST_CASES = [
     ("Vertical=saas", "unknown_parameter", "Vertical"),
     ("min_score=5", "unknown_parameter", "min_score"),
     ("page=2", "unknown_parameter", "page"),
+    # Not printable: still the one parameter at fault, so named (JSON escapes it).
+    ("%00=1", "unknown_parameter", "\x00"),
+    ("a%0Ab=1", "unknown_parameter", "a\nb"),
+    ("limit=" + "0" * 30 + "1000", "invalid_parameter", "limit"),
+    ("limit=" + "9" * 5000, "invalid_parameter", "limit"),
     # The documented order: unknown names first, then each parameter in table order.
     ("limit=0&foo=1", "unknown_parameter", "foo"),
     ("limit=0&vertical=nope", "invalid_parameter", "vertical"),
@@ -95,6 +100,13 @@ async def assert_error(resp, status, code, param):
     }
     assert resp.headers["Cache-Control"] == "no-store"
     assert "ETag" not in resp.headers
+
+
+@pytest.mark.parametrize("limit", ["05", "0000000005", "0" * 40 + "5"])
+async def test_leading_zeros_are_digits_like_any_other(client, limit):
+    resp = await client.get(f"/v1/programs?limit={limit}", headers=AUTH)
+    assert resp.status == 200
+    assert (await resp.json())["page"]["limit"] == 5
 
 
 @pytest.mark.parametrize(("query", "code", "param"), LIST_CASES)
