@@ -12,20 +12,7 @@ from edge import workers
 from edge.accesslog import JsonAccessLogger
 from edge.app import create_app
 from edge.config import Config, ConfigError, load
-
-
-def configure_logging(config: Config) -> None:
-    logging.basicConfig(
-        level=config.log_level.upper(),
-        stream=sys.stderr,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
-    access = logging.getLogger("edge.access")
-    access.disabled = not config.access_log
-    access.propagate = False
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(message)s"))
-    access.addHandler(handler)
+from edge.logs import configure_logging
 
 
 def serve(config: Config) -> None:

@@ -1,0 +1,59 @@
+"""Logging of the edge process: levels and format, and aiohttp's parse errors kept quiet."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from aiohttp.http_exceptions import HttpProcessingError
+
+from edge.config import Config
+
+# The logger aiohttp's HTTP server writes its own errors to.
+AIOHTTP_SERVER = "aiohttp.server"
+MAX_DETAIL = 160
+
+
+class ClientParseErrors(logging.Filter):
+    """A request aiohttp cannot parse (a request line over 8190 bytes, a method its parser
+    does not know, a broken header) is logged by aiohttp at ERROR with a traceback: noise
+    that any client can make, and that buries the errors that matter. Such a record becomes
+    one WARNING line, without the traceback; the detail is shown escaped and cut short,
+    since it quotes what the client sent."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, HttpProcessingError) and 400 <= (exc.code or 0) < 500:
+            detail = repr(exc.message)[:MAX_DETAIL]
+            record.msg = f"{record.getMessage()}: {type(exc).__name__} {exc.code}: {detail}"
+            record.args = ()
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+            record.exc_info = record.exc_text = None
+        return True
+
+
+def configure_logging(config: Config) -> None:
+    """Root logging at the configured level; the access log on its own handler (JSON lines)."""
+    logging.basicConfig(
+        level=config.log_level.upper(),
+        stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    access = logging.getLogger("edge.access")
+    access.disabled = not config.access_log
+    access.propagate = False
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    access.addHandler(handler)
+    install_parse_error_filter()
+
+
+def install_parse_error_filter() -> ClientParseErrors:
+    """Add ClientParseErrors to aiohttp's server logger (once); returns it."""
+    logger = logging.getLogger(AIOHTTP_SERVER)
+    for existing in logger.filters:
+        if isinstance(existing, ClientParseErrors):
+            return existing
+    installed = ClientParseErrors()
+    logger.addFilter(installed)
+    return installed

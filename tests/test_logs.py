@@ -1,0 +1,64 @@
+"""aiohttp's parse errors (any client can cause them) are one WARNING line, no traceback."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+
+from edge.logs import AIOHTTP_SERVER, install_parse_error_filter
+
+MALFORMED = [
+    b"GET /v1/programs?" + b"x" * 9000 + b" HTTP/1.1\r\nHost: a\r\n\r\n",  # line too long
+    b"FOO /v1/programs HTTP/1.1\r\nHost: a\r\n\r\n",  # a method the parser does not know
+    b"GET /v1/programs HTTP/1.1\r\nHost: a\r\nBad Header\r\n\r\n",  # no colon
+]
+
+
+@pytest.fixture
+def parse_error_filter():
+    installed = install_parse_error_filter()
+    assert install_parse_error_filter() is installed  # installed once
+    yield installed
+    logging.getLogger(AIOHTTP_SERVER).removeFilter(installed)
+
+
+async def send_raw(port: int, data: bytes) -> bytes:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(data)
+        await writer.drain()
+        return await asyncio.wait_for(reader.read(), 10)
+    finally:
+        writer.close()
+
+
+@pytest.mark.parametrize("request_bytes", MALFORMED, ids=["long-line", "method", "header"])
+async def test_a_malformed_request_logs_one_warning_line(
+    edge_client, parse_error_filter, caplog, request_bytes
+):
+    client = await edge_client()
+    # A request first: aiohttp logs a bad method at DEBUG on a connection's first request.
+    prefix = b"GET /v1/openapi.json HTTP/1.1\r\nHost: a\r\n\r\n"
+    with caplog.at_level(logging.DEBUG, logger=AIOHTTP_SERVER):
+        answer = await send_raw(client.port, prefix + request_bytes)
+    assert b" 400 Bad Request\r\n" in answer
+    records = [r for r in caplog.records if r.name == AIOHTTP_SERVER]
+    assert records, "aiohttp logged nothing"
+    for record in records:
+        assert record.levelno == logging.WARNING and record.exc_info is None
+        message = record.getMessage()
+        assert "\n" not in message and len(message) < 400
+        assert "xxxxxxxxxx" * 20 not in message  # what the client sent is cut short
+
+
+async def test_other_errors_keep_their_level_and_traceback(parse_error_filter, caplog):
+    logger = logging.getLogger(AIOHTTP_SERVER)
+    with caplog.at_level(logging.ERROR, logger=AIOHTTP_SERVER):
+        try:
+            raise RuntimeError("a bug")
+        except RuntimeError:
+            logger.exception("Error handling request")
+    (record,) = [r for r in caplog.records if r.name == AIOHTTP_SERVER]
+    assert record.levelno == logging.ERROR and record.exc_info is not None
