@@ -98,7 +98,11 @@ async def authenticate(
     """
     if request.method == "OPTIONS" or not requires_key(request):
         return None
-    token = bearer_token(request.headers.get("Authorization"))
+    headers = request.headers
+    token = bearer_token(headers.get("Authorization"))
+    if len(headers.getall("Authorization")) > 1:
+        # Which one counts would be a guess (a proxy may have checked the other): none.
+        raise ApiError("missing_api_key", "send one Authorization header, not several")
     if app is None:
         app = request.app
     try:

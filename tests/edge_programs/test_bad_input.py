@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from multidict import CIMultiDict
 
 from edge import appkeys, cursor
 
@@ -191,6 +192,17 @@ async def test_both_endpoints_need_a_valid_key(client, path, header, code):
     resp = await client.get(path.format(slug=slug) + "?limit=0", headers=headers)
     await assert_error(resp, 401, code, None)
     assert resp.headers["WWW-Authenticate"].startswith("Bearer")
+
+
+@pytest.mark.parametrize("path", ["/v1/programs", "/v1/programs/{slug}"])
+@pytest.mark.parametrize(
+    "second", [f"Bearer {TEST_KEY}", "Bearer garbage", "Basic eDp5"], ids=["same", "bad", "basic"]
+)
+async def test_several_authorization_headers_are_no_usable_key(client, path, second):
+    slug = client.app[appkeys.DIRECTORY].current.directory.slugs[0]
+    headers = CIMultiDict([("Authorization", f"Bearer {TEST_KEY}"), ("Authorization", second)])
+    resp = await client.get(path.format(slug=slug), headers=headers)
+    await assert_error(resp, 401, "missing_api_key", None)
 
 
 @pytest.mark.parametrize("scheme", ["Bearer", "bearer", "BEARER"])
