@@ -6,7 +6,8 @@
     python build.py --write-schema         regenerate content/schema/program.schema.json
 
 Exit status: 0 built (or valid), 1 invalid submissions or the build failed (dist/ is then
-left exactly as it was), 2 bad command line. docs/build.md has the details.
+left exactly as it was), 2 bad command line, 130 interrupted (Ctrl-C), 143 terminated
+(SIGTERM), dist/ again as it was. docs/build.md has the details.
 
 This file is the table of contents of the pipeline; each stage is a module of `catalog/`:
 loading (+ validation) -> scoring -> sharding -> site -> rendering -> writing.
@@ -278,6 +279,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="regenerate <content>/schema/program.schema.json and exit",
     )
     args = parser.parse_args(argv)  # fmt: skip
+    if args.write_schema and args.check is not None:
+        parser.error("--write-schema writes the schema; --check writes nothing: give one")
     url = args.base_url.rstrip("/")
     if not url.startswith(("http://", "https://")) or "://" not in url or len(url) < 10:
         parser.error("--base-url must be an absolute http(s) URL, e.g. https://affdir.example")
@@ -292,6 +295,15 @@ def report(diagnostics: Sequence[Diagnostic], stream: TextIO, github: bool) -> N
     if github:
         for diagnostic in diagnostics:
             print(diagnostic.github(), flush=True)
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised where the build is: a BaseException, like KeyboardInterrupt, so no
+    `except Exception` on the way can swallow it, and every cleanup runs."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -311,7 +323,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sync=not args.no_sync,
     )
     # A SIGTERM unwinds like Ctrl-C, so the staging directory is cleaned up either way.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         if args.check is not None:
             result = check(options, args.check, progress)
@@ -327,9 +339,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (writing.WriteError, OSError) as exc:
         print(f"build failed: {exc}; {options.out} left as it was", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Terminated) as exc:
         print(f"interrupted; {options.out} holds a whole build, never part of one", file=sys.stderr)
-        return 130
+        return 130 if isinstance(exc, KeyboardInterrupt) else 128 + signal.SIGTERM
     report(result.warnings, sys.stderr, github)
     progress.say(_summary(result, options, args.check is not None, progress.elapsed))
     return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -30,7 +31,9 @@ class Diagnostic:
     def __str__(self) -> str:
         p = self.problem
         prefix = "" if self.severity == "error" else "warning: "
-        return f"{self.path}:{p.line}:{p.column}: {prefix}{p.field}: {p.message}"
+        # One problem a line, whatever a file name, key or value quoted in it holds.
+        text = f"{self.path}:{p.line}:{p.column}: {prefix}{p.field}: {p.message}"
+        return _LINE_BREAKS.sub(_escaped, text)
 
     def github(self) -> str:
         """The GitHub Actions workflow command that annotates the file in a pull request."""
@@ -63,6 +66,14 @@ def located(path: str, problems: Iterable[Problem], severity: str = "error") -> 
 def sort_diagnostics(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
     """File by file, then top to bottom: the order an editor shows them."""
     return sorted(diagnostics, key=lambda d: (d.path, d.problem.line, d.problem.column))
+
+
+# Characters that end a line in a terminal or an editor: shown escaped, as \\n or \\u2028.
+_LINE_BREAKS = re.compile("[\\n\\r\\v\\f\\x1c-\\x1e\\x85\\u2028\\u2029]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return match.group().encode("unicode_escape").decode("ascii")
 
 
 def _escape_data(text: str) -> str:

@@ -54,7 +54,9 @@ class Loaded:
 def discover(content: Path) -> tuple[list[Source], list[Diagnostic]]:
     """Every `<content>/programs/*.yaml`, by name; misnamed YAML files are reported."""
     directory = content / PROGRAMS_DIR
-    absolute = str(directory.absolute()) + os.sep  # the cache keys files by absolute path
+    # The cache keys files by absolute path; normalised (no "..") as sources_of's are, so a
+    # file named on the command line is recognised as the content's own.
+    absolute = os.path.abspath(directory) + os.sep
     shown = str(directory) + os.sep
     try:
         entries = sorted(os.scandir(directory), key=lambda e: e.name)
@@ -65,8 +67,14 @@ def discover(content: Path) -> tuple[list[Source], list[Diagnostic]]:
     problems: list[Diagnostic] = []
     for entry in entries:
         name = entry.name
-        if name.startswith(".") or not entry.is_file():
-            continue  # editors' swap files, .gitkeep; sub-directories are not submissions
+        if name.startswith("."):
+            continue  # editors' swap files, .gitkeep
+        if not entry.is_file():
+            if name.endswith(SUFFIX):  # named like a submission: say why it is not read
+                what = "a link to nothing" if entry.is_symlink() else "not a regular file"
+                problem = Problem(1, 1, "(file)", f"cannot be read: {what}")
+                problems.append(Diagnostic(shown + name, problem))
+            continue  # sub-directories are not submissions
         if name.endswith(SUFFIX):
             sources.append(Source(absolute + name, shown + name, name[: -len(SUFFIX)]))
         elif name.lower().endswith((".yaml", ".yml")):
@@ -98,7 +106,7 @@ def sources_of(paths: Iterable[Path]) -> list[Source]:
     for path in paths:
         name = path.name
         stem = name[: -len(SUFFIX)] if name.endswith(SUFFIX) else path.stem
-        out.append(Source(str(path.absolute()), str(path), stem))
+        out.append(Source(os.path.abspath(path), str(path), stem))
     return out
 
 

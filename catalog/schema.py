@@ -14,8 +14,10 @@ from typing import Any
 
 from catalog.countries import COUNTRIES
 from catalog.submission import (
+    CONTROL_CHARS,
     FIELDS,
     HOST_PATTERN,
+    INVISIBLE_CHARS,
     STATUS,
     TIMESTAMP_PATTERN,
     URL_PATTERN,
@@ -71,9 +73,14 @@ def _property(spec: FieldSpec) -> dict[str, Any]:
 
 
 def _text(spec: FieldSpec, *, one_line: bool) -> dict[str, Any]:
-    # Not blank, no spaces at either end; one-line fields have no line breaks or tabs.
-    inner = r"[^\t\n\r]*" if one_line else r"[\s\S]*"
-    edge = r"[^\s]"
+    # Not blank, no spaces at either end; one-line fields have no line breaks or tabs; no
+    # control or invisible characters (the validator's rule, from the same classes).
+    inner = (
+        rf"[^\x00-\x1f\x7f{INVISIBLE_CHARS}]*"
+        if one_line
+        else rf"[^{CONTROL_CHARS}{INVISIBLE_CHARS}]*"
+    )
+    edge = rf"[^\s\x00-\x1f\x7f{INVISIBLE_CHARS}]"
     prop: dict[str, Any] = {
         "type": "string",
         "minLength": 1,

@@ -48,7 +48,7 @@ def checked_slug(slug: str) -> str:
 
     Pages are written to `programs/<slug>/`: a slug like `../x` must never get that far.
     """
-    if not (0 < len(slug) <= SLUG_MAX_LENGTH and SLUG_RE.match(slug)):
+    if not (0 < len(slug) <= SLUG_MAX_LENGTH and SLUG_RE.fullmatch(slug)):
         raise ValueError(f"programme slug {slug!r} is not a valid slug")
     return slug
 

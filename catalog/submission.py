@@ -16,10 +16,18 @@ HOST_PATTERN = (
     r"^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+"
     r"[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$"
 )
-URL_PATTERN = r"^https?://[^\s/?#@]+(?:[/?#]\S*)?$"
+# Characters no text of a submission needs, and that hide or disguise what it says: C0
+# controls (tabs and line breaks aside) and DEL, then (INVISIBLE_CHARS) C1 controls, zero-width
+# characters and the byte order mark, line and paragraph separators, and the bidirectional
+# controls that can make text read differently from how it is stored ("Trojan Source").
+# Regex class contents written with escapes that Python's re and ECMA-262 (the schema's
+# regex dialect) read alike: validation and the schema share them.
+CONTROL_CHARS = r"\x00-\x08\x0b-\x1f\x7f"
+INVISIBLE_CHARS = r"\x80-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+URL_PATTERN = rf"^https?://[^\s/?#@{INVISIBLE_CHARS}]+(?:[/?#][^\s{INVISIBLE_CHARS}]*)?$"
 TIMESTAMP_PATTERN = (
     r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?"
-    r"(?:Z|[+-][0-9]{2}:[0-9]{2})$"
+    r"(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])$"
 )
 TIMESTAMP_EXAMPLE = "2024-03-01T09:00:00Z"
 PLATFORM_MAX_LENGTH = v.NAME_MAX_LENGTH  # a platform is a name; the vocabulary has no own limit

@@ -20,8 +20,10 @@ from catalog.errors import Problem
 from catalog.submission import (
     BY_NAME,
     COMPUTED,
+    CONTROL_CHARS,
     FIELDS,
     HOST_PATTERN,
+    INVISIBLE_CHARS,
     STATUS,
     TIMESTAMP_EXAMPLE,
     TIMESTAMP_PATTERN,
@@ -37,15 +39,19 @@ TIMESTAMP_RE = re.compile(
     r"(?P<zone>Z|z|[+-][0-9]{2}:?[0-9]{2})?)?\Z"
 )
 STRICT_TIMESTAMP_RE = re.compile(TIMESTAMP_PATTERN)
-_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_SPACE_OR_CONTROL_RE = re.compile(r"[\s\x00-\x1f\x7f]")
+_CONTROL_RE = re.compile(f"[{CONTROL_CHARS}{INVISIBLE_CHARS}]")
+_SPACE_OR_CONTROL_RE = re.compile(f"[\\s\\x00-\\x1f\\x7f{INVISIBLE_CHARS}]")
 # http(s)://host, then a path, query or fragment, with no user, port or brackets: most URLs.
 _SIMPLE_URL_RE = re.compile(r"https?://([^/?#@:\[\]\\]+)(?:[/?#].*)?", re.DOTALL)
 _NAMES_TO_CODES = {name.lower(): code for code, name in COUNTRIES.items()}
-# A draft whose YAML is broken is still recognisably a draft from this line.
+# A draft whose YAML is broken is still recognisably a draft from this line (a UTF-8 byte
+# order mark may precede the first line, CRLF line ends are fine)...
 _STATUS_LINE_RE = re.compile(
-    rb"^status:[ \t]*([\"']?)(unpublished|rejected)\1[ \t]*(?:#.*)?$", re.MULTILINE
+    rb"^(?:\xef\xbb\xbf)?status:[ \t]*([\"']?)(unpublished|rejected)\1[ \t]*(?:#[^\r\n]*)?\r?$",
+    re.MULTILINE,
 )
+# ...when it is the file's only top-level status line: with two, which one counts is a guess.
+_ANY_STATUS_LINE_RE = re.compile(rb"^(?:\xef\xbb\xbf)?[\"']?status[\"']?[ \t]*:", re.MULTILINE)
 
 
 class Outcome(NamedTuple):
@@ -70,7 +76,7 @@ def check_file(stem: str, data: bytes) -> Outcome:
     doc, problems = yamlstrict.load(data)
     if doc is None:
         draft = _STATUS_LINE_RE.search(data)
-        if draft:
+        if draft and len(_ANY_STATUS_LINE_RE.findall(data)) == 1:
             # Unreadable, but it says it is a draft: warn instead of blocking everyone's build.
             return Outcome(draft.group(2).decode(), None, [], problems)
         return Outcome(None, None, problems, [])
@@ -81,8 +87,10 @@ def check_file(stem: str, data: bytes) -> Outcome:
         )
         return Outcome(None, None, [problem], [])
     status, status_problems = _status(doc)
-    if status is None:
-        status_problems += [p for p in problems if p.field == "status"]
+    # A status stated twice (a duplicate key, reported while reading) is no status: the
+    # first one would make a published file a draft, silently.
+    status_problems += [p for p in problems if p.field == "status"]
+    if status is None or status_problems:
         return Outcome(None, None, sorted(status_problems), [])
     if status != v.PUBLISHED:
         return Outcome(status, None, [], [], doc.position(("slug",)))
@@ -231,7 +239,7 @@ def _unknown_field(key: str) -> str:
 
 
 def _slug_problem(stem: str) -> str | None:
-    if len(stem) <= v.SLUG_MAX_LENGTH and v.SLUG_RE.match(stem):
+    if len(stem) <= v.SLUG_MAX_LENGTH and v.SLUG_RE.fullmatch(stem):
         return None
     suggestion = re.sub(r"[^a-z0-9]+", "-", stem.lower()).strip("-")[: v.SLUG_MAX_LENGTH]
     rename = f"; rename the file to {suggestion}.yaml" if suggestion else ""
@@ -301,8 +309,11 @@ def _text(value: Any, spec: FieldSpec, *, one_line: bool = False) -> str:
         raise InvalidValueError("has spaces or line breaks at its start or end; remove them")
     if one_line and ("\n" in text or "\r" in text or "\t" in text):
         raise InvalidValueError("must be a single line (no line breaks or tabs)")
-    if _CONTROL_RE.search(text):
-        raise InvalidValueError("contains control characters; remove them")
+    bad = _CONTROL_RE.search(text)
+    if bad:
+        raise InvalidValueError(
+            f"contains the invisible or control character U+{ord(bad.group()):04X}; remove it"
+        )
     return text
 
 
@@ -470,7 +481,7 @@ def check_url(value: Any, spec: FieldSpec) -> str:
             "must not contain spaces or control characters; encode spaces as %20"
         )
     simple = _SIMPLE_URL_RE.fullmatch(url)
-    if simple is not None and HOST_RE.match(simple.group(1)):
+    if simple is not None and HOST_RE.fullmatch(simple.group(1)):
         return url  # the usual shape, which the general checks below accept (tested)
     return _general_url(url, expected)
 
@@ -486,7 +497,7 @@ def _general_url(url: str, expected: str) -> str:
         raise InvalidValueError(expected)
     if parts.username is not None or parts.password is not None:
         raise InvalidValueError("must not contain a user name or password")
-    if not parts.hostname or not HOST_RE.match(parts.hostname):
+    if not parts.hostname or not HOST_RE.fullmatch(parts.hostname):
         raise InvalidValueError(f"has no valid domain name after {parts.scheme}://; {expected}")
     return url
 
@@ -507,7 +518,7 @@ def check_host(value: Any, spec: FieldSpec) -> str:
         raise InvalidValueError(f'write it in lowercase: "{host.lower()}"')
     if not host.isascii():
         raise InvalidValueError("write internationalised domain names in punycode (xn--...)")
-    if not HOST_RE.match(host):
+    if not HOST_RE.fullmatch(host):
         raise InvalidValueError(
             'must be a domain name such as "acme.fr" (letters, digits, hyphens, dots)'
         )
@@ -549,7 +560,7 @@ def check_timestamp(value: Any, spec: FieldSpec) -> str:
             f'"{text}" has no time zone; add Z for UTC or an offset, e.g. '
             f'"{text.strip().replace(" ", "T")}Z" or "...+01:00"'
         )
-    if not STRICT_TIMESTAMP_RE.match(text):
+    if not STRICT_TIMESTAMP_RE.fullmatch(text):
         raise InvalidValueError(
             f'"{text}" is not in the expected form; write '
             'YYYY-MM-DDTHH:MM:SS followed by Z or +HH:MM, e.g. "' + TIMESTAMP_EXAMPLE + '"'
@@ -558,7 +569,10 @@ def check_timestamp(value: Any, spec: FieldSpec) -> str:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError as exc:
         raise InvalidValueError(f'"{text}" is not a real date and time ({exc})') from None
-    utc = moment.astimezone(UTC)
+    try:
+        utc = moment.astimezone(UTC)
+    except OverflowError:  # 9999-12-31T23:00:00-05:00 is in year 10000 in UTC
+        raise InvalidValueError(f'"{text}" is out of range (1970 to 9998)') from None
     if not 1970 <= utc.year <= 9998:
         raise InvalidValueError(f'"{text}" is out of range (1970 to 9998)')
     return utc.isoformat().replace("+00:00", "Z")

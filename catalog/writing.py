@@ -71,6 +71,17 @@ class WriteStats:
     outputs: cache.Outputs  # what the output trees now hold, for the next build
 
 
+@contextlib.contextmanager
+def _exact_modes() -> Iterator[None]:
+    """Files get FILE_MODE and directories DIR_MODE whatever the caller's umask (a umask of
+    077 would make a served tree unreadable to the web server): 022 while writing."""
+    previous = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(previous)
+
+
 def staging_prefix(out: Path) -> str:
     """Name prefix of the staging directories of `out` (gitignored as /.dist-*/)."""
     return f".{out.name}-staging-"
@@ -103,7 +114,7 @@ def write(
     manifest = digests[shardformat.MANIFEST]
     size = sum(data.size if type(data) is Existing else len(data) for data in files.values())
     stats = partial(WriteStats, files=len(files), bytes=size)
-    with _locked(parent):
+    with _locked(parent), _exact_modes():
         _remove_stale(parent, staging_prefix(out))
         live_tree = previous.of_tree(out)
         live = live_tree[1] if live_tree else {}

@@ -21,6 +21,13 @@ from typing import Any, NamedTuple
 
 import yaml
 from yaml.composer import Composer
+from yaml.events import (
+    AliasEvent,
+    CollectionEndEvent,
+    CollectionStartEvent,
+    MappingStartEvent,
+    NodeEvent,
+)
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.parser import Parser
 from yaml.reader import Reader
@@ -44,6 +51,17 @@ class _PyParser(Reader, Scanner, Parser, Composer):
         Parser.__init__(self)
         Composer.__init__(self)
 
+
+class _PyEvents(Reader, Scanner, Parser):
+    """PyYAML's pure-Python parser, for event scans without libyaml."""
+
+    def __init__(self, stream: bytes) -> None:
+        Reader.__init__(self, stream)
+        Scanner.__init__(self)
+        Parser.__init__(self)
+
+
+EVENTS: type = CParser if CParser is not None else _PyEvents
 
 STR = "tag:yaml.org,2002:str"
 INT = "tag:yaml.org,2002:int"
@@ -90,6 +108,19 @@ _TIMESTAMP = re.compile(
     r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?"
     r"(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?\Z"
 )
+
+
+# No field nests deeper than a list in a mapping; the limit leaves room for mistakes to be
+# reported as such, and keeps libyaml's recursive composer (which overflows the C stack
+# near 100,000 levels) and this module's builder far from any stack limit.
+MAX_DEPTH = 32
+# Brackets, braces and "- " / "? " entries: the only ways to nest without indenting further,
+# so a file with fewer of them cannot nest deeper than its indentation allows.
+_SAME_LINE_NESTING = re.compile(rb"[\[{]|[-?][ \t]")
+MAX_DIGITS = 100  # a longer number is no field's value (and int() refuses 4,300 digits)
+MAX_BYTES = 256 * 1024  # a submission is a few kB; this bounds the work one file can cause
+# What YAML allows in a stream (YAML 1.1 and 1.2, section 5.1), comments included.
+_NOT_YAML = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 class Broken:
@@ -218,6 +249,9 @@ class _Builder:
         self.seen: set[int] = set()
 
     def build(self, node: Node, path: Path) -> Any:
+        if len(path) > MAX_DEPTH:
+            self._fail(node, path[:1], f"nested more than {MAX_DEPTH} levels deep")
+            return BROKEN
         if id(node) in self.seen:
             # The composer hands back the anchored node itself for an alias, so the alias's
             # own position is lost: point at the field that contains it.
@@ -244,6 +278,10 @@ class _Builder:
         result: dict[str, Any] = {}
         for key_node, value_node in node.value:
             key = key_node.value
+            if id(key_node) in self.seen:  # an alias used as a key, or of a key's anchor
+                self._fail(key_node, path, "anchors and aliases (&, *) are not allowed")
+                continue
+            self.seen.add(id(key_node))
             if not (isinstance(key_node, ScalarNode) and key_node.tag == STR):
                 label = key if isinstance(key, str) else "?"
                 self._fail(key_node, (*path, label), "is not a field name; write a plain name")
@@ -282,6 +320,9 @@ class _Builder:
             return None
         if tag == BOOL and (value in _TRUE or value in _FALSE):
             return value in _TRUE
+        if tag in (INT, FLOAT) and len(value) > MAX_DIGITS:
+            self._fail(node, path, f"a number of {len(value)} characters is no value of a field")
+            return BROKEN
         if tag == INT and _DECIMAL.match(value):
             return int(value)
         if tag == FLOAT and (_FLOAT.match(value) or value in _SPECIAL_FLOATS):
@@ -309,7 +350,10 @@ field_name = _field_name
 
 
 def load(data: bytes, composer_class: type = COMPOSER) -> tuple[Document | None, list[Problem]]:
-    """Parse one YAML document strictly; (None, [the syntax error]) when it cannot be read."""
+    """Parse one YAML document strictly; (None, [the problems]) when it cannot be read."""
+    early = _before_composing(data, composer_class)
+    if early:
+        return None, early
     problems: list[Problem] = []
     composer = composer_class(data)
     try:
@@ -318,9 +362,9 @@ def load(data: bytes, composer_class: type = COMPOSER) -> tuple[Document | None,
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         what = exc.problem or exc.context or "invalid YAML"
-        return None, [Problem(line, column, "(yaml)", f"{what}; this is not valid YAML")]
-    except yaml.YAMLError as exc:  # e.g. a byte sequence that is not UTF-8
-        return None, [Problem(1, 1, "(yaml)", f"cannot be read: {exc}")]
+        return None, [Problem(line, column, "(yaml)", f"{_one_line(what)}; this is not valid YAML")]
+    except yaml.YAMLError as exc:
+        return None, [Problem(1, 1, "(yaml)", f"cannot be read: {_one_line(str(exc))}")]
     finally:
         composer.dispose()
     if node is None:
@@ -329,3 +373,119 @@ def load(data: bytes, composer_class: type = COMPOSER) -> tuple[Document | None,
     doc = Document(value=None, line=line, column=column)
     doc.value = _Builder(doc, problems).build(node, ())
     return doc, problems
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _before_composing(data: bytes, composer_class: type) -> list[Problem]:
+    """What must stop a file before it is composed: too big, not UTF-8, characters YAML
+    forbids, and (found by a scan of the parser's events, run only when the bytes could
+    hold them) tags, anchors, aliases and nesting deeper than MAX_DEPTH."""
+    if len(data) > MAX_BYTES:
+        return [
+            Problem(1, 1, "(file)", f"is {len(data):,} bytes; a submission is at most "
+                    f"{MAX_BYTES // 1024} KiB")
+        ]  # fmt: skip
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line, column = _position_of_byte(data, exc.start)
+        message = f"byte 0x{data[exc.start]:02X} is not UTF-8; save the file as UTF-8"
+        return [Problem(line, column, "(file)", message)]
+    bad = _NOT_YAML.search(text)
+    if bad is not None:
+        line = text.count("\n", 0, bad.start()) + 1
+        column = bad.start() - (text.rfind("\n", 0, bad.start()) + 1) + 1
+        message = (
+            f"the character U+{ord(bad.group()):04X} is not allowed in YAML, even in a comment"
+        )
+        return [Problem(line, column, "(yaml)", message)]
+    if b"!" in data or b"&" in data or b"*" in data or _nests_on_one_line(data):
+        return _scan_events(data, EVENTS if composer_class is COMPOSER else _PyEvents)
+    return []
+
+
+def _nests_on_one_line(data: bytes) -> bool:
+    """Whether the file has enough brackets and entries to nest past MAX_DEPTH."""
+    # Stops at the first match past the limit: no need to count a long file's all.
+    return any(found > MAX_DEPTH for found, _ in enumerate(_SAME_LINE_NESTING.finditer(data), 1))
+
+
+class _Frame:
+    """A collection being read in an event scan: its place, and where its next node goes."""
+
+    __slots__ = ("expects_key", "index", "is_map", "key", "path")
+
+    def __init__(self, path: Path, is_map: bool) -> None:
+        self.path, self.is_map = path, is_map
+        self.key: str | int = "?"
+        self.expects_key, self.index = True, 0
+
+    def place(self, event: NodeEvent) -> Path:
+        """The path of the node `event` starts (keys are named by their text)."""
+        if not self.is_map:
+            self.index += 1
+            return (*self.path, self.index - 1)
+        if self.expects_key:
+            self.expects_key = False
+            value = getattr(event, "value", None)
+            self.key = value if isinstance(value, str) else "?"
+            return (*self.path, self.key)
+        self.expects_key = True
+        return (*self.path, self.key)
+
+
+def _scan_events(data: bytes, parser_class: type) -> list[Problem]:
+    """Tags other than !!str, anchors and aliases, and nesting past MAX_DEPTH, from the
+    parser's events (which come without recursion), each at its field; syntax errors are
+    left to composing."""
+    problems: list[Problem] = []
+    parser = parser_class(data)
+    stack: list[_Frame] = []
+
+    def fail(event: NodeEvent, path: Path, message: str) -> None:
+        line, column = _mark(event)
+        problems.append(Problem(line, column, _field_name(path), message))
+
+    try:
+        while parser.check_event():
+            event = parser.get_event()
+            if isinstance(event, CollectionEndEvent):
+                stack.pop()
+                continue
+            if not isinstance(event, NodeEvent):
+                continue
+            path = stack[-1].place(event) if stack else ()
+            if isinstance(event, AliasEvent):
+                fail(event, path, f"the alias *{event.anchor} is not allowed; write the value")
+                continue
+            if event.anchor is not None:
+                fail(event, path, f"the anchor &{event.anchor} is not allowed (nor aliases)")
+            if event.tag is not None and event.tag != STR:
+                shown = event.tag.replace("tag:yaml.org,2002:", "!!")
+                fail(event, path, f"the tag {shown} is not supported; write a plain value")
+            if isinstance(event, CollectionStartEvent):
+                if len(stack) >= MAX_DEPTH:
+                    fail(event, path[:1], f"nested more than {MAX_DEPTH} levels deep")
+                    break
+                stack.append(_Frame(path, isinstance(event, MappingStartEvent)))
+    except yaml.YAMLError:
+        pass  # composing reports it, with its position
+    finally:
+        if hasattr(parser, "dispose"):
+            parser.dispose()
+    return problems
+
+
+def _mark(event: Any) -> tuple[int, int]:
+    return (event.start_mark.line + 1, event.start_mark.column + 1)
+
+
+def _position_of_byte(data: bytes, offset: int) -> tuple[int, int]:
+    """1-based line and column (in characters) of the byte at `offset`."""
+    start = data.rfind(b"\n", 0, offset) + 1
+    line = data.count(b"\n", 0, offset) + 1
+    column = len(data[start:offset].decode("utf-8", "replace")) + 1
+    return line, column

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 
+import pytest
 from buildkit import VALID, CliRunner, Content, leftovers, snapshot, submission
 
-from catalog import schema
+import build
+from catalog import schema, sharding
 
 
 def test_build_succeeds_with_progress_and_summary(content: Content, run_cli: CliRunner) -> None:
@@ -124,3 +128,57 @@ def test_missing_content_directory(tmp_path: Path, run_cli: CliRunner) -> None:
     assert done.returncode == 1
     assert "nowhere/programs:1:1: (content): no programs/ directory" in done.stderr
     assert not (tmp_path / "dist").exists()
+
+
+def test_write_schema_and_check_together_is_a_usage_error(
+    content: Content, run_cli: CliRunner
+) -> None:
+    done = run_cli("--write-schema", "--check", "--content", "content", cwd=content.root)
+    assert done.returncode == 2
+    assert "give one" in done.stderr
+    assert not (content.content / "schema").exists()
+
+
+def test_a_file_named_through_dotdot_is_not_its_own_duplicate(
+    content: Content, run_cli: CliRunner
+) -> None:
+    content.add("acme", VALID)
+    done = run_cli("--check", "content/programs/../programs/acme.yaml", cwd=content.root)
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_yaml_name_that_cannot_be_read_is_an_error(content: Content, run_cli: CliRunner) -> None:
+    content.add("acme", VALID)
+    (content.programs / "gone.yaml").symlink_to(content.root / "nowhere.yaml")
+    (content.programs / "folder.yaml").mkdir()
+    done = run_cli("--content", "content", cwd=content.root)
+    assert done.returncode == 1
+    assert [line for line in done.stderr.splitlines() if line.startswith("content/")] == [
+        "content/programs/folder.yaml:1:1: (file): cannot be read: not a regular file",
+        "content/programs/gone.yaml:1:1: (file): cannot be read: a link to nothing",
+    ]
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_an_interrupted_build_says_so_and_keeps_dist(
+    content: Content, monkeypatch: pytest.MonkeyPatch, capsys, signum: int, status: int
+) -> None:
+    content.add("acme", VALID)
+    paths = ["--content", str(content.content), "--out", str(content.out), "--no-sync"]
+    assert build.main(["--quiet", *paths]) == 0
+    before = snapshot(content.out)
+    content.add("beta", submission(name="Beta"))
+    real_shard = sharding.shard
+
+    def interrupted(programs):  # the signal arrives in the middle of the build
+        os.kill(os.getpid(), signum)
+        return real_shard(programs)
+
+    monkeypatch.setattr(sharding, "shard", interrupted)
+    try:
+        assert build.main(["--quiet", *paths]) == status
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    assert capsys.readouterr().err.endswith("never part of one\n")
+    assert snapshot(content.out) == before
+    assert leftovers(content.root) == []

@@ -302,3 +302,25 @@ def test_unchanged_files_are_linked_and_rebuild_equals_cold_build(
         (cold.programs / path.name).write_bytes(path.read_bytes())
     cold.build(cache=False)
     assert snapshot(content.out) == snapshot(cold.out)
+
+
+@pytest.mark.parametrize("umask", [0o077, 0o000])
+def test_modes_are_fixed_whatever_the_umask(content: Content, umask: int) -> None:
+    # A web server must be able to read dist/ (0644 files, 0755 directories) and nobody
+    # else write it, whatever umask the build ran under.
+    catalogue(content)
+    previous = os.umask(umask)
+    try:
+        content.build(cache=False)
+        catalogue(content, n=7)  # a rebuild into the recycled tree too
+        content.build()
+    finally:
+        os.umask(previous)
+    modes = {}
+    for root, _dirs, files in os.walk(content.out):
+        modes[root] = os.stat(root).st_mode & 0o777
+        for name in files:
+            modes[os.path.join(root, name)] = os.stat(os.path.join(root, name)).st_mode & 0o777
+    assert modes[str(content.out)] == 0o755
+    assert {mode for path, mode in modes.items() if os.path.isdir(path)} == {0o755}
+    assert {mode for path, mode in modes.items() if not os.path.isdir(path)} == {0o644}

@@ -42,7 +42,16 @@ CASES = [
     ("number-in-string", "acme", submission(commission="30"), [(10, 13, "commission", 'quote it: "30"')]),
     ("bool-in-string", "acme", submission(platform="on"), [(16, 11, "platform", 'quote it: "on"')]),
     ("duplicate-key", "acme", VALID + "name: Other\n", [(20, 1, "name", "duplicate key")]),
-    ("alias", "acme", submission(name="&n Acme", platform="*n"), [(16, 1, "platform", "aliases")]),
+    ("alias", "acme", submission(name="&n Acme", platform="*n"), [(2, 7, "name", "anchor &n"), (16, 11, "platform", "alias *n")]),
+    ("anchor-alone", "acme", submission(name="&n Acme"), [(2, 7, "name", "anchor &n")]),
+    ("anchor-on-a-key", "acme", VALID.replace("platform:", "&p platform:") + "slug: *p\n", [(16, 1, "platform", "anchor &p"), (20, 7, "slug", "alias *p")]),
+    ("tag-int", "acme", submission(cookieDays="!!int 31"), [(12, 13, "cookieDays", "tag !!int")]),
+    ("tag-non-specific", "acme", submission(cookieDays="! 30"), [(12, 13, "cookieDays", "tag !")]),
+    ("tag-on-a-list", "acme", submission(markets="!!python/tuple [FR, BE]"), [(15, 10, "markets", "tag !!python/tuple")]),
+    ("tag-on-the-document", "acme", "!!python/object:os.system\n" + VALID, [(1, 1, "(document)", "tag !!python/object")]),
+    ("nested-too-deep", "acme", submission(markets="[" * 40 + "FR" + "]" * 40), [(15, 41, "markets", "nested more than 32")]),
+    ("number-too-long", "acme", submission(cookieDays="9" * 5000), [(12, 13, "cookieDays", "5000 characters")]),
+    ("control-character", "acme", VALID.replace("name: Acme", "name: Acme # \x01"), [(2, 14, "(yaml)", "U+0001")]),
     ("python-tag", "acme", submission(name="!!python/object:os.system x"), [(2, 7, "name", "tag")]),
     ("syntax-error", "acme", submission(name="[Acme"), [(3, 5, "(yaml)", "not valid YAML")]),
     ("not-a-mapping", "acme", "- a\n- b\n", [(1, 1, "(document)", "found a list")]),
@@ -102,6 +111,12 @@ CASES = [
     ("created-date-only", "acme", submission(createdAt="2024-03-01"), [(19, 12, "createdAt", "has no time")]),
     ("created-not-real", "acme", submission(createdAt='"2024-02-30T09:00:00Z"'), [(19, 12, "createdAt", "not a real date")]),
     ("created-number", "acme", submission(createdAt="20240301"), [(19, 12, "createdAt", "must be a date")]),
+    ("created-offset-minutes", "acme", submission(createdAt='"2024-03-01T09:00:00+05:99"'), [(19, 12, "createdAt", "expected form")]),
+    ("created-overflow", "acme", submission(createdAt='"9999-12-31T23:00:00-05:00"'), [(19, 12, "createdAt", "out of range")]),
+    ("created-underflow", "acme", submission(createdAt='"0001-01-01T00:30:00+01:00"'), [(19, 12, "createdAt", "out of range")]),
+    ("name-invisible", "acme", submission(name='"Acme\u202eStore"'), [(2, 7, "name", "U+202E")]),
+    ("name-c1-control", "acme", submission(name='"Acme\\x85Store"'), [(2, 7, "name", "U+0085")]),
+    ("site-zero-width", "acme", submission(site='"https://acme.fr/\u200b"'), [(4, 7, "site", "spaces")]),
     ("created-no-seconds", "acme", submission(createdAt='"2024-03-01T09:00Z"'), [(19, 12, "createdAt", "expected form")]),
     # --- slug -----------------------------------------------------------------------
     ("slug-field-differs", "acme", VALID + "slug: acme-store\n", [(20, 7, "slug", 'must equal the file name "acme"')]),
@@ -161,6 +176,17 @@ def test_all_errors_of_all_files_in_one_run(content: Content) -> None:
     ]
 
 
+def test_a_file_name_ending_in_a_line_break_is_no_slug(content: Content) -> None:
+    # A regex's $ matches before a final line break: the slug check must not accept "acme\n".
+    content.add("acme\n", VALID)
+    (found,) = problems_of(content)
+    assert "\n" not in found  # one problem, one line: the break is shown escaped
+    assert found.endswith(
+        ':1:1: slug: the file name "acme\\n" is not a valid slug: lowercase letters, digits '
+        "and single hyphens, 1 to 64 characters; rename the file to acme.yaml"
+    )
+
+
 def test_misnamed_yaml_file_is_reported(content: Content) -> None:
     content.add("acme", VALID)
     (content.programs / "other.yml").write_text(VALID)
@@ -182,6 +208,52 @@ def test_draft_with_broken_yaml_is_a_warning(content: Content) -> None:
     assert [str(w) for w in result.warnings] == [
         f"{path}:3:1: warning: (yaml): did not find expected ',' or ']'; this is not valid YAML"
     ]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"status: unpublished\r\nname: [broken\r\n",  # CRLF line ends
+        b"\xef\xbb\xbfstatus: rejected\nname: [broken\n",  # a UTF-8 byte order mark
+        b"status: unpublished\nmarkets: " + b"[" * 100_000 + b"FR" + b"]" * 100_000 + b"\n",
+        b"status: unpublished\ncookieDays: " + b"9" * 5000 + b"\n",
+        b"status: rejected\nname: !!python/object:os.system x\n",
+    ],
+    ids=["crlf", "bom", "deep", "long-number", "tag"],
+)
+def test_a_draft_never_blocks_the_build(content: Content, data: bytes) -> None:
+    content.add("draft", "")
+    (content.programs / "draft.yaml").write_bytes(data)
+    assert problems_of(content) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "status: unpublished\n" + VALID,  # stated twice, readable: a duplicate key
+        "status: published\nname: [broken\nstatus: unpublished\n",  # twice, unreadable
+    ],
+    ids=["readable", "unreadable"],
+)
+def test_a_status_stated_twice_is_an_error_not_a_draft(content: Content, text: str) -> None:
+    path = content.add("acme", text)
+    found = problems_of(content)
+    assert found and all(line.startswith(f"{path}:") for line in found)
+
+
+def test_a_file_that_is_not_utf8_is_reported_where_the_byte_is(content: Content) -> None:
+    content.add("acme", "")
+    path = content.programs / "acme.yaml"
+    path.write_bytes(VALID.replace("name: Acme Store", "name: Caf\xe9").encode("latin-1"))
+    assert problems_of(content) == [
+        f"{path}:2:10: (file): byte 0xE9 is not UTF-8; save the file as UTF-8"
+    ]
+
+
+def test_a_huge_file_is_refused_before_it_is_parsed(content: Content) -> None:
+    path = content.add("acme", VALID + "# " + "x" * 300_000 + "\n")
+    (found,) = problems_of(content)
+    assert found.startswith(f"{path}:1:1: (file): is 300,") and "at most 256 KiB" in found
 
 
 def test_broken_yaml_without_a_draft_status_is_an_error(content: Content) -> None:

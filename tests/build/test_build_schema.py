@@ -28,6 +28,8 @@ BUILD_ONLY = {
     "slug-field-differs",
     "host-not-site",
     "created-not-real",
+    "created-overflow",
+    "created-underflow",
 }
 
 
