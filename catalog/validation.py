@@ -385,7 +385,7 @@ def _number(value: Any, spec: FieldSpec, *, integer: bool) -> int | float:
         raise InvalidValueError(f"must be {what} {bounds}; found {value}")
     if spec.maximum is not None and value > spec.maximum:
         raise InvalidValueError(f"must be {what} {bounds}; found {value}")
-    return value
+    return value + 0  # -0.0 is 0.0: the API should not serve a negative zero
 
 
 def _looks_numeric(text: str) -> bool:

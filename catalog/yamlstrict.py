@@ -278,7 +278,10 @@ class _Builder:
                 self._fail(key_node, (*path, label), "is not a field name; write a plain name")
                 continue
             if key in result:
-                line, _ = self.doc.positions[(*path, key)]
+                # Where the first key was written (its value may start lines below it).
+                line, _ = (
+                    self.doc.key_positions[key] if not path else self.doc.positions[(*path, key)]
+                )
                 self._fail(
                     key_node,
                     (*path, key),

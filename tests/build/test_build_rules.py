@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from buildkit import VALID, Content, submission
 from hypothesis import given, settings
@@ -42,6 +44,7 @@ CASES = [
     ("number-in-string", "acme", submission(commission="30"), [(10, 13, "commission", 'quote it: "30"')]),
     ("bool-in-string", "acme", submission(platform="on"), [(16, 11, "platform", 'quote it: "on"')]),
     ("duplicate-key", "acme", VALID + "name: Other\n", [(20, 1, "name", "duplicate key")]),
+    ("duplicate-block-key", "acme", submission(markets="\n  - FR\n  - BE") + "markets: [FR]\n", [(22, 1, "markets", "first set on line 15")]),
     ("alias", "acme", submission(name="&n Acme", platform="*n"), [(2, 7, "name", "anchor &n"), (16, 11, "platform", "alias *n")]),
     ("anchor-alone", "acme", submission(name="&n Acme"), [(2, 7, "name", "anchor &n")]),
     ("anchor-on-a-key", "acme", VALID.replace("platform:", "&p platform:") + "slug: *p\n", [(16, 1, "platform", "anchor &p"), (20, 7, "slug", "alias *p")]),
@@ -174,6 +177,12 @@ def test_all_errors_of_all_files_in_one_run(content: Content) -> None:
         f"{first}:13:9",
         f"{second}:15:15",
     ]
+
+
+def test_a_negative_zero_is_published_as_zero() -> None:
+    outcome = validation.check_file("acme", submission(minPayout="-0.0").encode())
+    assert outcome.problems == [] and outcome.record is not None
+    assert math.copysign(1, outcome.record["minPayout"]) == 1
 
 
 def test_a_file_name_ending_in_a_line_break_is_no_slug(content: Content) -> None:
