@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import ParamSpec, TextIO, TypeVar
 
 from catalog import loading, rendering, schema, scoring, sharding, site, validation, writing
-from catalog.cache import Cache, Outputs, code_version
+from catalog.cache import KEY_AT, Cache, Outputs, Records, code_version
 from catalog.errors import BuildError, Diagnostic, sort_diagnostics
 from catalog.progress import Progress
 from contract import vocabulary as v
@@ -37,6 +37,7 @@ DEFAULT_BASE_URL = "http://127.0.0.1:8080"
 P = ParamSpec("P")
 R = TypeVar("R")
 CACHE_DIR = ".build-cache"
+TEMPLATES_CACHE = "templates"  # in CACHE_DIR: Jinja2's compiled templates
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,7 @@ def build(options: Options, progress: Progress) -> Result:
         stage.note = f"{len(shards)} filter combinations"
     previous = cache.load_outputs()
     with progress.stage("site") as stage:
-        reuse = _reuse(cache, previous, options)
+        reuse = _reuse(cache, previous, options, _content_keys(loaded, records))
         pages = site.render_site(programs, options.base_url, reuse)
         stage.note = f"{len(pages)} HTML and static files"
         if reuse is not None and reuse.reused:
@@ -174,16 +175,30 @@ def check(options: Options, files: Sequence[Path], progress: Progress) -> Result
     return Result(counts=_counts(loaded), warnings=warnings)
 
 
-def _reuse(cache: Cache, previous: Outputs, options: Options) -> site.Reuse | None:
+def _reuse(
+    cache: Cache, previous: Outputs, options: Options, program_keys: dict[str, str]
+) -> site.Reuse | None:
     """What the site may take from dist/ as it is (nothing without the cache)."""
-    if not cache.enabled:
+    if cache.directory is None:
         return None
     live = previous.of_tree(options.out)
     return site.Reuse(
         version=site.site_version(options.base_url),
         live=live[1] if live else {},
         known=cache.load_pages() if live else {},
+        program_keys=program_keys,
+        compiled=cache.directory / TEMPLATES_CACHE,
     )
+
+
+def _content_keys(loaded: Sequence[loading.Loaded], records: Records) -> dict[str, str]:
+    """slug -> content key of every published submission the cache knows."""
+    entries = records.fingerprints
+    return {
+        item.source.stem: entries[item.source.path][KEY_AT]
+        for item in loaded
+        if item.outcome.record is not None and item.source.path in entries
+    }
 
 
 def _rows(loaded: Sequence[loading.Loaded]) -> dict[str, bytes]:

@@ -84,10 +84,20 @@ def country_names() -> dict[str, str]:
     return dict(COUNTRIES)
 
 
-def make_environment(templates: Path) -> Environment:
-    """The Jinja2 environment: autoescaping for HTML and XML, errors for undefined names."""
+def make_environment(templates: Path, compiled: Path | None = None) -> Environment:
+    """The Jinja2 environment: autoescaping for HTML and XML, errors for undefined names.
+
+    `compiled`: a directory where Jinja2 keeps the templates it compiled (its own bytecode
+    cache, keyed by each template's source and Jinja2's version), so that a rebuild does not
+    compile them again (80 ms).
+    """
+    bytecode_cache = None
+    if compiled is not None:
+        compiled.mkdir(parents=True, exist_ok=True)
+        bytecode_cache = jinja2.FileSystemBytecodeCache(str(compiled))
     env = Environment(
         loader=FileSystemLoader(templates),
+        bytecode_cache=bytecode_cache,
         autoescape=select_autoescape(("html", "xml")),
         undefined=StrictUndefined,
         trim_blocks=True,
@@ -220,6 +230,11 @@ class Reuse:
     version: bytes  # site_version()
     live: Mapping[str, str]  # {path: digest} of the files dist/ holds now
     known: Mapping[str, list]  # {path: [key, digest, size]} of the last build's pages
+    # slug -> the content key of its submission (catalog.cache.content_key), which decides
+    # the programme entirely (it covers the validation and scoring code): the page key is
+    # made from it instead of from the programme's JSON, 17,000 dumps and hashes less.
+    program_keys: Mapping[str, str] = field(default_factory=dict)
+    compiled: Path | None = None  # where Jinja2 keeps compiled templates (make_environment)
     pages: dict[str, list] = field(default_factory=dict)  # the same, for this build
     reused: int = 0
     _keys: dict[str, str] = field(default_factory=dict, repr=False)  # slug -> key()
@@ -228,7 +243,10 @@ class Reuse:
         """The key of everything a programme's page (and its card) is made of."""
         key = self._keys.get(program.slug)
         if key is None:
-            data = self.version + orjson.dumps(program)
+            content = self.program_keys.get(program.slug)
+            data = self.version + (
+                b"content:" + content.encode() if content else orjson.dumps(program)
+            )
             key = self._keys[program.slug] = hashlib.blake2b(data, digest_size=16).hexdigest()
         return key
 
@@ -265,7 +283,7 @@ def render_site(
     css = (TEMPLATES_DIR / CSS_SOURCE).read_bytes()
     renderer = _Renderer(
         base=normalise_base_url(base_url),
-        env=make_environment(TEMPLATES_DIR),
+        env=make_environment(TEMPLATES_DIR, reuse.compiled if reuse else None),
         css_path=fingerprinted(CSS_SOURCE, css),
         countries=country_names(),
         breakdown=breakdown_function(),
