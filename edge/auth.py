@@ -65,16 +65,21 @@ def unverifiable(request: web.Request) -> ApiError:
     )
 
 
+# The whitespace HTTP allows around a header's value and between its words (RFC 9110): the
+# key itself is exact, so no other (Unicode) space is taken off it.
+_OWS = " \t"
+
+
 def bearer_token(header: str | None) -> str:
     """The key in an Authorization header; ApiError(missing_api_key) when there is none."""
     if not header:
         raise ApiError("missing_api_key", "send the header Authorization: Bearer <API key>")
     if header.startswith("Bearer "):  # what clients send: the same answer as the general case
-        token = header[7:].strip()
+        token = header[7:].strip(_OWS)
         if token:
             return token
-    scheme, _, token = header.strip().partition(" ")
-    token = token.strip()
+    scheme, _, token = header.strip(_OWS).partition(" ")
+    token = token.strip(_OWS)
     if scheme.lower() != "bearer" or not token:
         raise ApiError("missing_api_key", "the Authorization header must be: Bearer <API key>")
     return token

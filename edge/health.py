@@ -24,6 +24,7 @@ from aiohttp import web
 
 from edge import appkeys
 from edge.errors import ApiError
+from edge.middlewares import ignore_expectation
 from edge.store.base import StoreError
 
 log = logging.getLogger("edge.health")
@@ -90,5 +91,5 @@ async def readyz(request: web.Request) -> web.Response:
 
 def setup(app: web.Application) -> None:
     """Register /healthz and /readyz (GET and HEAD)."""
-    app.router.add_get(HEALTHZ, healthz)
-    app.router.add_get(READYZ, readyz)
+    app.router.add_get(HEALTHZ, healthz, expect_handler=ignore_expectation)
+    app.router.add_get(READYZ, readyz, expect_handler=ignore_expectation)

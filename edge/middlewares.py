@@ -31,6 +31,15 @@ def new_request_id() -> str:
     return f"req_{_ids.getrandbits(96):024x}"
 
 
+async def ignore_expectation(request: web.Request) -> None:
+    """The routes' `expect_handler`: an `Expect` header is ignored.
+
+    It is for requests with a body, and every endpoint is GET or HEAD; aiohttp's default
+    answers any expectation but 100-continue with a plain-text 417, a status no endpoint
+    lists, before any middleware runs (so without JSON body or request id)."""
+    return None
+
+
 def error_response(request: web.Request, error: ApiError) -> web.Response:
     """The JSON answer for an ApiError, with its extra headers."""
     rid = request.get(appkeys.REQUEST_ID) or new_request_id()

@@ -21,6 +21,7 @@ from edge.auth import Principal, unverifiable
 from edge.authenticator import CachedAuthenticator
 from edge.errors import ApiError
 from edge.links import request_origin
+from edge.middlewares import ignore_expectation
 from edge.query import parse_query
 from edge.store import open_store
 from edge.store.base import (
@@ -234,5 +235,5 @@ async def store_context(app: web.Application) -> AsyncIterator[None]:
 def setup(app: web.Application) -> None:
     """Register the account routes and the account store."""
     app.cleanup_ctx.append(store_context)
-    app.router.add_get(ME.path, me)
-    app.router.add_get(COMMISSIONS.path, commissions)
+    app.router.add_get(ME.path, me, expect_handler=ignore_expectation)
+    app.router.add_get(COMMISSIONS.path, commissions, expect_handler=ignore_expectation)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from contract import openapi
-from edge.middlewares import JSON
+from edge.middlewares import JSON, ignore_expectation
 
 CACHE_CONTROL = "public, max-age=300"
 
@@ -50,4 +50,4 @@ async def get_openapi(request: web.Request) -> web.Response:
 def setup(app: web.Application) -> None:
     """Register the route and the document it serves."""
     app[DOCUMENT] = Document.of(openapi.render())
-    app.router.add_get(openapi.PATH, get_openapi)
+    app.router.add_get(openapi.PATH, get_openapi, expect_handler=ignore_expectation)

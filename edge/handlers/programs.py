@@ -27,6 +27,7 @@ from edge.httpcache import (
     none_match,
 )
 from edge.links import request_origin
+from edge.middlewares import ignore_expectation
 from edge.query import parse_query
 
 # The list filters, in the endpoint's order: what a cursor is bound to (limit is not).
@@ -36,8 +37,12 @@ JSON = "application/json"
 
 def setup(app: web.Application) -> None:
     """Register the directory routes and the build loader."""
-    app.router.add_get(PROGRAMS.path, list_programs, name=PROGRAMS.name)
-    app.router.add_get(PROGRAM.path, get_program, name=PROGRAM.name)
+    app.router.add_get(
+        PROGRAMS.path, list_programs, name=PROGRAMS.name, expect_handler=ignore_expectation
+    )
+    app.router.add_get(
+        PROGRAM.path, get_program, name=PROGRAM.name, expect_handler=ignore_expectation
+    )
     app.cleanup_ctx.append(directory_context)
 
 

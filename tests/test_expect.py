@@ -1,0 +1,26 @@
+"""An Expect header changes nothing: GET endpoints answer as usual, never a plain 417."""
+
+from __future__ import annotations
+
+import pytest
+
+PATHS = [
+    ("/v1/programs", 401),
+    ("/v1/programs/acme", 401),
+    ("/v1/me", 401),
+    ("/v1/commissions", 401),
+    ("/v1/openapi.json", 200),
+    ("/healthz", 200),
+]
+
+
+@pytest.mark.parametrize(("path", "status"), PATHS)
+@pytest.mark.parametrize("expectation", ["foo", "100-continue"])
+async def test_an_expectation_is_ignored(edge_client, path, status, expectation):
+    client = await edge_client()
+    resp = await client.get(path, headers={"Expect": expectation})
+    assert resp.status == status
+    assert resp.headers["X-Request-Id"].startswith("req_")
+    assert resp.content_type == "application/json"
+    if status == 401:
+        assert (await resp.json())["requestId"] == resp.headers["X-Request-Id"]
