@@ -340,6 +340,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     # A SIGTERM unwinds like Ctrl-C, so the staging directory is cleaned up either way.
     signal.signal(signal.SIGTERM, _terminate)
     try:
+        return _run(args, options, progress, github)
+    except (KeyboardInterrupt, Terminated) as exc:
+        # Also while problems are being printed: dist/ is whole either way.
+        print(f"interrupted; {options.out} holds a whole build, never part of one", file=sys.stderr)
+        return 130 if isinstance(exc, KeyboardInterrupt) else 128 + signal.SIGTERM
+
+
+def _run(args: argparse.Namespace, options: Options, progress: Progress, github: bool) -> int:
+    """Check or build, then report; the exit status."""
+    try:
         if args.check is not None:
             result = check(options, args.check, progress)
         else:
@@ -354,9 +364,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (writing.WriteError, OSError) as exc:
         print(f"build failed: {exc}; {options.out} left as it was", file=sys.stderr)
         return 1
-    except (KeyboardInterrupt, Terminated) as exc:
-        print(f"interrupted; {options.out} holds a whole build, never part of one", file=sys.stderr)
-        return 130 if isinstance(exc, KeyboardInterrupt) else 128 + signal.SIGTERM
     report(result.warnings, sys.stderr, github)
     progress.say(_summary(result, options, args.check is not None, progress.elapsed))
     return 0

@@ -45,7 +45,8 @@ class Diagnostic:
                 f"col={p.column}",
             )
         )
-        return f"::{self.severity} {props}::{_escape_data(f'{p.field}: {p.message}')}"
+        text = _LINE_BREAKS.sub(_escaped, f"{p.field}: {p.message}")
+        return f"::{self.severity} {props}::{_escape_data(text)}"
 
 
 class BuildError(Exception):
@@ -68,8 +69,9 @@ def sort_diagnostics(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
     return sorted(diagnostics, key=lambda d: (d.path, d.problem.line, d.problem.column))
 
 
-# Characters that end a line in a terminal or an editor: shown escaped, as \\n or \\u2028.
-_LINE_BREAKS = re.compile("[\\n\\r\\v\\f\\x1c-\\x1e\\x85\\u2028\\u2029]")
+# Characters that end a line in a terminal or an editor, or drive the terminal (ESC...):
+# shown escaped, as \\n, \\x1b or \\u2028. Tabs stay.
+_LINE_BREAKS = re.compile("[\\x00-\\x08\\x0a-\\x1f\\x7f-\\x9f\\u2028\\u2029]")
 
 
 def _escaped(match: re.Match[str]) -> str:

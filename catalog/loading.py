@@ -71,7 +71,8 @@ def discover(content: Path) -> tuple[list[Source], list[Diagnostic]]:
             continue  # editors' swap files, .gitkeep
         if not entry.is_file():
             if name.endswith(SUFFIX):  # named like a submission: say why it is not read
-                what = "a link to nothing" if entry.is_symlink() else "not a regular file"
+                gone = entry.is_symlink() and not os.path.exists(entry.path)
+                what = "a link to nothing" if gone else "not a regular file"
                 problem = Problem(1, 1, "(file)", f"cannot be read: {what}")
                 problems.append(Diagnostic(shown + name, problem))
             continue  # sub-directories are not submissions

@@ -24,7 +24,9 @@ HOST_PATTERN = (
 # regex dialect) read alike: validation and the schema share them.
 CONTROL_CHARS = r"\x00-\x08\x0b-\x1f\x7f"
 INVISIBLE_CHARS = r"\x80-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
-URL_PATTERN = rf"^https?://[^\s/?#@{INVISIBLE_CHARS}]+(?:[/?#][^\s{INVISIBLE_CHARS}]*)?$"
+# No space or control character (listed too: Python's \s and ECMA's differ on \x1c-\x1f).
+_NO_URL = rf"\s\x00-\x1f\x7f{INVISIBLE_CHARS}"
+URL_PATTERN = rf"^https?://[^/?#@{_NO_URL}]+(?:[/?#][^{_NO_URL}]*)?$"
 TIMESTAMP_PATTERN = (
     r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?"
     r"(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])$"

@@ -117,6 +117,7 @@ MAX_DEPTH = 32
 # Brackets, braces and "- " / "? " entries: the only ways to nest without indenting further,
 # so a file with fewer of them cannot nest deeper than its indentation allows.
 _SAME_LINE_NESTING = (b"[", b"{", b"- ", b"-\t", b"? ", b"?\t")
+_DEEP_INDENT = b"\n" + b" " * MAX_DEPTH
 MAX_DIGITS = 100  # a longer number is no field's value (and int() refuses 4,300 digits)
 MAX_BYTES = 256 * 1024  # a submission is a few kB; this bounds the work one file can cause
 # What YAML allows in a stream (YAML 1.1 and 1.2, section 5.1), comments included.
@@ -271,23 +272,21 @@ class _Builder:
 
     def _mapping(self, node: MappingNode, path: Path) -> dict[str, Any]:
         result: dict[str, Any] = {}
+        key_lines: dict[str, int] = {}  # where each key was written, at every level
         for key_node, value_node in node.value:
             key = key_node.value
             if not (isinstance(key_node, ScalarNode) and key_node.tag == STR):
                 label = key if isinstance(key, str) else "?"
                 self._fail(key_node, (*path, label), "is not a field name; write a plain name")
                 continue
-            if key in result:
-                # Where the first key was written (its value may start lines below it).
-                line, _ = (
-                    self.doc.key_positions[key] if not path else self.doc.positions[(*path, key)]
-                )
+            if key in key_lines:
                 self._fail(
                     key_node,
                     (*path, key),
-                    f"duplicate key (first set on line {line}); keep only one",
+                    f"duplicate key (first set on line {key_lines[key]}); keep only one",
                 )
                 continue
+            key_lines[key] = key_node.start_mark.line + 1
             if not path:
                 self.doc.key_positions[key] = _pos(key_node)
             value_path = (*path, key)
@@ -391,13 +390,16 @@ def _before_composing(data: bytes, composer_class: type) -> list[Problem]:
             f"the character U+{ord(bad.group()):04X} is not allowed in YAML, even in a comment"
         )
         return [Problem(line, column, "(yaml)", message)]
-    if b"!" in data or b"&" in data or b"*" in data or _nests_on_one_line(data):
+    if b"!" in data or b"&" in data or b"*" in data or _nests(data):
         return _scan_events(data, EVENTS if composer_class is COMPOSER else _PyEvents)
     return []
 
 
-def _nests_on_one_line(data: bytes) -> bool:
-    """Whether the file has enough brackets and entries to nest past MAX_DEPTH."""
+def _nests(data: bytes) -> bool:
+    """Whether the file could nest past MAX_DEPTH: enough brackets and entries, or a line
+    indented that far (each level of indentation is at least one more space)."""
+    if _DEEP_INDENT in data:
+        return True
     # One C pass bounds them all ("- " needs a "-"); most files stop here.
     if len(data) - len(data.translate(None, b"[{-?")) <= MAX_DEPTH:
         return False
@@ -466,11 +468,13 @@ def _scan_events(data: bytes, parser_class: type) -> list[Problem]:
                 continue
             if event.anchor is not None:
                 fail(event, path, f"the anchor &{event.anchor} is not allowed (nor aliases)")
-            if event.tag is not None and event.tag != STR:
-                shown = event.tag.replace("tag:yaml.org,2002:", "!!")
+            tag = event.tag
+            if tag is not None and (tag != STR or isinstance(event, CollectionStartEvent)):
+                shown = _printable(tag.replace("tag:yaml.org,2002:", "!!"))
                 fail(event, path, f"the tag {shown} is not supported; write a plain value")
             if isinstance(event, CollectionStartEvent):
-                if len(stack) >= MAX_DEPTH:
+                # The builder's rule too: no node deeper than MAX_DEPTH keys and indexes.
+                if len(path) > MAX_DEPTH:
                     fail(event, path[:1], f"nested more than {MAX_DEPTH} levels deep")
                     break
                 stack.append(_Frame(path, isinstance(event, MappingStartEvent)))
@@ -480,6 +484,11 @@ def _scan_events(data: bytes, parser_class: type) -> list[Problem]:
         if hasattr(parser, "dispose"):
             parser.dispose()
     return problems
+
+
+def _printable(text: str) -> str:
+    """`text` with what is not printable escaped (a tag may hold an escape sequence)."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
 
 
 def _mark(event: Any) -> tuple[int, int]:

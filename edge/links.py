@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 AUTHORITY_RE = re.compile(
-    rf"(?:{_LABEL}(?:\.{_LABEL})*\.?|\[[0-9A-Fa-f:.]{{2,45}}\])(?::[0-9]{{1,5}})?"
+    rf"(?:{_LABEL}(?:\.{_LABEL})*\.?|\[[0-9A-Fa-f:.]{{2,45}}(?:%25[0-9A-Za-z._~-]+)?\])"
+    r"(?::[0-9]{1,5})?"
 )
 MAX_AUTHORITY = 261  # a 253-character name, ':' and a port of five digits, and brackets
 
@@ -48,4 +49,7 @@ def _local_authority(request: web.Request, config: Config) -> str:
         address, port = sockname[0], sockname[1]
     else:
         address, port = config.host, config.port
-    return f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
+    if ":" not in address:
+        return f"{address}:{port}"
+    # IPv6, with a zone (fe80::1%eth0) written as URLs write it (RFC 6874: %25).
+    return f"[{address.replace('%', '%25')}]:{port}"

@@ -27,6 +27,8 @@ class ClientParseErrors(logging.Filter):
             record.args = ()
             record.levelno, record.levelname = logging.WARNING, "WARNING"
             record.exc_info = record.exc_text = None
+            # Logged at ERROR, so it passed the level check: now it is a WARNING, check again.
+            return logging.getLogger(AIOHTTP_SERVER).isEnabledFor(logging.WARNING)
         return True
 
 

@@ -35,9 +35,10 @@ MAX_CURSOR = 256
 def _integer(p: Param, raw: str) -> int:
     lo, hi = p.minimum, p.maximum
     wanted = f"{p.name} must be an integer from {lo} to {hi}"
-    if not _DIGITS.fullmatch(raw) or len(raw.lstrip("0")) > _MAX_DIGITS:
+    digits = raw.lstrip("0")
+    if not _DIGITS.fullmatch(raw) or len(digits) > _MAX_DIGITS:
         raise invalid(p.name, wanted)
-    value = int(raw)
+    value = int(digits or "0")  # not int(raw): it refuses more than 4,300 digits, zeros too
     if (lo is not None and value < lo) or (hi is not None and value > hi):
         raise invalid(p.name, wanted)
     return value

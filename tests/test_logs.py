@@ -69,3 +69,23 @@ async def test_other_errors_keep_their_level_and_traceback(parse_error_filter, c
             logger.exception("Error handling request")
     (record,) = [r for r in caplog.records if r.name == AIOHTTP_SERVER]
     assert record.levelno == logging.ERROR and record.exc_info is not None
+
+
+def test_a_downgraded_record_respects_the_loggers_level(parse_error_filter):
+    # aiohttp logs at ERROR, so the record passed an ERROR level check before it became a
+    # WARNING: the filter checks again.
+    from aiohttp.http_exceptions import LineTooLong
+
+    logger = logging.getLogger(AIOHTTP_SERVER)
+    previous = logger.level
+    record = logger.makeRecord(
+        AIOHTTP_SERVER, logging.ERROR, __file__, 1, "Error handling request", (),
+        (LineTooLong, LineTooLong("x" * 10, "8190"), None),
+    )  # fmt: skip
+    try:
+        logger.setLevel(logging.ERROR)
+        assert parse_error_filter.filter(record) is False
+        logger.setLevel(logging.WARNING)
+        assert parse_error_filter.filter(record) is True
+    finally:
+        logger.setLevel(previous)

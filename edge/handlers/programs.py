@@ -26,7 +26,7 @@ from edge.httpcache import (
     gzip_tag,
     none_match,
 )
-from edge.links import request_origin
+from edge.links import request_origin, valid_authority
 from edge.middlewares import ignore_expectation
 from edge.query import parse_query
 
@@ -189,7 +189,10 @@ async def list_programs(request: web.Request) -> web.StreamResponse:
         # Content-Type in the one dict (last, where content_type= would add it): one
         # header write less on the Response's CIMultiDict.
         headers["Content-Type"] = JSON
-        page.headers_origin, page.identity_headers = asked_origin, headers
+        # Kept only when the Host decided the link: otherwise it names the address this
+        # connection reached, which another connection's may not be.
+        if valid_authority(asked_origin[1]):
+            page.headers_origin, page.identity_headers = asked_origin, headers
     return web.Response(body=body, headers=headers)
 
 

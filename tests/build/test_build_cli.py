@@ -151,30 +151,36 @@ def test_a_yaml_name_that_cannot_be_read_is_an_error(content: Content, run_cli: 
     content.add("acme", VALID)
     (content.programs / "gone.yaml").symlink_to(content.root / "nowhere.yaml")
     (content.programs / "folder.yaml").mkdir()
+    (content.programs / "elsewhere.yaml").symlink_to(content.root)  # a link to a directory
     done = run_cli("--content", "content", cwd=content.root)
     assert done.returncode == 1
     assert [line for line in done.stderr.splitlines() if line.startswith("content/")] == [
+        "content/programs/elsewhere.yaml:1:1: (file): cannot be read: not a regular file",
         "content/programs/folder.yaml:1:1: (file): cannot be read: not a regular file",
         "content/programs/gone.yaml:1:1: (file): cannot be read: a link to nothing",
     ]
 
 
+@pytest.mark.parametrize("stage", ["shard", "report"])
 @pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_an_interrupted_build_says_so_and_keeps_dist(
-    content: Content, monkeypatch: pytest.MonkeyPatch, capsys, signum: int, status: int
+    content: Content, monkeypatch: pytest.MonkeyPatch, capsys, signum: int, status: int, stage: str
 ) -> None:
     content.add("acme", VALID)
     paths = ["--content", str(content.content), "--out", str(content.out), "--no-sync"]
     assert build.main(["--quiet", *paths]) == 0
     before = snapshot(content.out)
     content.add("beta", submission(name="Beta"))
-    real_shard = sharding.shard
+    if stage == "report":  # while the problems are printed: after the build failed
+        content.add("gamma", submission(cookieDays="-1"))
+    module, name = (sharding, "shard") if stage == "shard" else (build, "report")
+    real = getattr(module, name)
 
-    def interrupted(programs):  # the signal arrives in the middle of the build
+    def interrupted(*args):  # the signal arrives in the middle of the run
         os.kill(os.getpid(), signum)
-        return real_shard(programs)
+        return real(*args)
 
-    monkeypatch.setattr(sharding, "shard", interrupted)
+    monkeypatch.setattr(module, name, interrupted)
     try:
         assert build.main(["--quiet", *paths]) == status
     finally:

@@ -52,7 +52,7 @@ CASES = [
     ("tag-non-specific", "acme", submission(cookieDays="! 30"), [(12, 13, "cookieDays", "tag !")]),
     ("tag-on-a-list", "acme", submission(markets="!!python/tuple [FR, BE]"), [(15, 10, "markets", "tag !!python/tuple")]),
     ("tag-on-the-document", "acme", "!!python/object:os.system\n" + VALID, [(1, 1, "(document)", "tag !!python/object")]),
-    ("nested-too-deep", "acme", submission(markets="[" * 40 + "FR" + "]" * 40), [(15, 41, "markets", "nested more than 32")]),
+    ("nested-too-deep", "acme", submission(markets="[" * 40 + "FR" + "]" * 40), [(15, 42, "markets", "nested more than 32")]),
     ("number-too-long", "acme", submission(cookieDays="9" * 5000), [(12, 13, "cookieDays", "5000 characters")]),
     ("control-character", "acme", VALID.replace("name: Acme", "name: Acme # \x01"), [(2, 14, "(yaml)", "U+0001")]),
     ("python-tag", "acme", submission(name="!!python/object:os.system x"), [(2, 7, "name", "tag")]),

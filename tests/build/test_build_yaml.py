@@ -112,3 +112,42 @@ def test_billion_laughs_is_refused_without_expanding() -> None:
     # Refused from the parser's events, before anything is composed, let alone expanded.
     assert doc is None and len(problems) == 9 + 8 * 9
     assert all("anchor" in p.message or "alias" in p.message for p in problems)
+
+
+# --- found by a review: inputs that still crashed, or slipped through ---------------------
+
+
+def test_a_duplicate_key_past_the_depth_limit_is_reported_not_a_crash() -> None:
+    # 32 braces: too few to trigger the event scan, deep enough for the builder's limit.
+    data = ("k: " + "{k: " * 31 + "{x: 1, x: 2}" + "}" * 31 + "\n").encode()
+    outcome = validation.check_file("acme", data)
+    assert outcome.record is None and outcome.problems
+
+
+def test_deep_indentation_is_refused_by_the_pure_python_composer_too() -> None:
+    data = "".join(" " * i + f"k{i}:\n" for i in range(700)).encode() + b" " * 700 + b"x: 1\n"
+    assert len(data) < yamlstrict.MAX_BYTES
+    for composer in (yamlstrict.PyComposer, yamlstrict.COMPOSER):
+        doc, problems = yamlstrict.load(data, composer)
+        assert doc is None and "nested more than 32" in problems[0].message
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("name: !!str {b: 1}\n", "tag !!str"),  # !!str names a scalar, not a mapping
+        ("name: !<x%1B[31m> 1\n", "\\x1b[31m"),  # a tag's escape sequence is shown escaped
+    ],
+)
+def test_tags_the_scan_refuses(text: str, words: str) -> None:
+    doc, problems = yamlstrict.load(text.encode())
+    assert doc is None and words in problems[0].message
+    assert "\x1b" not in problems[0].message
+
+
+def test_nesting_gets_the_same_verdict_with_or_without_a_scan() -> None:
+    # 32 levels is allowed whether or not something in the file triggers the event scan.
+    nested = "k: " + "{k: " * 30 + "{}" + "}" * 30 + "\n"
+    for extra in ("", "# !\n"):
+        doc, problems = yamlstrict.load((nested + extra).encode())
+        assert doc is not None and problems == [], extra

@@ -103,7 +103,7 @@ async def assert_error(resp, status, code, param):
     assert "ETag" not in resp.headers
 
 
-@pytest.mark.parametrize("limit", ["05", "0000000005", "0" * 40 + "5"])
+@pytest.mark.parametrize("limit", ["05", "0000000005", "0" * 40 + "5", "0" * 5000 + "5"])
 async def test_leading_zeros_are_digits_like_any_other(client, limit):
     resp = await client.get(f"/v1/programs?limit={limit}", headers=AUTH)
     assert resp.status == 200

@@ -5,14 +5,16 @@ from __future__ import annotations
 import asyncio
 import random
 import re
+from types import SimpleNamespace
 
 import pytest
 from yarl import URL
 
-from edge.links import valid_authority
+from edge.config import Config
+from edge.links import request_origin, valid_authority
 
 from .distwriter import publish, random_catalogue
-from .support import AUTH
+from .support import AUTH, directory_state
 
 LINK_RE = re.compile(r'<([^<>\s]+)>; rel="next"')
 
@@ -42,6 +44,7 @@ def only_link(header: str) -> URL:
         "[2001:db8::1]",
         "localhost",
         "xn--bcher-kva.example",
+        "[fe80::1%25eth0]:8080",
     ],
 )
 def test_well_formed_authorities(host):
@@ -67,6 +70,7 @@ def test_well_formed_authorities(host):
         "[::1",
         "[not:an:ip]x",
         "émoji.example",
+        "[fe80::1%eth0]:8080",  # a zone is written %25 in a URL
         "a" * 64 + ".example",
         ("a" * 60 + ".") * 5 + "example",
     ],
@@ -149,3 +153,34 @@ async def test_http_1_0_without_host_gets_the_address_and_port_reached(make_clie
     link = next(line for line in head.split("\r\n") if line.lower().startswith("link:"))
     url = only_link(link.split(":", 1)[1].strip())
     assert (url.host, url.port) == ("127.0.0.1", client.port)
+
+
+@pytest.mark.parametrize(
+    ("sockname", "authority"),
+    [
+        (("127.0.0.2", 8080), "127.0.0.2:8080"),
+        (("::1", 8443, 0, 0), "[::1]:8443"),
+        (("fe80::1%eth0", 8080, 0, 2), "[fe80::1%25eth0]:8080"),
+    ],
+)
+def test_the_address_reached_is_written_as_an_authority(sockname, authority):
+    transport = SimpleNamespace(get_extra_info=lambda name: sockname)
+    request = SimpleNamespace(transport=transport, headers={}, scheme="http")
+    origin = request_origin(request, Config())
+    assert origin == f"http://{authority}"
+    assert valid_authority(origin.removeprefix("http://"))
+
+
+async def test_a_link_from_the_address_reached_is_not_kept_for_the_next_request(
+    make_client, shared_dist
+):
+    # Another connection may have reached another address (an edge bound to 0.0.0.0).
+    client = await make_client(dist=shared_dist)
+    identity = {**AUTH, "Accept-Encoding": "identity"}  # the answer whose headers are kept
+    resp = await client.get("/v1/programs?limit=2", headers={**identity, "Host": "bad host"})
+    assert only_link(resp.headers["Link"]).host == "127.0.0.1"
+    page = directory_state(client).current.pages.get("limit=2")
+    assert page is not None and page.identity_headers is None
+    resp = await client.get("/v1/programs?limit=2", headers={**identity, "Host": "ok.example"})
+    assert only_link(resp.headers["Link"]).host == "ok.example"
+    assert page.headers_origin == ("http", "ok.example")
