@@ -343,7 +343,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(args, options, progress, github)
     except (KeyboardInterrupt, Terminated) as exc:
         # Also while problems are being printed: dist/ is whole either way.
-        print(f"interrupted; {options.out} holds a whole build, never part of one", file=sys.stderr)
+        if args.check is not None:
+            print("\ninterrupted; a check writes nothing", file=sys.stderr)
+        else:
+            print(
+                f"\ninterrupted; {options.out} holds a whole build, never part of one",
+                file=sys.stderr,
+            )
         return 130 if isinstance(exc, KeyboardInterrupt) else 128 + signal.SIGTERM
 
 

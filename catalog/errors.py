@@ -7,6 +7,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from catalog.submission import INVISIBLE_CHARS
+
 
 class Problem(NamedTuple):
     """One thing wrong in one file; positions are 1-based.
@@ -40,7 +42,7 @@ class Diagnostic:
         p = self.problem
         props = ",".join(
             (
-                f"file={_escape_property(self.path)}",
+                f"file={_escape_property(_LINE_BREAKS.sub(_escaped, self.path))}",
                 f"line={p.line}",
                 f"col={p.column}",
             )
@@ -69,9 +71,10 @@ def sort_diagnostics(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
     return sorted(diagnostics, key=lambda d: (d.path, d.problem.line, d.problem.column))
 
 
-# Characters that end a line in a terminal or an editor, or drive the terminal (ESC...):
-# shown escaped, as \\n, \\x1b or \\u2028. Tabs stay.
-_LINE_BREAKS = re.compile("[\\x00-\\x08\\x0a-\\x1f\\x7f-\\x9f\\u2028\\u2029]")
+# Characters that end a line in a terminal or an editor, drive the terminal (ESC...) or
+# hide or reorder text (catalog.submission.INVISIBLE_CHARS: zero-width, bidirectional):
+# shown escaped, as \\n, \\x1b or \\u202e. Tabs stay.
+_LINE_BREAKS = re.compile(f"[\\x00-\\x08\\x0a-\\x1f\\x7f{INVISIBLE_CHARS}]")
 
 
 def _escaped(match: re.Match[str]) -> str:

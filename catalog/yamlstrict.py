@@ -117,7 +117,9 @@ MAX_DEPTH = 32
 # Brackets, braces and "- " / "? " entries: the only ways to nest without indenting further,
 # so a file with fewer of them cannot nest deeper than its indentation allows.
 _SAME_LINE_NESTING = (b"[", b"{", b"- ", b"-\t", b"? ", b"?\t")
-_DEEP_INDENT = b"\n" + b" " * MAX_DEPTH
+# Indentation that deep, after any of YAML's line breaks (LF, CR, NEL, U+2028...), is a run
+# of that many spaces: looked for as such, it needs no knowledge of line breaks.
+_DEEP_INDENT = b" " * MAX_DEPTH
 MAX_DIGITS = 100  # a longer number is no field's value (and int() refuses 4,300 digits)
 MAX_BYTES = 256 * 1024  # a submission is a few kB; this bounds the work one file can cause
 # What YAML allows in a stream (YAML 1.1 and 1.2, section 5.1), comments included.
@@ -258,10 +260,15 @@ class _Builder:
     def __init__(self, doc: Document, problems: list[Problem]) -> None:
         self.doc = doc
         self.problems = problems
+        self.too_deep = False
 
     def build(self, node: Node, path: Path) -> Any:
         if len(path) > MAX_DEPTH:
-            self._fail(node, path[:1], f"nested more than {MAX_DEPTH} levels deep")
+            # Reported once, at the first such node in the document: what the event scan
+            # reports when it runs (_scan_events).
+            if not self.too_deep:
+                self.too_deep = True
+                self._fail(node, path[:1], f"nested more than {MAX_DEPTH} levels deep")
             return BROKEN
         self.doc.positions[path] = _pos(node)
         if isinstance(node, ScalarNode):
@@ -290,7 +297,7 @@ class _Builder:
             if not path:
                 self.doc.key_positions[key] = _pos(key_node)
             value_path = (*path, key)
-            if type(value_node) is ScalarNode and value_node.tag == STR:
+            if type(value_node) is ScalarNode and value_node.tag == STR and len(path) < MAX_DEPTH:
                 # build() for a string, inlined: most values of a submission are one.
                 self.doc.positions[value_path] = _pos(value_node)
                 result[key] = value_node.value
@@ -396,8 +403,8 @@ def _before_composing(data: bytes, composer_class: type) -> list[Problem]:
 
 
 def _nests(data: bytes) -> bool:
-    """Whether the file could nest past MAX_DEPTH: enough brackets and entries, or a line
-    indented that far (each level of indentation is at least one more space)."""
+    """Whether the file could nest past MAX_DEPTH: enough brackets and entries, or a run of
+    spaces as long as a line indented that far (each level is at least one more space)."""
     if _DEEP_INDENT in data:
         return True
     # One C pass bounds them all ("- " needs a "-"); most files stop here.
@@ -462,7 +469,12 @@ def _scan_events(data: bytes, parser_class: type) -> list[Problem]:
                 continue
             if not isinstance(event, NodeEvent):
                 continue
-            path = stack[-1].place(event) if stack else ()
+            frame = stack[-1] if stack else None
+            is_key = frame is not None and frame.is_map and frame.expects_key
+            path = frame.place(event) if frame is not None else ()
+            if len(path) > MAX_DEPTH and not is_key:  # the builder's rule (values), once
+                fail(event, path[:1], f"nested more than {MAX_DEPTH} levels deep")
+                break
             if isinstance(event, AliasEvent):
                 fail(event, path, f"the alias *{event.anchor} is not allowed; write the value")
                 continue
@@ -473,10 +485,6 @@ def _scan_events(data: bytes, parser_class: type) -> list[Problem]:
                 shown = _printable(tag.replace("tag:yaml.org,2002:", "!!"))
                 fail(event, path, f"the tag {shown} is not supported; write a plain value")
             if isinstance(event, CollectionStartEvent):
-                # The builder's rule too: no node deeper than MAX_DEPTH keys and indexes.
-                if len(path) > MAX_DEPTH:
-                    fail(event, path[:1], f"nested more than {MAX_DEPTH} levels deep")
-                    break
                 stack.append(_Frame(path, isinstance(event, MappingStartEvent)))
     except yaml.YAMLError:
         pass  # composing reports it, with its position

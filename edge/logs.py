@@ -22,14 +22,17 @@ class ClientParseErrors(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
-        if isinstance(exc, HttpProcessingError) and 400 <= (exc.code or 0) < 500:
-            record.msg = f"{record.getMessage()}: {type(exc).__name__} {exc.code}"
-            record.args = ()
+        if not (isinstance(exc, HttpProcessingError) and 400 <= (exc.code or 0) < 500):
+            return True
+        record.msg = f"{record.getMessage()}: {type(exc).__name__} {exc.code}"
+        record.args = ()
+        record.exc_info = record.exc_text = None
+        # What aiohttp logs at ERROR becomes a WARNING, and passed the level check as an
+        # ERROR: check again. What it keeps at DEBUG on purpose (a connection's first
+        # request with a bad method: stray TLS or junk traffic) stays at DEBUG.
+        if record.levelno > logging.WARNING:
             record.levelno, record.levelname = logging.WARNING, "WARNING"
-            record.exc_info = record.exc_text = None
-            # Logged at ERROR, so it passed the level check: now it is a WARNING, check again.
-            return logging.getLogger(AIOHTTP_SERVER).isEnabledFor(logging.WARNING)
-        return True
+        return logging.getLogger(AIOHTTP_SERVER).isEnabledFor(record.levelno)
 
 
 def configure_logging(config: Config) -> None:

@@ -188,3 +188,11 @@ def test_an_interrupted_build_says_so_and_keeps_dist(
     assert capsys.readouterr().err.endswith("never part of one\n")
     assert snapshot(content.out) == before
     assert leftovers(content.root) == []
+
+
+def test_diagnostics_escape_what_would_drive_or_reorder_a_terminal() -> None:
+    from catalog.errors import Diagnostic, Problem
+
+    diagnostic = Diagnostic("a\x1b[31m.yaml", Problem(1, 2, "x\u202e", "m\nz"))
+    assert str(diagnostic) == "a\\x1b[31m.yaml:1:2: x\\u202e: m\\nz"
+    assert diagnostic.github() == "::error file=a\\x1b[31m.yaml,line=1,col=2::x\\u202e: m\\nz"

@@ -124,8 +124,10 @@ def test_a_duplicate_key_past_the_depth_limit_is_reported_not_a_crash() -> None:
     assert outcome.record is None and outcome.problems
 
 
-def test_deep_indentation_is_refused_by_the_pure_python_composer_too() -> None:
-    data = "".join(" " * i + f"k{i}:\n" for i in range(700)).encode() + b" " * 700 + b"x: 1\n"
+@pytest.mark.parametrize("brk", ["\n", "\r", "\r\n", "\x85", "\u2028"])
+def test_deep_indentation_is_refused_by_the_pure_python_composer_too(brk: str) -> None:
+    # Every line break YAML knows: the pure-Python composer recurses once a level.
+    data = ("".join(" " * i + f"k{i}:{brk}" for i in range(600)) + " " * 600 + "x: 1\n").encode()
     assert len(data) < yamlstrict.MAX_BYTES
     for composer in (yamlstrict.PyComposer, yamlstrict.COMPOSER):
         doc, problems = yamlstrict.load(data, composer)
@@ -145,9 +147,18 @@ def test_tags_the_scan_refuses(text: str, words: str) -> None:
     assert "\x1b" not in problems[0].message
 
 
-def test_nesting_gets_the_same_verdict_with_or_without_a_scan() -> None:
-    # 32 levels is allowed whether or not something in the file triggers the event scan.
-    nested = "k: " + "{k: " * 30 + "{}" + "}" * 30 + "\n"
+@pytest.mark.parametrize(
+    "innermost",
+    ["{}", "{a: x}", "{a: 1}", "[x]", "[1, 2]", "[[1, [x]]]", "{a: {b: [1, 2]}}"],
+)
+def test_nesting_gets_the_same_verdict_with_or_without_a_scan(innermost: str) -> None:
+    # 31 levels of indentation, then the innermost value: accepted or refused alike, with
+    # one problem at the same place, whether or not something triggers the event scan.
+    nested = "".join(" " * i + "k:\n" for i in range(31)) + " " * 31 + f"k: {innermost}\n"
+    verdicts = []
     for extra in ("", "# !\n"):
-        doc, problems = yamlstrict.load((nested + extra).encode())
-        assert doc is not None and problems == [], extra
+        _, problems = yamlstrict.load((nested + extra).encode())
+        deep = [p for p in problems if "nested more than" in p.message]
+        assert len(deep) <= 1, problems
+        verdicts.append([(p.line, p.column, p.field) for p in deep])
+    assert verdicts[0] == verdicts[1]
