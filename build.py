@@ -296,10 +296,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)  # fmt: skip
     if args.write_schema and args.check is not None:
         parser.error("--write-schema writes the schema; --check writes nothing: give one")
-    url = args.base_url.rstrip("/")
-    if not url.startswith(("http://", "https://")) or "://" not in url or len(url) < 10:
-        parser.error("--base-url must be an absolute http(s) URL, e.g. https://affdir.example")
-    args.base_url = url
+    try:
+        # The site's own check (catalog.site_meta), at once: not after validating everything.
+        args.base_url = site.normalise_base_url(args.base_url)
+    except ValueError:
+        parser.error(
+            "--base-url must be an absolute http(s) URL without user, query or fragment, "
+            "e.g. https://affdir.example"
+        )
     return args
 
 

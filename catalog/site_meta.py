@@ -48,11 +48,17 @@ def normalise_base_url(base_url: str) -> str:
     Canonical URLs, the sitemap and robots.txt are built from it, so a typo must fail the
     build rather than publish a site that points elsewhere."""
     parts = urlsplit(base_url)
+    try:
+        port = parts.port  # ValueError for a port that is no number or out of range
+    except ValueError:
+        port = -1
     if (
         parts.scheme not in {"http", "https"}
-        or not parts.netloc
-        or parts.query
-        or parts.fragment
+        or not parts.hostname
+        or "@" in parts.netloc  # user:password@ has no place in public links
+        or port == -1
+        or "?" in base_url
+        or "#" in base_url
         or _UNSAFE_URL_CHARS.search(base_url)
     ):
         raise ValueError(

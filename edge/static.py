@@ -76,10 +76,18 @@ def site_relative(url_path: str) -> tuple[list[str], bool] | None:
     segments = [s for s in url_path.split("/") if s]
     if any(s.startswith(".") for s in segments):
         return None
-    relative = "/".join(segments)
-    if relative in PRIVATE_FILES or relative.startswith(PRIVATE_PREFIXES):
+    if is_private("/".join(segments)):
         return None
     return segments, url_path.endswith("/") or not segments
+
+
+def is_private(relative: str) -> bool:
+    """Whether a path relative to the dist root is the API's (also the `api` directory)."""
+    return (
+        relative in PRIVATE_FILES
+        or relative.startswith(PRIVATE_PREFIXES)
+        or relative + "/" in PRIVATE_PREFIXES
+    )
 
 
 def locate(root: Path, url_path: str) -> Found | Redirect | None:
@@ -103,7 +111,10 @@ def locate(root: Path, url_path: str) -> Found | Redirect | None:
             return None  # `/index.html/` names a directory that is not there
         if target.suffix not in CONTENT_TYPES or not target.is_file():
             return None
-        return Found(target.relative_to(base).as_posix(), target.read_bytes())
+        relative = target.relative_to(base).as_posix()
+        if is_private(relative):  # reached through a link inside dist/: still private
+            return None
+        return Found(relative, target.read_bytes())
     except (OSError, RuntimeError, ValueError):  # missing dist, symlink loops, odd names
         return None
 
@@ -140,8 +151,6 @@ async def site_middleware(request: web.Request, handler: Handler) -> web.StreamR
     """Answer the requests no route matched from the site in dist/; pass the rest on."""
     if request.match_info.http_exception is None or is_api_path(request.path):
         return await handler(request)
-    if request.method == hdrs.METH_OPTIONS:
-        return await handler(request)
     root = Path(request.app[appkeys.CONFIG].dist)
     found = await asyncio.to_thread(locate, root, request.path)
     if request.method not in SITE_METHODS:
@@ -149,10 +158,16 @@ async def site_middleware(request: web.Request, handler: Handler) -> web.StreamR
             raise web.HTTPMethodNotAllowed(request.method, sorted(SITE_METHODS))
         return await handler(request)
     if isinstance(found, Redirect):
-        location = found.location + (f"?{request.query_string}" if request.query_string else "")
-        return web.Response(
-            status=301, headers={hdrs.LOCATION: location, hdrs.CACHE_CONTROL: CACHE_OTHER}
-        )
+        # The query as it was sent (still percent-encoded): the decoded one may hold a space,
+        # a '#' or a control character, which is no URL, or no header at all.
+        query = request.rel_url.raw_query_string
+        location = found.location + (f"?{query}" if query else "")
+        headers = {
+            hdrs.LOCATION: location,
+            hdrs.CACHE_CONTROL: CACHE_OTHER,
+            "X-Content-Type-Options": "nosniff",
+        }
+        return web.Response(status=301, headers=headers)
     if isinstance(found, Found):
         return file_response(request, found)
     page = await asyncio.to_thread(locate, root, "/" + NOT_FOUND_PAGE)

@@ -117,10 +117,16 @@ def test_write_schema(content: Content, run_cli: CliRunner) -> None:
     assert written.read_text(encoding="utf-8") == schema.render()
 
 
-def test_bad_base_url_is_a_usage_error(content: Content, run_cli: CliRunner) -> None:
-    done = run_cli("--base-url", "example.com", cwd=content.root)
+@pytest.mark.parametrize(
+    "url",
+    ["example.com", "https://x.example/?q", "https://x.example/#f", "https://u:p@x.example",
+     "https://x.example:99999", 'https://x.example/"><script>'],
+)  # fmt: skip
+def test_bad_base_url_is_a_usage_error(content: Content, run_cli: CliRunner, url: str) -> None:
+    done = run_cli("--base-url", url, cwd=content.root)
     assert done.returncode == 2
     assert "--base-url must be an absolute http(s) URL" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_missing_content_directory(tmp_path: Path, run_cli: CliRunner) -> None:

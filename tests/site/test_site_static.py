@@ -136,9 +136,35 @@ def test_locate_refuses_anything_outside_the_root(tmp_path):
 
 async def test_the_api_files_are_not_static_files(client, built_dist):
     assert (built_dist / "manifest.json").exists()
-    for path in ("/manifest.json", "/api/rows.jsonl", "/api/keys.json"):
-        resp = await client.get(path)
-        assert resp.status == 404, path
+    for path in ("/manifest.json", "/api/rows.jsonl", "/api/keys.json", "/api", "/api/"):
+        resp = await client.get(path, allow_redirects=False)
+        assert resp.status == 404, path  # not even a redirect that says /api/ is there
+
+
+def test_links_inside_dist_do_not_make_the_api_files_public(tmp_path):
+    root = tmp_path / "dist"
+    (root / "api").mkdir(parents=True)
+    (root / "static").mkdir()
+    (root / "manifest.json").write_text("{}")
+    (root / "api" / "keys.json").write_text("{}")
+    (root / "static" / "m.json").symlink_to(root / "manifest.json")
+    (root / "static" / "apilink").symlink_to(root / "api")
+    for path in ("/static/m.json", "/static/apilink/keys.json"):
+        assert static.locate(root, path) is None, path
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["a=%0d%0aSet-Cookie:%20x=1", "a=%01", "next=%23frag&q=caf%C3%A9&s=a%20b", "utm=x"],
+)
+async def test_a_redirect_keeps_the_query_as_it_was_sent(client, built_dist, query):
+    slug = next((built_dist / "programs").iterdir()).name
+    status, _ = await raw_get(client, f"/programs/{slug}?{query}")
+    assert status == 301
+    resp = await client.get(f"/programs/{slug}?{query}", allow_redirects=False)
+    # (the client sends percent escapes in capitals: compared without case)
+    assert resp.headers["Location"].lower() == f"/programs/{slug}/?{query}".lower()
+    assert resp.headers["X-Content-Type-Options"] == "nosniff"
 
 
 async def test_api_routes_take_precedence(client):
@@ -151,9 +177,10 @@ async def test_api_routes_take_precedence(client):
 
 
 async def test_other_methods_are_not_allowed_on_site_files(client):
-    resp = await client.post("/index.html")
-    assert resp.status == 405
-    assert resp.headers["Allow"] == "GET, HEAD"
+    for method in ("POST", "OPTIONS"):
+        resp = await client.request(method, "/index.html")
+        assert resp.status == 405, method
+        assert resp.headers["Allow"] == "GET, HEAD"
     resp = await client.delete("/nope")
     assert resp.status == 404
 
