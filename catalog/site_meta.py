@@ -65,7 +65,8 @@ def normalise_base_url(base_url: str) -> str:
             f"base URL {base_url!r} must be an absolute http(s) URL without query or "
             "fragment, e.g. https://affiliates.example"
         )
-    return base_url.rstrip("/")
+    # The scheme in lower case, as every link of the site writes it.
+    return parts.scheme + base_url[len(parts.scheme) :].rstrip("/")
 
 
 def safe_url(url: str) -> str | None:

@@ -17,16 +17,17 @@ HOST_PATTERN = (
     r"[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$"
 )
 # Characters no text of a submission needs, and that hide or disguise what it says: C0
-# controls (tabs and line breaks aside) and DEL, then (INVISIBLE_CHARS) C1 controls, the soft
-# hyphen, zero-width characters, blank fillers (Hangul, Mongolian) and the byte order mark,
-# line and paragraph separators, and the bidirectional controls that can make text read
-# differently from how it is stored ("Trojan Source"), U+061C included. All in the Basic
-# Multilingual Plane, so that the schema's regex dialect reads the class without flags.
+# controls (tabs and line breaks aside) and DEL, then (INVISIBLE_CHARS) C1 controls, the
+# zero-width space, word joiners, Hangul blank fillers and the byte order mark, line and
+# paragraph separators, and the bidirectional controls that can make text read differently
+# from how it is stored ("Trojan Source"), U+061C included. Not the zero-width (non-)joiners
+# U+200C/D, which Persian words and emoji sequences need, nor the soft hyphen. All in the
+# Basic Multilingual Plane, so that the schema's regex dialect reads the class without flags.
 # Regex class contents written with escapes that Python's re and ECMA-262 (the schema's
 # regex dialect) read alike: validation and the schema share them.
 CONTROL_CHARS = r"\x00-\x08\x0b-\x1f\x7f"
 INVISIBLE_CHARS = (
-    r"\x80-\x9f\xad\u061c\u115f\u1160\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064"
+    r"\x80-\x9f\u061c\u115f\u1160\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064"
     r"\u2066-\u2069\u3164\ufeff\uffa0"
 )
 # No space or control character (listed too: Python's \s and ECMA's differ on \x1c-\x1f).

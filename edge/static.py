@@ -45,6 +45,9 @@ CACHE_HTML = "no-cache"
 CACHE_OTHER = "public, max-age=300"
 
 SITE_METHODS = frozenset({hdrs.METH_GET, hdrs.METH_HEAD})
+# What a query may hold as it is (RFC 3986's pchar, '/', '?', and '%' of escapes already
+# there); anything else, raw non-ASCII bytes included, is percent-encoded into a redirect.
+_QUERY_SAFE = "!$&'()*+,;=:@/?%-._~"
 ALLOW = "GET, HEAD"
 NOT_FOUND_PAGE = "404.html"
 
@@ -103,10 +106,13 @@ def locate(root: Path, url_path: str) -> Found | Redirect | None:
         if not target.is_relative_to(base):
             return None
         if target.is_dir():
-            if not directory:
-                # /programs/x -> /programs/x/: relative links in the page need the slash.
-                return Redirect("/" + "/".join(quote(s) for s in segments) + "/")
             target = target / "index.html"
+            if not directory:
+                # /programs/x -> /programs/x/: relative links in the page need the slash. Only
+                # to a page that is there, and not into the API's files by a link.
+                if not target.is_file() or is_private(target.relative_to(base).as_posix()):
+                    return None
+                return Redirect("/" + "/".join(quote(s) for s in segments) + "/")
         elif directory:
             return None  # `/index.html/` names a directory that is not there
         if target.suffix not in CONTENT_TYPES or not target.is_file():
@@ -160,7 +166,7 @@ async def site_middleware(request: web.Request, handler: Handler) -> web.StreamR
     if isinstance(found, Redirect):
         # The query as it was sent (still percent-encoded): the decoded one may hold a space,
         # a '#' or a control character, which is no URL, or no header at all.
-        query = request.rel_url.raw_query_string
+        query = quote(request.rel_url.raw_query_string, safe=_QUERY_SAFE, errors="surrogateescape")
         location = found.location + (f"?{query}" if query else "")
         headers = {
             hdrs.LOCATION: location,

@@ -181,6 +181,16 @@ def test_all_errors_of_all_files_in_one_run(content: Content) -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    "name",
+    ["Famille \U0001f468\u200d\U0001f469\u200d\U0001f467", "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",
+     "Versicherungs\u00advergleich", "Caf\u00e9 M\u00fcller \u4e2d\u6587 \u0627\u0644\u0639\u0631\u0628\u064a\u0629"],
+)  # fmt: skip
+def test_real_text_with_joiners_and_soft_hyphens_is_fine(name: str) -> None:
+    outcome = validation.check_file("acme", submission(name=f'"{name}"').encode())
+    assert outcome.problems == [], outcome.problems
+
+
 def test_a_negative_zero_is_published_as_zero() -> None:
     outcome = validation.check_file("acme", submission(minPayout="-0.0").encode())
     assert outcome.problems == [] and outcome.record is not None

@@ -153,6 +153,41 @@ def test_links_inside_dist_do_not_make_the_api_files_public(tmp_path):
         assert static.locate(root, path) is None, path
 
 
+def test_a_redirect_is_only_to_a_page_that_is_there(tmp_path):
+    root = tmp_path / "dist"
+    (root / "programs" / "x").mkdir(parents=True)
+    (root / "programs" / "x" / "index.html").write_text("x")
+    (root / "api").mkdir()
+    (root / "api" / "index.html").write_text("private")
+    (root / "static").mkdir()
+    (root / "static" / "apilink").symlink_to(root / "api")
+    assert isinstance(static.locate(root, "/programs/x"), static.Redirect)
+    assert static.locate(root, "/programs") is None  # a directory without a page
+    assert static.locate(root, "/static/apilink") is None  # into the API's files
+
+
+@pytest.mark.parametrize(
+    ("sent", "location_query"),
+    [
+        (b"a=%0d%0aSet-Cookie:%20x=1", b"a=%0d%0aSet-Cookie:%20x=1"),
+        (b'a"<b>{|}^`', b"a%22%3Cb%3E%7B%7C%7D%5E%60"),  # what a URL may not hold, encoded
+    ],
+)
+async def test_a_redirect_location_is_always_a_url(client, built_dist, sent, location_query):
+    slug = next((built_dist / "programs").iterdir()).name.encode()
+    reader, writer = await asyncio.open_connection(client.host, client.port)
+    try:
+        writer.write(b"GET /programs/" + slug + b"?" + sent + b" HTTP/1.1\r\nHost: site\r\n"
+                     b"Connection: close\r\n\r\n")  # fmt: skip
+        await writer.drain()
+        head = (await reader.read()).partition(b"\r\n\r\n")[0]
+    finally:
+        writer.close()
+        await writer.wait_closed()
+    assert head.split(b" ", 2)[1] == b"301"
+    assert b"\r\nLocation: /programs/" + slug + b"/?" + location_query + b"\r\n" in head
+
+
 @pytest.mark.parametrize(
     "query",
     ["a=%0d%0aSet-Cookie:%20x=1", "a=%01", "next=%23frag&q=caf%C3%A9&s=a%20b", "utm=x"],
