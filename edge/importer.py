@@ -107,7 +107,10 @@ def parse_timestamp(value: object, zone: dt.tzinfo | None) -> str:
     if isinstance(value, JsonNumber) or (isinstance(value, str) and _EPOCH.fullmatch(value)):
         if not _EPOCH.fullmatch(value):
             raise _FieldError(f"{value!r}: Unix time must be whole seconds (9 to 11 digits)")
-        return format_timestamp(dt.datetime.fromtimestamp(int(value), dt.UTC))
+        try:
+            return _in_range(dt.datetime.fromtimestamp(int(value), dt.UTC), value)
+        except (OverflowError, OSError, ValueError):
+            raise _FieldError(f"{value!r} is out of range (years 1000 to 9999 in UTC)") from None
     if not isinstance(value, str):
         raise _FieldError("expected a timestamp string")
     text = value.strip()
@@ -117,7 +120,7 @@ def parse_timestamp(value: object, zone: dt.tzinfo | None) -> str:
         except ValueError:
             raise _FieldError(f"{text!r} is not a calendar date") from None
         moment = dt.datetime.combine(day, dt.time(), zone or dt.UTC)
-        return format_timestamp(moment)
+        return _in_range(moment, text)
     match = _DATE_TIME.fullmatch(text)
     if not match:
         raise _FieldError(
@@ -140,12 +143,27 @@ def parse_timestamp(value: object, zone: dt.tzinfo | None) -> str:
         if zone is None:
             raise _FieldError(f"{text!r} has no UTC offset; add one (Z, +01:00) or pass --timezone")
         moment = moment.replace(tzinfo=zone)
-    return format_timestamp(moment)
+    return _in_range(moment, text)
+
+
+def _in_range(moment: dt.datetime, shown: str) -> str:
+    """The stored form of `moment`; _FieldError when it is not in years 1000 to 9999 in UTC
+    (the stored form has four-digit years; a conversion past year 9999 cannot be made)."""
+    try:
+        utc = moment.astimezone(dt.UTC)
+    except OverflowError:
+        utc = None
+    if utc is None or not 1000 <= utc.year <= 9999:
+        raise _FieldError(f"{shown!r} is out of range (years 1000 to 9999 in UTC)")
+    return format_timestamp(utc)
 
 
 def parse_text(value: object, limit: int) -> str:
     if isinstance(value, JsonNumber):
-        return str(value)  # numeric ids are common in exports; keep their literal text
+        # Numeric ids are common in exports: their literal text, within the same limit.
+        if len(value) > limit:
+            raise _FieldError(f"longer than {limit} characters")
+        return str(value)
     if not isinstance(value, str):
         raise _FieldError("expected a string")
     text = value.strip()
@@ -252,7 +270,7 @@ def canonical_columns(names: list[str], line: int) -> tuple[list[str | None], li
 
 def read_csv(text: str) -> tuple[list[tuple[int, dict[str, object]]], list[Problem]]:
     """Records of a CSV export with a header row; `,`, `;` or tab separated (detected)."""
-    lines = text.splitlines()
+    lines = text.split("\n")  # as the CSV reader counts lines (not at U+2028, NEL...)
     header_line = next((i for i, line in enumerate(lines) if line.strip()), None)
     if header_line is None:
         return [], [Problem(1, "header", "the file is empty; expected a header row")]
@@ -284,6 +302,13 @@ def read_csv(text: str) -> tuple[list[tuple[int, dict[str, object]]], list[Probl
                     Problem(start, "row", f"has {len(row)} fields, the header has {len(columns)}")
                 )
                 continue
+            unnamed = [i for i, c in enumerate(columns) if c is None and row[i].strip()]
+            if unnamed:
+                # Only an empty cell may sit under an unnamed column (a trailing delimiter):
+                # a value there would be dropped without a word.
+                where = ", ".join(str(i + 1) for i in unnamed)
+                problems.append(Problem(start, "row", f"a value in unnamed column {where}"))
+                continue
             records.append(
                 (start, {c: cell for c, cell in zip(columns, row, strict=True) if c is not None})
             )
@@ -292,15 +317,38 @@ def read_csv(text: str) -> tuple[list[tuple[int, dict[str, object]]], list[Probl
     return records, problems
 
 
+class _RepeatedKeyError(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _no_repeats(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """A JSON object's members; a member given twice is an error, not "the last one wins"."""
+    result: dict[str, object] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _RepeatedKeyError(key)
+        result[key] = value
+    return result
+
+
 def read_jsonl(text: str) -> tuple[list[tuple[int, dict[str, object]]], list[Problem]]:
     """Records of a JSON Lines export: one JSON object per line, blank lines ignored."""
     records: list[tuple[int, dict[str, object]]] = []
     problems: list[Problem] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    # Lines end at "\n" only (a "\r" before it is JSON whitespace): str.splitlines would
+    # also cut at U+2028, NEL and others, which JSON strings may hold as they are.
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
-            value = json.loads(line, parse_float=JsonNumber, parse_int=JsonNumber)
+            value = json.loads(
+                line, parse_float=JsonNumber, parse_int=JsonNumber, object_pairs_hook=_no_repeats
+            )
+        except _RepeatedKeyError as exc:
+            problems.append(Problem(number, exc.key, "given twice; give it once"))
+            continue
         except ValueError as exc:
             problems.append(Problem(number, "line", f"not valid JSON: {exc}"))
             continue

@@ -112,6 +112,9 @@ def test_timestamp_forms_become_utc(raw, zone, expected):
         ("2026-02-30T10:00:00Z", "real date"),
         ("04/03/2026", "ISO 8601"),
         ("12345", "ISO 8601"),
+        ("9999-12-31T23:00:00-05:00", "out of range"),  # year 10000 in UTC (was a crash)
+        ("0001-01-01T00:30:00+01:00", "out of range"),
+        ("0999-01-01T00:00:00Z", "out of range"),
     ],
 )
 def test_bad_timestamps_say_why(raw, message):
@@ -179,6 +182,39 @@ def test_a_bad_row_names_its_line_and_field():
             '{"externalId": "A", "commissionAmount": 1, "currency": "EUR", "transactedAt": "2026-01-01", "extra": 1}\n',
             "jsonl",
             "f:1: extra: unknown column",
+        ),
+        # Found by an audit: data that was dropped or changed without a word.
+        (
+            "externalId,commissionAmount,currency,transactedAt,,saleAmount\n"
+            "E1,1,EUR,2026-03-04T10:11:12Z,999.99,\n",
+            "csv",
+            "f:2: row: a value in unnamed column 5",
+        ),
+        (
+            '{"externalId": "J1", "commissionAmount": 12.30, "currency": "EUR", '
+            '"transactedAt": "2026-03-04T10:11:12Z", "commissionAmount": "99.99"}\n',
+            "jsonl",
+            "f:1: commissionAmount: given twice",
+        ),
+        (
+            '{"externalId": ' + "9" * 250 + ', "commissionAmount": 1, "currency": "EUR", '
+            '"transactedAt": "2026-01-01"}\n',
+            "jsonl",
+            "f:1: externalId: longer than 200 characters",
+        ),
+        (
+            "externalId,commissionAmount,currency,transactedAt\nA,1,EUR,0001-01-01T00:30:00+01:00\n",
+            "csv",
+            "f:2: transactedAt: '0001-01-01T00:30:00+01:00' is out of range",
+        ),
+        (
+            # A raw U+2028 inside a string is valid JSON: the bad amount is on line 2.
+            '{"externalId": "A", "commissionAmount": 1, "currency": "EUR", '
+            '"transactedAt": "2026-01-01", "programName": "A\u2028B"}\n'
+            '{"externalId": "B", "commissionAmount": "x", "currency": "EUR", '
+            '"transactedAt": "2026-01-01"}\n',
+            "jsonl",
+            "f:2: commissionAmount:",
         ),
     ],
 )
