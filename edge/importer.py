@@ -12,6 +12,7 @@ import datetime as dt
 import io
 import json
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -170,8 +171,16 @@ def parse_text(value: object, limit: int) -> str:
     if len(text) > limit:
         raise _FieldError(f"longer than {limit} characters")
     if not text.isprintable():
-        raise _FieldError("contains control characters")
+        # Spaces other than U+0020 (a no-break space before "%" in French exports) are text;
+        # controls, line separators and other invisible characters are not.
+        bad = next((c for c in text if not c.isprintable() and not _is_space(c)), None)
+        if bad is not None:
+            raise _FieldError(f"contains the control or invisible character U+{ord(bad):04X}")
     return text
+
+
+def _is_space(char: str) -> bool:
+    return unicodedata.category(char) == "Zs"
 
 
 def parse_currency(value: object) -> str:

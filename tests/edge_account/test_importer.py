@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from edge.importer import ExportError, parse_amount, parse_export, parse_timestamp
+from edge.importer import ExportError, parse_amount, parse_export, parse_text, parse_timestamp
 from edge.statusmap import load_status_map
 from edge.store import AccountStore
 from edge.store.base import NewCommission
@@ -250,3 +250,16 @@ def test_naive_timestamps_use_the_given_zone():
     (row,) = parse_export(text, "csv", "awin", STATUSES, ZoneInfo("Europe/Paris"))
     assert row.transacted_at == "2026-07-01T00:30:00Z"
     assert dt.datetime.fromisoformat(row.transacted_at).tzinfo is not None
+
+
+@pytest.mark.parametrize(
+    ("raw", "kept"),
+    [("Remise 10\u00a0%", True), ("Prix\u202f: 10", True), ("a\x01b", False), ("a\u2028b", False)],
+)
+def test_text_keeps_unicode_spaces_and_refuses_controls(raw, kept):
+    # A no-break space before '%' is how French exports write it (an audit found it refused).
+    if kept:
+        assert parse_text(raw, 500) == raw
+    else:
+        with pytest.raises(ValueError, match=f"U\\+{ord(raw[1]):04X}"):
+            parse_text(raw, 500)
