@@ -60,6 +60,8 @@ SECRET = "bench-secret-" + "b" * 40
 # on the wire, so the ratio measures the edge's work, not the size of 25 programmes (~25 kB).
 # A tiny constant is measured too, as aiohttp's floor.
 STACK_ONLY = "/v1/bench-constant"
+# aiohttp writes these itself: the floor server leaves them to it, as the edge does.
+AIOHTTP_HEADERS = {"content-length", "content-type", "date", "server"}
 TINY_BODY = b'{"data":[],"page":{"limit":25,"hasMore":false,"nextCursor":null}}'
 
 
@@ -150,6 +152,25 @@ def serve_bare(port: int, body_file: Path) -> None:
     app = web.Application()
     app.router.add_get("/v1/programs", constant)
     app.router.add_get("/tiny", tiny)
+    web.run_app(app, host="127.0.0.1", port=port, access_log=None, print=None)
+
+
+def serve_floor(port: int, body_file: Path, headers_file: Path) -> None:
+    """aiohttp returning a constant page with the edge's headers, through a no-op middleware."""
+    from aiohttp import web
+
+    page = body_file.read_bytes()
+    headers = json.loads(headers_file.read_text())
+
+    @web.middleware
+    async def noop(request: web.Request, handler: Any) -> web.StreamResponse:
+        return await handler(request)
+
+    async def constant(request: web.Request) -> web.Response:
+        return web.Response(body=page, content_type="application/json", headers=headers)
+
+    app = web.Application(middlewares=[noop])
+    app.router.add_get("/v1/programs", constant)
     web.run_app(app, host="127.0.0.1", port=port, access_log=None, print=None)
 
 
@@ -368,17 +389,27 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     dist, how = make_dist(args.n, args.seed, mini)
     headers = {"Authorization": f"Bearer {KEY}"}
     edge_port, bare_port, nocache_port = free_port(), free_port(), free_port()
+    floor_port = free_port()
     db = OUT / "edge.sqlite3"
     make_accounts(db)
     edge = start(["serve-edge", str(edge_port), str(dist), str(db)])
     bare: subprocess.Popen | None = None
+    floor: subprocess.Popen | None = None
     results: dict[str, Any] = {"catalogue": {"n": args.n, "seed": args.seed, "made_with": how}}
     try:
         startup = wait_ready(edge_port, "/v1/programs", headers, edge)
-        first_page = OUT / "first-page.json"
-        first_page.write_bytes(get(edge_port, "/v1/programs", headers)[2])
+        first_page, edge_headers = OUT / "first-page.json", OUT / "edge-headers.json"
+        _, answered, body = get(edge_port, "/v1/programs", headers)
+        first_page.write_bytes(body)
+        edge_headers.write_text(
+            json.dumps({k: v for k, v in answered.items() if k.lower() not in AIOHTTP_HEADERS})
+        )
         bare = start(["serve-bare", str(bare_port), str(first_page)])
         wait_ready(bare_port, "/v1/programs", {}, bare)
+        # The floor: what aiohttp costs with one middleware layer and the headers the
+        # contract makes the edge send, before any of the edge's own work.
+        floor = start(["serve-floor", str(floor_port), str(first_page), str(edge_headers)])
+        wait_ready(floor_port, "/v1/programs", {}, floor)
         results["page_bytes"] = first_page.stat().st_size
         manifest = json.loads((dist / "manifest.json").read_bytes())
         results["catalogue"]["programmes"] = manifest["counts"].get("programs")
@@ -407,7 +438,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         try:
             wait_ready(nocache_port, "/v1/programs", headers, uncached)
             base_u = f"http://127.0.0.1:{nocache_port}"
-            cases = [("edge middlewares, constant page", base_e + STACK_ONLY, edge.pid)]
+            cases = [
+                (
+                    "floor: no-op middleware + the edge's headers",
+                    f"http://127.0.0.1:{floor_port}/v1/programs",
+                    floor.pid,
+                )
+            ]
+            cases += [("edge middlewares, constant page", base_e + STACK_ONLY, edge.pid)]
             cases += [(name, base_e + path, edge.pid) for name, path in scenarios]
             cases += [
                 (f"{name}, no page cache", base_u + path, uncached.pid) for name, path in scenarios
@@ -430,8 +468,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         results["rss_after_reloads_kb"] = rss_kb(edge.pid)
     finally:
         stop(edge)
-        if bare is not None:
-            stop(bare)
+        for server in (bare, floor):
+            if server is not None:
+                stop(server)
     return results
 
 
@@ -499,6 +538,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if argv[:1] == ["serve-bare"]:
         serve_bare(int(argv[1]), Path(argv[2]))
+        return 0
+    if argv[:1] == ["serve-floor"]:
+        serve_floor(int(argv[1]), Path(argv[2]), Path(argv[3]))
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=20_000, help="submissions in the catalogue")

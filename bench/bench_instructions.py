@@ -49,28 +49,7 @@ for path in (ROOT, ROOT / "bench"):
 import bench_directory as bd  # noqa: E402
 
 OUT = ROOT / "bench" / "out" / "instructions"
-# aiohttp writes these itself: the floor server leaves them to it, as the edge does.
-AIOHTTP_HEADERS = {"content-length", "content-type", "date", "server"}
 FILTERED = "/v1/programs?model=cps&market=FR&minScore=40"
-
-
-def serve_floor(port: int, body_file: Path, headers_file: Path) -> None:
-    """aiohttp returning a constant page with the edge's headers, through a no-op middleware."""
-    from aiohttp import web
-
-    page = body_file.read_bytes()
-    headers = json.loads(headers_file.read_text())
-
-    @web.middleware
-    async def noop(request: web.Request, handler: Any) -> web.StreamResponse:
-        return await handler(request)
-
-    async def constant(request: web.Request) -> web.Response:
-        return web.Response(body=page, content_type="application/json", headers=headers)
-
-    app = web.Application(middlewares=[noop])
-    app.router.add_get("/v1/programs", constant)
-    web.run_app(app, host="127.0.0.1", port=port, access_log=None, print=None)
 
 
 # --- running servers under callgrind ------------------------------------------------------
@@ -210,12 +189,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         # bench_directory's constant-page route reads this file.
         (bd.OUT / "first-page.json").write_bytes(page)
         headers_file.write_text(
-            json.dumps({k: v for k, v in edge_headers.items() if k.lower() not in AIOHTTP_HEADERS})
+            json.dumps(
+                {k: v for k, v in edge_headers.items() if k.lower() not in bd.AIOHTTP_HEADERS}
+            )
         )
         bare = Counted("bare", [script, "serve-bare", str(bare_port), str(page_file)], bare_port)
         floor = Counted(
             "floor",
-            [__file__, "serve-floor", str(floor_port), str(page_file), str(headers_file)],
+            [script, "serve-floor", str(floor_port), str(page_file), str(headers_file)],
             floor_port,
         )
         servers += [bare, floor]
@@ -247,9 +228,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["serve-floor"]:
-        serve_floor(int(argv[1]), Path(argv[2]), Path(argv[3]))
-        return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=20_000, help="submissions in the catalogue")
     parser.add_argument("--seed", type=int, default=1)
