@@ -22,20 +22,22 @@ from zoneinfo import ZoneInfo
 from edge.statusmap import StatusMap
 from edge.store.base import AMOUNT_RE, NewCommission, format_timestamp
 
-# Accepted columns (JSON members), in the order problems are reported.
-COLUMNS: tuple[str, ...] = (
-    "externalId",
-    "programName",
-    "programExternalId",
-    "status",
-    "saleAmount",
-    "commissionAmount",
-    "currency",
-    "clickedAt",
-    "transactedAt",
-    "subId",
-)
 REQUIRED: frozenset[str] = frozenset({"externalId", "commissionAmount", "currency", "transactedAt"})
+# The accepted columns (JSON members), in the order problems are reported, and the
+# NewCommission fields each one states (see NewCommission.stated).
+FIELDS_OF: dict[str, tuple[str, ...]] = {
+    "externalId": ("external_id",),
+    "programName": ("program_name",),
+    "programExternalId": ("program_external_id",),
+    "status": ("status", "raw_status"),
+    "saleAmount": ("sale_amount",),
+    "commissionAmount": ("commission_amount",),
+    "currency": ("currency",),
+    "clickedAt": ("clicked_at",),
+    "transactedAt": ("transacted_at",),
+    "subId": ("sub_id",),
+}
+COLUMNS: tuple[str, ...] = tuple(FIELDS_OF)
 TEXT_LIMITS = {"externalId": 200, "programName": 500, "programExternalId": 200, "subId": 200}
 STATUS_LIMIT = 100
 MAX_REPORTED = 20
@@ -234,6 +236,7 @@ def parse_record(
     status, raw_status = statuses.normalise(network, out["status"])
     return (
         NewCommission(
+            stated=stated_fields(record),
             external_id=out["externalId"],
             status=status,
             raw_status=raw_status,
@@ -248,6 +251,14 @@ def parse_record(
         ),
         [],
     )
+
+
+def stated_fields(record: Mapping[str, object]) -> frozenset[str] | None:
+    """The fields a record states: those of the columns it has (null or empty included,
+    which clear a value); None when it has every column."""
+    if len(record) == len(COLUMNS):
+        return None
+    return frozenset(field for column in record for field in FIELDS_OF[column])
 
 
 def column_key(name: str) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Container, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from contract import vocabulary
@@ -170,7 +170,13 @@ class CommissionRow:
 
 @dataclass(frozen=True, slots=True)
 class NewCommission:
-    """One imported commission, validated and normalised (see edge.importer)."""
+    """One imported commission, validated and normalised (see edge.importer).
+
+    `stated`: the fields its export gave (a column it has, a member its line has), None
+    for all of them. Updating a stored row keeps the stored value of every other field:
+    an export without a `status` column says nothing about the status, so it must not
+    reset a `paid` row to `unknown`. A new row gets them as they are (null, `unknown`).
+    """
 
     external_id: str
     status: str
@@ -183,6 +189,48 @@ class NewCommission:
     sale_amount: str | None = None
     clicked_at: str | None = None
     sub_id: str | None = None
+    stated: frozenset[str] | None = None
+
+
+# The compared (and updated) part of a stored commission, in NewCommission attribute
+# names; the stores' columns carry the same names.
+VALUE_FIELDS = (
+    "program_name",
+    "program_external_id",
+    "status",
+    "raw_status",
+    "sale_amount",
+    "commission_amount",
+    "currency",
+    "clicked_at",
+    "transacted_at",
+    "sub_id",
+)
+
+
+def values(row: NewCommission) -> tuple[Any, ...]:
+    """A row's VALUE_FIELDS, in order: what is compared with, and written to, the store."""
+    return tuple(getattr(row, name) for name in VALUE_FIELDS)
+
+
+def with_stored(
+    rows: Sequence[NewCommission], stored: Mapping[str, tuple[Any, ...]]
+) -> list[NewCommission]:
+    """`rows` with each field a row does not state taken from the stored row of its
+    external_id (values in VALUE_FIELDS order); new rows, and rows stating every field,
+    as they are."""
+    out = []
+    for row in rows:
+        old = stored.get(row.external_id) if row.stated is not None else None
+        if old is not None:
+            kept = {
+                name: value
+                for name, value in zip(VALUE_FIELDS, old, strict=True)
+                if name not in row.stated  # type: ignore[operator]  # not None here
+            }
+            row = replace(row, stated=None, **kept)
+        out.append(row)
+    return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,6 +45,7 @@ import asyncpg
 
 from contract import vocabulary as v
 from edge.store.base import (
+    VALUE_FIELDS,
     AccountView,
     CapabilityView,
     CommissionQuery,
@@ -65,6 +66,8 @@ from edge.store.base import (
     import_result,
     key_view,
     utc_now,
+    values,
+    with_stored,
 )
 from edge.store.migrations_pg import lock_key, migrate
 from edge.store.sqlite import commissions_sql, new_id
@@ -150,21 +153,6 @@ def numbered(sql: str) -> str:
     return re.sub(r"\?", lambda _: f"${next(counter)}", sql)
 
 
-# The compared (and updated) part of a commission, in NewCommission attribute names; the
-# columns carry the same names.
-VALUE_FIELDS = (
-    "program_name",
-    "program_external_id",
-    "status",
-    "raw_status",
-    "sale_amount",
-    "commission_amount",
-    "currency",
-    "clicked_at",
-    "transacted_at",
-    "sub_id",
-)
-
 # The SQLite store's upsert, one statement per chunk instead of one per row: the rows
 # travel as one text array per column (a few round trips for any import size). Same
 # conflict target, same updated columns: `id` (seq) and imported_at are never touched.
@@ -181,10 +169,6 @@ ON CONFLICT (account_id, network, external_id) DO UPDATE SET
     updated_at = excluded.updated_at
 """
 UPSERT_CHUNK = 10_000  # rows per statement: bounded messages, any import size
-
-
-def _values(row: NewCommission) -> tuple[Any, ...]:
-    return tuple(getattr(row, name) for name in VALUE_FIELDS)
 
 
 def import_lock(account_id: int, network: str) -> int:
@@ -638,12 +622,13 @@ class PostgresStore:
             account_id = await _account_id(s, account_uid)
             await s.execute("SELECT pg_advisory_xact_lock($1)", import_lock(account_id, network))
             existing = await _existing(s, account_id, network, [r.external_id for r in rows])
-            changed = [r for r in rows if existing.get(r.external_id) != _values(r)]
+            complete = with_stored(rows, existing)
+            changed = [r for r in complete if existing.get(r.external_id) != values(r)]
             for start in range(0, len(changed), UPSERT_CHUNK):
                 chunk = changed[start : start + UPSERT_CHUNK]
                 columns = [[getattr(r, name) for r in chunk] for name in _ROW_COLUMNS]
                 await s.execute(UPSERT_SQL, account_id, network, now, *columns)
-            return import_result(rows, changed, existing)
+            return import_result(complete, changed, existing)
 
         return await self._write(run)
 

@@ -30,6 +30,7 @@ import orjson
 
 from contract import vocabulary as v
 from edge.store.base import (
+    VALUE_FIELDS,
     AccountView,
     CapabilityView,
     CommissionQuery,
@@ -50,6 +51,8 @@ from edge.store.base import (
     import_result,
     key_view,
     utc_now,
+    values,
+    with_stored,
 )
 
 T = TypeVar("T")
@@ -232,24 +235,6 @@ ON CONFLICT (account_id, network, external_id) DO UPDATE SET
     sub_id = excluded.sub_id,
     updated_at = excluded.updated_at
 """
-
-# The compared (and updated) part of a commission, in NewCommission attribute names.
-_VALUE_FIELDS = (
-    "program_name",
-    "program_external_id",
-    "status",
-    "raw_status",
-    "sale_amount",
-    "commission_amount",
-    "currency",
-    "clicked_at",
-    "transacted_at",
-    "sub_id",
-)
-
-
-def _values(row: NewCommission) -> tuple[Any, ...]:
-    return tuple(getattr(row, name) for name in _VALUE_FIELDS)
 
 
 # --- Connections ------------------------------------------------------------------------
@@ -724,12 +709,13 @@ class SqliteStore:
         def run(c: sqlite3.Connection) -> ImportResult:
             account_id = _account_id(c, account_uid)
             existing = dict(_existing(c, account_id, network, [r.external_id for r in rows]))
-            changed = [r for r in rows if existing.get(r.external_id) != _values(r)]
+            complete = with_stored(rows, existing)
+            changed = [r for r in complete if existing.get(r.external_id) != values(r)]
             c.executemany(
                 UPSERT_COMMISSION_SQL,
-                [(account_id, network, r.external_id, *_values(r), now, now) for r in changed],
+                [(account_id, network, r.external_id, *values(r), now, now) for r in changed],
             )
-            return import_result(rows, changed, existing)
+            return import_result(complete, changed, existing)
 
         return await self._write(run)
 
@@ -768,7 +754,7 @@ def _existing(
 ) -> Iterable[tuple[str, tuple[Any, ...]]]:
     """(external_id, compared values) of the rows already stored among `external_ids`."""
     ids = list(external_ids)
-    columns = ", ".join(_VALUE_FIELDS)
+    columns = ", ".join(VALUE_FIELDS)
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
         marks = ", ".join("?" * len(chunk))

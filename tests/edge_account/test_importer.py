@@ -263,3 +263,78 @@ def test_text_keeps_unicode_spaces_and_refuses_controls(raw, kept):
     else:
         with pytest.raises(ValueError, match=f"U\\+{ord(raw[1]):04X}"):
             parse_text(raw, 500)
+
+
+def test_a_row_states_the_fields_of_the_columns_it_has():
+    from edge.importer import COLUMNS, FIELDS_OF
+    from edge.store.base import VALUE_FIELDS
+
+    # Every stored value is stated by exactly one column; the id by its own.
+    stated = [field for column in COLUMNS for field in FIELDS_OF[column]]
+    assert sorted(stated) == sorted(("external_id", *VALUE_FIELDS))
+    (full,) = parse_export(
+        CSV.splitlines()[0] + "\n" + CSV.splitlines()[1], "csv", "awin", STATUSES
+    )
+    assert full.stated is None
+    text = "externalId,commissionAmount,currency,transactedAt,subId\nA,1,EUR,2026-03-04,\n"
+    (some,) = parse_export(text, "csv", "awin", STATUSES)
+    assert some.stated == {
+        "external_id",
+        "commission_amount",
+        "currency",
+        "transacted_at",
+        "sub_id",
+    }
+    line = '{"externalId": "J", "commissionAmount": "1", "currency": "EUR", "transactedAt": "2026-03-04", "status": null}'
+    (member,) = parse_export(line, "jsonl", "awin", STATUSES)
+    assert {"status", "raw_status"} <= member.stated and "sale_amount" not in member.stated
+
+
+async def test_a_reimport_without_a_column_keeps_what_is_stored(admin_store: AccountStore):
+    account = await new_account(admin_store)
+    await admin_store.upsert_commissions(
+        account.uid, "effiliation", parse_export(CSV, "csv", "effiliation", STATUSES)
+    )
+    before = {r.external_id: r for r in await _listed(admin_store, account.uid)}
+    # A later export with only the required columns, one amount changed: the status, names,
+    # sale amount, click time and sub id it does not mention stay as they were.
+    slim = (
+        "externalId,commissionAmount,currency,transactedAt\n"
+        "T-1,12.30,EUR,2026-03-04T10:11:12Z\n"
+        "T-2,0.20,GBP,2026-03-05T00:00:00Z\n"
+    )
+    result = await admin_store.upsert_commissions(
+        account.uid, "effiliation", parse_export(slim, "csv", "effiliation", STATUSES)
+    )
+    assert (result.inserted, result.updated, result.unchanged) == (0, 1, 1)
+    after = {r.external_id: r for r in await _listed(admin_store, account.uid)}
+    assert after["T-1"] == before["T-1"]
+    assert after["T-2"].commission_amount == "0.20"
+    assert after["T-2"].status == before["T-2"].status == "pending"
+    assert after["T-2"].raw_status == "En attente"
+    # A column that is there but empty (a JSON null) does clear the value.
+    cleared = (
+        '{"externalId": "T-1", "commissionAmount": "12.30", "currency": "EUR", '
+        '"transactedAt": "2026-03-04T10:11:12Z", "status": null, "subId": null}\n'
+    )
+    result = await admin_store.upsert_commissions(
+        account.uid, "effiliation", parse_export(cleared, "jsonl", "effiliation", STATUSES)
+    )
+    assert (result.inserted, result.updated, result.unchanged) == (0, 1, 0)
+    t1 = next(r for r in await _listed(admin_store, account.uid) if r.external_id == "T-1")
+    assert (t1.status, t1.raw_status, t1.sub_id) == ("unknown", None, None)
+    assert t1.program_name == "Matelas Nuage" and t1.sale_amount == "120.00"
+    # A new row with columns missing gets them empty, as before.
+    new = "externalId,commissionAmount,currency,transactedAt\nT-7,1,EUR,2026-03-06\n"
+    result = await admin_store.upsert_commissions(
+        account.uid, "effiliation", parse_export(new, "csv", "effiliation", STATUSES)
+    )
+    assert result.inserted == 1
+    t7 = next(r for r in await _listed(admin_store, account.uid) if r.external_id == "T-7")
+    assert (t7.status, t7.raw_status, t7.program_name) == ("unknown", None, None)
+
+
+async def _listed(store: AccountStore, uid: str) -> list:
+    from edge.store.base import CommissionQuery
+
+    return await store.list_commissions(CommissionQuery(uid, 100))
