@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from edge import currencies
 from edge.statusmap import StatusMap
 from edge.store.base import AMOUNT_RE, NewCommission, format_timestamp
 
@@ -188,7 +189,10 @@ def _is_space(char: str) -> bool:
 def parse_currency(value: object) -> str:
     if not isinstance(value, str) or not _CURRENCY.fullmatch(value.strip()):
         raise _FieldError(f"{value!r} is not an ISO 4217 code (three letters, e.g. EUR)")
-    return value.strip().upper()
+    code = value.strip().upper()
+    if code not in currencies.CODES:
+        raise _FieldError(f"{value!r} is not an ISO 4217 currency code (e.g. EUR, GBP, USD)")
+    return code
 
 
 def _empty(value: object) -> bool:

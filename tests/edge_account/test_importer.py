@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from zoneinfo import ZoneInfo
 
 import pytest
 
-from edge.importer import ExportError, parse_amount, parse_export, parse_text, parse_timestamp
+from edge.importer import (
+    ExportError,
+    parse_amount,
+    parse_currency,
+    parse_export,
+    parse_text,
+    parse_timestamp,
+)
 from edge.statusmap import load_status_map
 from edge.store import AccountStore
 from edge.store.base import NewCommission
@@ -84,6 +92,38 @@ def test_amounts_keep_their_digits(raw, expected):
 def test_amounts_in_other_forms_are_refused(raw):
     with pytest.raises(ValueError):
         parse_amount(raw)
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [("EUR", "EUR"), (" gbp ", "GBP"), ("XCG", "XCG"), ("FRF", "FRF"), ("HRK", "HRK")],
+)
+def test_currencies_are_iso_4217_codes_current_or_withdrawn(raw, expected):
+    # Withdrawn codes stay valid: an old commission was paid in that currency.
+    assert parse_currency(raw) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ("EUT", "'EUT' is not an ISO 4217 currency code"),
+        ("GPB", "'GPB' is not an ISO 4217 currency code"),
+        ("EURO", "not an ISO 4217 code (three letters"),
+        ("€", "not an ISO 4217 code (three letters"),
+        ("ÉUR", "not an ISO 4217 code (three letters"),
+    ],
+)
+def test_a_currency_typo_is_refused_not_made_a_currency(raw, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        parse_currency(raw)
+
+
+def test_the_currency_list_holds_codes_only():
+    from edge import currencies
+
+    assert not currencies.CURRENT & currencies.WITHDRAWN
+    assert all(re.fullmatch("[A-Z]{3}", code) for code in currencies.CODES)
+    assert {"EUR", "USD", "GBP", "JPY", "CHF", "XCG", "ZWG"} <= currencies.CURRENT
 
 
 @pytest.mark.parametrize(
