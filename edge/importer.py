@@ -146,8 +146,22 @@ def parse_timestamp(value: object, zone: dt.tzinfo | None) -> str:
     if moment.tzinfo is None:
         if zone is None:
             raise _FieldError(f"{text!r} has no UTC offset; add one (Z, +01:00) or pass --timezone")
-        moment = moment.replace(tzinfo=zone)
+        moment = _local(moment, zone, text)
     return _in_range(moment, text)
+
+
+def _local(naive: dt.datetime, zone: dt.tzinfo, shown: str) -> dt.datetime:
+    """`naive` read in `zone`. A time the clocks skipped (spring forward) is an error: the
+    export or the zone is wrong. A time they showed twice (fall back) is the first one, as
+    an export written in local time cannot say which it meant."""
+    moment = naive.replace(tzinfo=zone)
+    try:
+        back = moment.astimezone(dt.UTC).astimezone(zone).replace(tzinfo=None)
+    except OverflowError:  # at the ends of the calendar: _in_range says so
+        return moment
+    if back != naive:
+        raise _FieldError(f"{shown!r} does not exist in {zone} (the clocks skipped it)")
+    return moment
 
 
 def _in_range(moment: dt.datetime, shown: str) -> str:

@@ -378,3 +378,27 @@ async def _listed(store: AccountStore, uid: str) -> list:
     from edge.store.base import CommissionQuery
 
     return await store.list_commissions(CommissionQuery(uid, 100))
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        # Clocks go back at 03:00 on 2026-10-25 in Paris: 02:30 happens twice, the first is taken.
+        ("2026-10-25 02:30:00", "2026-10-25T00:30:00Z"),
+        ("2026-10-25 03:30:00", "2026-10-25T02:30:00Z"),
+        ("2026-03-29 01:59:59", "2026-03-29T00:59:59Z"),
+        ("2026-03-29 03:00:00", "2026-03-29T01:00:00Z"),
+    ],
+)
+def test_local_times_around_a_clock_change(raw, expected):
+    assert parse_timestamp(raw, ZoneInfo("Europe/Paris")) == expected
+
+
+def test_a_local_time_the_clocks_skipped_is_refused():
+    # Clocks go forward at 02:00 on 2026-03-29 in Paris: 02:30 never happened there.
+    with pytest.raises(ValueError, match="does not exist in Europe/Paris"):
+        parse_timestamp("2026-03-29 02:30:00", ZoneInfo("Europe/Paris"))
+    # With an offset the time is exact, whatever the zone.
+    assert parse_timestamp("2026-03-29 02:30:00+01:00", ZoneInfo("Europe/Paris")) == (
+        "2026-03-29T01:30:00Z"
+    )
