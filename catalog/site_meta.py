@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -54,9 +55,9 @@ def normalise_base_url(base_url: str) -> str:
         port = -1
     if (
         parts.scheme not in {"http", "https"}
-        or not parts.hostname
+        or not _valid_host(parts.hostname, parts.netloc)
         or "@" in parts.netloc  # user:password@ has no place in public links
-        or port == -1
+        or port in {-1, 0}
         or "?" in base_url
         or "#" in base_url
         or _UNSAFE_URL_CHARS.search(base_url)
@@ -67,6 +68,32 @@ def normalise_base_url(base_url: str) -> str:
         )
     # The scheme in lower case, as every link of the site writes it.
     return parts.scheme + base_url[len(parts.scheme) :].rstrip("/")
+
+
+_LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+_HOST_NAME = re.compile(rf"(?=.{{1,253}}$){_LABEL}(?:\.{_LABEL})*\.?")
+
+
+def _valid_host(host: str | None, netloc: str) -> bool:
+    """A host name (`localhost` and intranet names included), an IPv4 address, or an IPv6
+    one in brackets: what a browser can reach, so no `_`, `%` escapes or empty labels."""
+    if not host:
+        return False
+    if netloc.startswith("[") or netloc.rpartition("@")[2].startswith("["):
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            return False
+        return True
+    if _HOST_NAME.fullmatch(host) is None:
+        return False
+    last = host.rstrip(".").rpartition(".")[2]
+    if last.isdigit():  # all-numeric: only a real IPv4 address
+        try:
+            ipaddress.IPv4Address(host)
+        except ValueError:
+            return False
+    return True
 
 
 def safe_url(url: str) -> str | None:

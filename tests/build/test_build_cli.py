@@ -120,13 +120,27 @@ def test_write_schema(content: Content, run_cli: CliRunner) -> None:
 @pytest.mark.parametrize(
     "url",
     ["example.com", "https://x.example/?q", "https://x.example/#f", "https://u:p@x.example",
-     "https://x.example:99999", 'https://x.example/"><script>'],
+     "https://x.example:99999", 'https://x.example/"><script>', "http://exa_mple.com",
+     "http://a..example", "http://-a.example", "http://x.example:0", "http://%41.example",
+     "http://999.1.1.1", "http://[::g]"],
 )  # fmt: skip
 def test_bad_base_url_is_a_usage_error(content: Content, run_cli: CliRunner, url: str) -> None:
     done = run_cli("--base-url", url, cwd=content.root)
     assert done.returncode == 2
     assert "--base-url must be an absolute http(s) URL" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("url", "written"),
+    [("http://localhost:8080/", "http://localhost:8080"), ("http://intranet", "http://intranet"),
+     ("http://127.0.0.1:8080", "http://127.0.0.1:8080"), ("https://[::1]:8443/d/", "https://[::1]:8443/d"),
+     ("HTTPS://affiliates.example/dir/", "https://affiliates.example/dir")],
+)  # fmt: skip
+def test_good_base_urls_are_kept_without_the_trailing_slash(url: str, written: str) -> None:
+    from catalog.site_meta import normalise_base_url
+
+    assert normalise_base_url(url) == written
 
 
 def test_missing_content_directory(tmp_path: Path, run_cli: CliRunner) -> None:
