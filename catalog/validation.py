@@ -40,6 +40,12 @@ TIMESTAMP_RE = re.compile(
 )
 STRICT_TIMESTAMP_RE = re.compile(TIMESTAMP_PATTERN)
 _CONTROL_RE = re.compile(f"[{CONTROL_CHARS}{INVISIBLE_CHARS}]")
+# Unicode tag characters are invisible. Their one use in text is a subdivision flag (England,
+# Scotland, Wales): a black flag, tag letters, a cancel tag. Anywhere else they can carry a
+# message a reader does not see but a program reading the directory does. Outside the
+# Basic Multilingual Plane, so checked here and not by the schema (see INVISIBLE_CHARS).
+_TAG_RE = re.compile("[\U000e0000-\U000e007f]")
+_FLAG_RE = re.compile("\U0001f3f4[\U000e0020-\U000e007e]+\U000e007f")
 _SPACE_OR_CONTROL_RE = re.compile(f"[\\s\\x00-\\x1f\\x7f{INVISIBLE_CHARS}]")
 # http(s)://host, then a path, query or fragment, with no user, port or brackets: most URLs.
 _SIMPLE_URL_RE = re.compile(r"https?://([^/?#@:\[\]\\]+)(?:[/?#].*)?", re.DOTALL)
@@ -310,6 +316,8 @@ def _text(value: Any, spec: FieldSpec, *, one_line: bool = False) -> str:
     if one_line and ("\n" in text or "\r" in text or "\t" in text):
         raise InvalidValueError("must be a single line (no line breaks or tabs)")
     bad = _CONTROL_RE.search(text)
+    if bad is None and _TAG_RE.search(text) is not None:
+        bad = _TAG_RE.search(_FLAG_RE.sub("", text))
     if bad:
         raise InvalidValueError(
             f"contains the invisible or control character U+{ord(bad.group()):04X}; remove it"

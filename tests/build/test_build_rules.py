@@ -121,6 +121,8 @@ CASES = [
     ("name-arabic-letter-mark", "acme", submission(name='"Acme\u061cStore"'), [(2, 7, "name", "U+061C")]),
     ("name-hangul-filler", "acme", submission(name='"Acme\u3164"'), [(2, 7, "name", "U+3164")]),
     ("name-c1-control", "acme", submission(name='"Acme\\x85Store"'), [(2, 7, "name", "U+0085")]),
+    ("name-hidden-tags", "acme", submission(name='"Acme\U000e0069\U000e0067\U000e006eStore"'), [(2, 7, "name", "U+E0069")]),
+    ("name-tags-after-flag", "acme", submission(name='"\U0001f3f4\U000e0067\U000e0062\U000e007f\U000e0041"'), [(2, 7, "name", "U+E0041")]),
     ("site-zero-width", "acme", submission(site='"https://acme.fr/\u200b"'), [(4, 7, "site", "spaces")]),
     ("created-no-seconds", "acme", submission(createdAt='"2024-03-01T09:00Z"'), [(19, 12, "createdAt", "expected form")]),
     # --- slug -----------------------------------------------------------------------
@@ -184,7 +186,7 @@ def test_all_errors_of_all_files_in_one_run(content: Content) -> None:
 @pytest.mark.parametrize(
     "name",
     ["Famille \U0001f468\u200d\U0001f469\u200d\U0001f467", "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",
-     "Versicherungs\u00advergleich", "Caf\u00e9 M\u00fcller \u4e2d\u6587 \u0627\u0644\u0639\u0631\u0628\u064a\u0629"],
+     "Versicherungs\u00advergleich", "Pubs \U0001f3f4\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f", "Caf\u00e9 M\u00fcller \u4e2d\u6587 \u0627\u0644\u0639\u0631\u0628\u064a\u0629"],
 )  # fmt: skip
 def test_real_text_with_joiners_and_soft_hyphens_is_fine(name: str) -> None:
     outcome = validation.check_file("acme", submission(name=f'"{name}"').encode())
