@@ -188,16 +188,27 @@ def parse_text(value: object, limit: int) -> str:
     if len(text) > limit:
         raise _FieldError(f"longer than {limit} characters")
     if not text.isprintable():
-        # Spaces other than U+0020 (a no-break space before "%" in French exports) are text;
-        # controls, line separators and other invisible characters are not.
-        bad = next((c for c in text if not c.isprintable() and not _is_space(c)), None)
+        # Spaces other than U+0020 (a no-break space before "%" in French exports) are text,
+        # and so are the few format characters real names need (as in submissions:
+        # docs/submissions.md); controls, line separators and other invisible characters
+        # are not.
+        shown = _FLAG.sub("", text)
+        bad = next((c for c in shown if not c.isprintable() and not _is_text(c)), None)
         if bad is not None:
             raise _FieldError(f"contains the control or invisible character U+{ord(bad):04X}")
     return text
 
 
-def _is_space(char: str) -> bool:
-    return unicodedata.category(char) == "Zs"
+# Zero-width non-joiner and joiner (Persian words, emoji sequences such as a family) and
+# the soft hyphen: invisible, yet part of how the words are written.
+_TEXT_FORMAT_CHARS = frozenset("\u200c\u200d\u00ad")
+# A subdivision flag (England, Scotland, Wales): a black flag, tag letters, a cancel tag.
+# Tag characters anywhere else can hide a message, and are refused.
+_FLAG = re.compile("\U0001f3f4[\U000e0020-\U000e007e]+\U000e007f")
+
+
+def _is_text(char: str) -> bool:
+    return char in _TEXT_FORMAT_CHARS or unicodedata.category(char) == "Zs"
 
 
 def parse_currency(value: object) -> str:

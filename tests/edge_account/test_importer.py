@@ -294,10 +294,23 @@ def test_naive_timestamps_use_the_given_zone():
 
 @pytest.mark.parametrize(
     ("raw", "kept"),
-    [("Remise 10\u00a0%", True), ("Prix\u202f: 10", True), ("a\x01b", False), ("a\u2028b", False)],
+    [
+        ("Remise 10\u00a0%", True),
+        ("Prix\u202f: 10", True),
+        ("Famille \U0001f468\u200d\U0001f469\u200d\U0001f467", True),
+        ("\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645", True),
+        ("Versicherungs\u00advergleich", True),
+        ("Pubs \U0001f3f4\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f", True),
+        ("a\x01b", False),
+        ("a\u2028b", False),
+        ("a\u200bb", False),
+        ("a\U000e0041b", False),
+        ("a\ufeffb", False),
+    ],
 )
-def test_text_keeps_unicode_spaces_and_refuses_controls(raw, kept):
-    # A no-break space before '%' is how French exports write it (an audit found it refused).
+def test_text_keeps_spaces_and_joiners_and_refuses_controls(raw, kept):
+    # A no-break space before '%' is how French exports write it, a joiner how an emoji
+    # family or a Persian word is written (audits found both refused: whole files failed).
     if kept:
         assert parse_text(raw, 500) == raw
     else:
