@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import logging
 import sys
 from collections.abc import Sequence
 
-from aiohttp import web
-
-from edge import workers
-from edge.accesslog import JsonAccessLogger
-from edge.app import create_app
+from edge import serving, workers
 from edge.config import Config, ConfigError, load
 from edge.logs import configure_logging
 
@@ -21,14 +16,7 @@ def serve(config: Config) -> None:
     if config.workers > 1:
         workers.supervise(config)  # N processes on one port (edge/workers.py)
         return
-    web.run_app(
-        create_app(config),
-        host=config.host,
-        port=config.port,
-        access_log=logging.getLogger("edge.access"),
-        access_log_class=JsonAccessLogger,
-        print=lambda msg: logging.getLogger("edge").info(msg.strip()),
-    )
+    serving.serve(config)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

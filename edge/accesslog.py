@@ -23,7 +23,8 @@ def access_record(request: web.BaseRequest, response: web.StreamResponse, second
         "durationMs": round(seconds * 1000, 3),
         "bytes": response.body_length,
         "keyPrefix": principal.prefix if principal else None,
-        "requestId": request.get(appkeys.REQUEST_ID),
+        # A request the HTTP parser refused never reached the app: its id is the answer's.
+        "requestId": request.get(appkeys.REQUEST_ID) or response.headers.get("X-Request-Id"),
     }
 
 

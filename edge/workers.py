@@ -40,13 +40,12 @@ from multiprocessing.process import BaseProcess
 
 from aiohttp import web
 
-from edge.accesslog import JsonAccessLogger
-from edge.app import create_app
+from edge import serving
 from edge.config import Config
 
 log = logging.getLogger("edge.workers")
 
-SHUTDOWN_TIMEOUT = 10.0  # seconds a stopping worker gives in-flight requests
+SHUTDOWN_TIMEOUT = serving.SHUTDOWN_TIMEOUT  # seconds a stopping worker gives in-flight requests
 KILL_AFTER = SHUTDOWN_TIMEOUT + 5.0  # then the supervisor stops waiting and kills it
 FAST_EXIT = 5.0  # a worker that dies sooner than this after its start is crash-looping
 MAX_RESTART_DELAY = 30.0
@@ -95,12 +94,7 @@ async def _until_stopped(stop: asyncio.Event, parent_pid: int) -> None:
 
 async def serve_worker(config: Config, index: int, ready: Connection, parent_pid: int) -> None:
     """Serve `config` on its shared port until SIGTERM, then stop gracefully."""
-    runner = web.AppRunner(
-        create_app(config),
-        access_log=logging.getLogger("edge.access"),
-        access_log_class=JsonAccessLogger,
-        shutdown_timeout=SHUTDOWN_TIMEOUT,
-    )
+    runner = serving.make_runner(config)
     await runner.setup()
     try:
         site = web.TCPSite(runner, config.host, config.port, reuse_port=True)
