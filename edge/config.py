@@ -58,6 +58,16 @@ def _port(text: str) -> int:
     return value
 
 
+SECRET_MIN = 32  # characters of a secret: cursor signatures and credential encryption
+
+
+def _secret(text: str) -> str:
+    # The message never quotes the value: it is a secret, even when a bad one.
+    if len(text.strip()) < SECRET_MIN:
+        raise ConfigError(f"the secret must be at least {SECRET_MIN} characters")
+    return text
+
+
 def _public_url(text: str) -> str:
     """`scheme://host[:port]` of the API as clients reach it: no path, query or fragment."""
     url = text.strip().rstrip("/")
@@ -142,8 +152,8 @@ class Config:
                 with os.fdopen(fd, "w") as fh:
                     fh.write(secrets.token_urlsafe(48))
         text = path.read_text().strip()
-        if len(text) < 32:
-            raise ConfigError(f"{path}: the secret must be at least 32 characters")
+        if len(text) < SECRET_MIN:
+            raise ConfigError(f"{path}: the secret must be at least {SECRET_MIN} characters")
         return text.encode()
 
 
@@ -158,7 +168,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "secret_key",
-        str,
+        _secret,
         "Secret for cursor signatures and credential encryption (32+ characters). "
         "Give every edge process the same one. Unset: read from --secret-file.",
     ),

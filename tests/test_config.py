@@ -66,6 +66,17 @@ def test_a_short_secret_is_refused(tmp_path):
         Config(secret_file=tmp_path / "s").resolved_secret()
 
 
+@pytest.mark.parametrize("given", ["abc", "s3cret-but-only-31-characters-x", " " * 40])
+def test_a_short_secret_key_is_refused_without_being_shown(given):
+    for argv, env in ((["--secret-key", given], {}), ([], {"EDGE_SECRET_KEY": given})):
+        with pytest.raises(
+            ConfigError, match=r"--secret-key / EDGE_SECRET_KEY: .*at least 32"
+        ) as caught:
+            load(argv, env)
+        assert given.strip() not in str(caught.value) or not given.strip()
+    assert load(["--secret-key", "k" * 32], {}).secret_key == "k" * 32
+
+
 def test_the_secret_file_is_made_once_and_private(tmp_path):
     path = tmp_path / "var" / "secret.key"
     first = Config(secret_file=path).resolved_secret()
