@@ -148,5 +148,6 @@ def parse_query(endpoint: Endpoint, items: Iterable[tuple[str, str]]) -> dict[st
         values[p.name] = PARSERS[p.kind](p, given[0])
     lower, upper = values.get("from"), values.get("to")
     if lower is not None and upper is not None and lower > upper:
-        raise ApiError("invalid_date_range", "from is later than to", param="from")
+        # Neither parameter alone is at fault: the pair is (param null, per the decisions).
+        raise ApiError("invalid_date_range", "from is later than to")
     return values

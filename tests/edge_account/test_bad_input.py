@@ -26,7 +26,7 @@ COMMISSION_CASES = [
     ("from=2026-01-01T00:00:00Z", "invalid_parameter", "from"),
     ("to=2026-02-30", "invalid_parameter", "to"),
     ("to=2026-01-01&to=2026-01-02", "invalid_parameter", "to"),
-    ("from=2026-03-01&to=2026-02-01", "invalid_date_range", "from"),
+    ("from=2026-03-01&to=2026-02-01", "invalid_date_range", None),
     ("limit=", "invalid_parameter", "limit"),
     ("limit=0", "invalid_parameter", "limit"),
     ("limit=101", "invalid_parameter", "limit"),
@@ -48,7 +48,7 @@ COMMISSION_CASES = [
     ("foo=1&limit=0", "unknown_parameter", "foo"),
     ("limit=0&status=bad", "invalid_parameter", "status"),
     ("to=2026-01-01&from=2026-02-01&limit=0", "invalid_parameter", "limit"),
-    ("from=2026-02-01&to=2026-01-01&cursor=garbage", "invalid_date_range", "from"),
+    ("from=2026-02-01&to=2026-01-01&cursor=garbage", "invalid_date_range", None),
 ]
 
 
