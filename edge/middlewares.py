@@ -56,15 +56,18 @@ def error_response(request: web.Request, error: ApiError) -> web.Response:
     return response
 
 
+def method_not_allowed() -> ApiError:
+    """405 with `Allow`: every path answers GET and HEAD only."""
+    return ApiError(
+        "method_not_allowed", "only GET and HEAD are allowed", headers={"Allow": ALLOWED_METHODS}
+    )
+
+
 def _from_http_exception(exc: web.HTTPException) -> ApiError:
     if exc.status == 404:
         return ApiError("not_found", "no such resource")
     if exc.status == 405:
-        return ApiError(
-            "method_not_allowed",
-            "only GET and HEAD are allowed",
-            headers={"Allow": ALLOWED_METHODS},
-        )
+        return method_not_allowed()
     raise exc
 
 

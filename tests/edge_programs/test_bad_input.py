@@ -264,3 +264,20 @@ async def test_other_methods_are_405_with_allow(client, method):
     resp = await client.request(method, "/v1/programs", headers=AUTH)
     await assert_error(resp, 405, "method_not_allowed", None)
     assert resp.headers["Allow"] == "GET, HEAD"
+
+
+@pytest.mark.parametrize("target", [b"/v1/programs", b"/v1/nope", b"api.example:443"])
+async def test_connect_is_405_whatever_its_target(client, target):
+    # CONNECT names a host and port, not a path: it is a method the API does not take,
+    # never an unknown path (an audit found 404 without Allow).
+    import asyncio
+    import json
+
+    reader, writer = await asyncio.open_connection("127.0.0.1", client.port)
+    writer.write(b"CONNECT " + target + b" HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+    answer = await asyncio.wait_for(reader.read(), 10)
+    writer.close()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 405 ")
+    assert b"\r\nAllow: GET, HEAD" in head
+    assert json.loads(body)["code"] == "method_not_allowed"
