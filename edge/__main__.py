@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from edge import serving, workers
 from edge.config import Config, ConfigError, load
 from edge.logs import configure_logging
+from edge.store import StoreError
 
 
 def serve(config: Config) -> None:
@@ -25,7 +26,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"edge: {exc}", file=sys.stderr)
         return 2
-    serve(config)
+    try:
+        serve(config)
+    except ConfigError as exc:  # found at start: a Redis URL, a secret file...
+        print(f"edge: {exc}", file=sys.stderr)
+        return 2
+    except (StoreError, OSError) as exc:  # the account store, the port, a file
+        print(f"edge: cannot start: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -44,10 +44,14 @@ def _bool(text: str) -> bool:
     raise ConfigError(f"{text!r} is not a boolean (true/false)")
 
 
+MAX_SECONDS = 86_400.0  # a day: no timeout, cache or interval of the edge needs more
+
+
 def _positive_float(text: str) -> float:
+    # `not <=` also refuses nan; inf would overflow the timers and make a key cache eternal.
     value = float(text)
-    if value <= 0:
-        raise ConfigError(f"{text!r} must be a positive number")
+    if not 0 < value <= MAX_SECONDS:
+        raise ConfigError(f"{text!r} must be a positive number of seconds, at most {MAX_SECONDS:g}")
     return value
 
 

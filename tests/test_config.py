@@ -34,6 +34,11 @@ def test_rate_limits_parse_as_requests_per_window():
         ({"EDGE_RELOAD_INTERVAL": "-1"}, "positive"),
         ({"EDGE_LOG_LEVEL": "LOUD"}, "log level"),
         ({"EDGE_RETRY_AFTER": "0"}, ">= 1"),
+        ({"EDGE_STORE_TIMEOUT": "inf"}, "at most 86400"),
+        ({"EDGE_STORE_TIMEOUT": "1e400"}, "at most 86400"),
+        ({"EDGE_KEY_CACHE_SECONDS": "nan"}, "positive number"),
+        ({"EDGE_KEY_CACHE_SECONDS": "86401"}, "at most 86400"),
+        ({"EDGE_REDIS_TIMEOUT": "-inf"}, "positive number"),
         ({"EDGE_WORKERS": "0"}, ">= 1"),
         ({"EDGE_PUBLIC_URL": "api.example.com"}, "--public-url / EDGE_PUBLIC_URL"),
         ({"EDGE_PUBLIC_URL": "ftp://api.example.com"}, "not an http"),
@@ -89,3 +94,34 @@ def test_the_secret_file_is_made_once_and_private(tmp_path):
 def test_every_setting_is_documented(setting):
     text = DOC.read_text()
     assert f"`{setting.flag}`" in text and f"`{setting.env}`" in text
+
+
+@pytest.mark.parametrize(
+    ("args", "status", "message"),
+    [
+        (["--database", "mysql://x"], 1, "edge: cannot start: unknown database URL scheme"),
+        (["--database", "{tmp}/not-a-db.sqlite3"], 1, "file is not a database"),
+        (["--redis-url", "notredis"], 2, "edge: --redis-url / EDGE_REDIS_URL:"),
+        (["--secret-file", "{tmp}/short", "--secret-key", ""], 2, "at least 32 characters"),
+        (
+            ["--secret-file", "/proc/nope/secret", "--secret-key", ""],
+            1,
+            "edge: cannot start: [Errno 2]",
+        ),
+    ],
+)
+def test_a_setting_found_unusable_at_start_is_one_line_not_a_traceback(
+    tmp_path, args, status, message
+):
+    import subprocess
+    import sys
+
+    (tmp_path / "not-a-db.sqlite3").write_text("not a database")
+    (tmp_path / "short").write_text("short")
+    argv = [sys.executable, "-m", "edge", "--port", "0", "--dist", str(tmp_path / "dist")]
+    argv += ["--database", str(tmp_path / "edge.sqlite3"), "--secret-key", "k" * 40]
+    argv += [a.format(tmp=tmp_path) for a in args]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == status, done.stderr
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
