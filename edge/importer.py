@@ -93,7 +93,7 @@ def parse_amount(value: object) -> str:
     """Canonical decimal text of an amount, exactly as reported ("12.30" stays "12.30")."""
     if not isinstance(value, str):
         raise _FieldError("expected a number or a decimal string")
-    match = _AMOUNT_INPUT.fullmatch(value.strip())
+    match = _AMOUNT_INPUT.fullmatch(_trim(value))
     if not match:
         raise _FieldError(
             f"{value!r} is not a plain decimal number (digits, one '.' as decimal separator, "
@@ -117,7 +117,7 @@ def parse_timestamp(value: object, zone: dt.tzinfo | None) -> str:
             raise _FieldError(f"{value!r} is out of range (years 1000 to 9999 in UTC)") from None
     if not isinstance(value, str):
         raise _FieldError("expected a timestamp string")
-    text = value.strip()
+    text = _trim(value)
     if _DATE_ONLY.fullmatch(text):
         try:
             day = dt.date.fromisoformat(text)
@@ -184,7 +184,7 @@ def parse_text(value: object, limit: int) -> str:
         return str(value)
     if not isinstance(value, str):
         raise _FieldError("expected a string")
-    text = value.strip()
+    text = _trim(value)
     if len(text) > limit:
         raise _FieldError(f"longer than {limit} characters")
     if not text.isprintable():
@@ -197,6 +197,17 @@ def parse_text(value: object, limit: int) -> str:
         if bad is not None:
             raise _FieldError(f"contains the control or invisible character U+{ord(bad):04X}")
     return text
+
+
+# What is trimmed off the ends of a value: tabs and Unicode spaces, nothing else. str.strip()
+# would also take control characters, line and paragraph separators and NEL off, unseen:
+# "CT1\x1f" would be stored as "CT1" and collide with another id.
+_BLANKS = "\t" + "".join(chr(c) for c in range(0x3001) if unicodedata.category(chr(c)) == "Zs")
+_JSON_SPACE = " \t\r"  # JSON's whitespace, "\n" aside (it ends the line)
+
+
+def _trim(text: str) -> str:
+    return text.strip(_BLANKS)
 
 
 # Zero-width non-joiner and joiner (Persian words, emoji sequences such as a family) and
@@ -212,16 +223,16 @@ def _is_text(char: str) -> bool:
 
 
 def parse_currency(value: object) -> str:
-    if not isinstance(value, str) or not _CURRENCY.fullmatch(value.strip()):
+    if not isinstance(value, str) or not _CURRENCY.fullmatch(_trim(value)):
         raise _FieldError(f"{value!r} is not an ISO 4217 code (three letters, e.g. EUR)")
-    code = value.strip().upper()
+    code = _trim(value).upper()
     if code not in currencies.CODES:
         raise _FieldError(f"{value!r} is not an ISO 4217 currency code (e.g. EUR, GBP, USD)")
     return code
 
 
 def _empty(value: object) -> bool:
-    return value is None or (isinstance(value, str) and not value.strip())
+    return value is None or (isinstance(value, str) and not _trim(value))
 
 
 # --- Records ----------------------------------------------------------------------------
@@ -303,7 +314,7 @@ def canonical_columns(names: list[str], line: int) -> tuple[list[str | None], li
     mapped: list[str | None] = []
     for name in names:
         canonical = _CANONICAL.get(column_key(name))
-        if canonical is None and not name.strip():
+        if canonical is None and not _trim(name):
             mapped.append(None)  # a trailing delimiter: an unnamed, ignored column
             continue
         if canonical is None:
@@ -320,7 +331,7 @@ def canonical_columns(names: list[str], line: int) -> tuple[list[str | None], li
 def read_csv(text: str) -> tuple[list[tuple[int, dict[str, object]]], list[Problem]]:
     """Records of a CSV export with a header row; `,`, `;` or tab separated (detected)."""
     lines = text.split("\n")  # as the CSV reader counts lines (not at U+2028, NEL...)
-    header_line = next((i for i, line in enumerate(lines) if line.strip()), None)
+    header_line = next((i for i, line in enumerate(lines) if _trim(line)), None)
     if header_line is None:
         return [], [Problem(1, "header", "the file is empty; expected a header row")]
     delimiter = max(
@@ -335,10 +346,10 @@ def read_csv(text: str) -> tuple[list[tuple[int, dict[str, object]]], list[Probl
     try:
         for row in reader:
             start, line = line, reader.line_num + 1
-            if not any(cell.strip() for cell in row):
+            if not any(_trim(cell) for cell in row):
                 continue
             if columns is None:
-                columns, header_problems = canonical_columns([c.strip() for c in row], start)
+                columns, header_problems = canonical_columns([_trim(c) for c in row], start)
                 problems.extend(header_problems)
                 missing = sorted(REQUIRED - set(filter(None, columns)))
                 if missing:
@@ -351,7 +362,7 @@ def read_csv(text: str) -> tuple[list[tuple[int, dict[str, object]]], list[Probl
                     Problem(start, "row", f"has {len(row)} fields, the header has {len(columns)}")
                 )
                 continue
-            unnamed = [i for i, c in enumerate(columns) if c is None and row[i].strip()]
+            unnamed = [i for i, c in enumerate(columns) if c is None and _trim(row[i])]
             if unnamed:
                 # Only an empty cell may sit under an unnamed column (a trailing delimiter):
                 # a value there would be dropped without a word.
@@ -389,7 +400,7 @@ def read_jsonl(text: str) -> tuple[list[tuple[int, dict[str, object]]], list[Pro
     # Lines end at "\n" only (a "\r" before it is JSON whitespace): str.splitlines would
     # also cut at U+2028, NEL and others, which JSON strings may hold as they are.
     for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
+        if not line.strip(_JSON_SPACE):
             continue
         try:
             value = json.loads(

@@ -415,3 +415,41 @@ def test_a_local_time_the_clocks_skipped_is_refused():
     assert parse_timestamp("2026-03-29 02:30:00+01:00", ZoneInfo("Europe/Paris")) == (
         "2026-03-29T01:30:00Z"
     )
+
+
+@pytest.mark.parametrize(
+    ("parse", "raw"),
+    [
+        (lambda x: parse_text(x, 200), "CT1\x1f"),
+        (lambda x: parse_text(x, 200), "\u2028s\x85"),
+        (lambda x: parse_text(x, 200), "\x1c"),
+        (parse_currency, "EUR\x1f"),
+        (parse_amount, "12.30\x1e"),
+        (lambda x: parse_timestamp(x, None), "2026-03-04\x85"),
+    ],
+)
+def test_control_characters_at_the_ends_are_refused_not_trimmed(parse, raw):
+    # str.strip() took them off unseen: "CT1\x1f" was stored as "CT1" (an audit found two
+    # ids colliding so).
+    with pytest.raises(ValueError):
+        parse(raw)
+
+
+def test_tabs_and_unicode_spaces_at_the_ends_are_trimmed():
+    assert parse_text("\t\u00a0Matelas Nuage \u3000", 200) == "Matelas Nuage"
+    assert parse_currency("\teur\u00a0") == "EUR"
+
+
+def test_a_row_of_control_characters_is_not_a_blank_row():
+    text = "externalId,commissionAmount,currency,transactedAt\n\x1c,\x1d,\x1e,\x1f\n"
+    with pytest.raises(ExportError) as caught:
+        parse_export(text, "csv", "awin", STATUSES)
+    assert any(p.line == 2 for p in caught.value.problems)
+    line = '{"externalId": "\\u001f", "commissionAmount": "1", "currency": "EUR", "transactedAt": "2026-03-04"}'
+    with pytest.raises(ExportError) as caught:
+        parse_export(line, "jsonl", "awin", STATUSES)
+    (problem,) = caught.value.problems
+    assert (problem.field, problem.message) == (
+        "externalId",
+        "contains the control or invisible character U+001F",
+    )
