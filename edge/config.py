@@ -251,4 +251,10 @@ def load(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     config = dataclasses.replace(config, **given)
     if config.log_level.upper() not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
         raise ConfigError(f"log level {config.log_level!r} is not DEBUG, INFO, WARNING or ERROR")
+    if config.workers > 1 and not config.redis_url:
+        raise ConfigError(
+            f"--workers / EDGE_WORKERS: {config.workers} workers need --redis-url / "
+            "EDGE_REDIS_URL: a key's rate limit holds across all workers, and counts kept in "
+            "one worker's memory cannot; run Redis, or one worker"
+        )
     return config

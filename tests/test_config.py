@@ -40,6 +40,7 @@ def test_rate_limits_parse_as_requests_per_window():
         ({"EDGE_KEY_CACHE_SECONDS": "86401"}, "at most 86400"),
         ({"EDGE_REDIS_TIMEOUT": "-inf"}, "positive number"),
         ({"EDGE_WORKERS": "0"}, ">= 1"),
+        ({"EDGE_WORKERS": "2"}, "2 workers need --redis-url"),
         ({"EDGE_PUBLIC_URL": "api.example.com"}, "--public-url / EDGE_PUBLIC_URL"),
         ({"EDGE_PUBLIC_URL": "ftp://api.example.com"}, "not an http"),
         ({"EDGE_PUBLIC_URL": "https://api.example.com/v1"}, "no path"),
@@ -125,3 +126,8 @@ def test_a_setting_found_unusable_at_start_is_one_line_not_a_traceback(
     assert done.returncode == status, done.stderr
     assert message in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_several_workers_with_redis_are_fine():
+    config = load(["--workers", "3", "--redis-url", "redis://127.0.0.1:6379/0"], {})
+    assert config.workers == 3

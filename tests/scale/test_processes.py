@@ -25,6 +25,8 @@ from .conftest import (
 )
 
 LIMIT = 12
+# Several workers need a Redis URL; these tests stop before any worker would use it.
+UNREACHABLE_REDIS = "redis://127.0.0.1:9/0"
 
 
 async def count_allowed(urls: list[str], key: str, requests: int) -> dict[int, int]:
@@ -92,15 +94,15 @@ async def wait_for(predicate, within: float = 15.0, edge: EdgeProcess | None = N
     raise AssertionError(f"condition not reached in time\n{edge.log_text() if edge else ''}")
 
 
-async def test_the_supervisor_restarts_reloads_and_stops(tmp_path, edges):
+async def test_the_supervisor_restarts_reloads_and_stops(tmp_path, edges, redis_url):
     database = str(tmp_path / "edge.sqlite3")
     key = await seed_key(database)
-    edge = start_edge(tmp_path, ["--workers", "2", "--database", database])
+    edge = start_edge(
+        tmp_path, ["--workers", "2", "--database", database, "--redis-url", redis_url]
+    )
     edges.append(edge)
     await wait_healthy(edge)
     await wait_for(lambda: "2 workers serving" in edge.log_text(), edge=edge)
-    # In-memory limits with several workers: said loudly at start.
-    assert "without --redis-url" in edge.log_text()
     workers = children(edge.process.pid)
     assert len(workers) == 2
 
@@ -126,8 +128,11 @@ async def test_the_supervisor_restarts_reloads_and_stops(tmp_path, edges):
     assert not running(all_workers)
 
 
-async def test_orphaned_workers_stop_by_themselves(tmp_path, edges):
-    edge = start_edge(tmp_path, ["--workers", "2", "--database", str(tmp_path / "e.sqlite3")])
+async def test_orphaned_workers_stop_by_themselves(tmp_path, edges, redis_url):
+    database = str(tmp_path / "e.sqlite3")
+    edge = start_edge(
+        tmp_path, ["--workers", "2", "--database", database, "--redis-url", redis_url]
+    )
     edges.append(edge)
     await wait_healthy(edge)
     workers = children(edge.process.pid)
@@ -141,7 +146,8 @@ async def test_orphaned_workers_stop_by_themselves(tmp_path, edges):
 async def test_a_worker_that_cannot_start_stops_the_edge(tmp_path, edges):
     # A store that cannot be opened: every worker fails during start-up.
     (tmp_path / "file").write_text("not a directory")
-    edge = start_edge(tmp_path, ["--workers", "2", "--database", str(tmp_path / "file" / "x.db")])
+    args = ["--workers", "2", "--database", str(tmp_path / "file" / "x.db")]
+    edge = start_edge(tmp_path, [*args, "--redis-url", UNREACHABLE_REDIS])
     edges.append(edge)
     status = await asyncio.to_thread(edge.process.wait, 30)
     assert status == 1
@@ -155,7 +161,7 @@ def test_a_taken_port_is_refused_at_once(tmp_path, edges):
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        edge = start_edge(tmp_path, ["--workers", "2"], port=port)
+        edge = start_edge(tmp_path, ["--workers", "2", "--redis-url", UNREACHABLE_REDIS], port=port)
         edges.append(edge)
         assert edge.process.wait(30) != 0
     assert "Address already in use" in edge.log_text()
@@ -166,3 +172,9 @@ def test_a_taken_port_is_refused_at_once(tmp_path, edges):
 )
 def test_restart_delay_backs_off(failures, delay):
     assert restart_delay(failures) == delay
+
+
+def test_several_workers_without_redis_are_refused(tmp_path):
+    edge = start_edge(tmp_path, ["--workers", "2"])
+    assert edge.process.wait(30) == 2
+    assert "2 workers need --redis-url" in edge.log_text()

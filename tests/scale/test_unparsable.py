@@ -35,6 +35,8 @@ def parse_answer(answer: bytes) -> tuple[str, dict[str, str], dict]:
 async def edge(request, tmp_path, edges, built_dist) -> EdgeProcess:
     args = ["--database", str(tmp_path / "edge.sqlite3"), "--dist", str(built_dist)]
     args += ["--workers", str(request.param), "--access-log", "true"]
+    if request.param > 1:
+        args += ["--redis-url", request.getfixturevalue("shared_redis").url]
     process = start_edge(tmp_path, args)
     edges.append(process)
     await wait_healthy(process)
