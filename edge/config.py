@@ -140,11 +140,20 @@ class Config:
         # Not a field, so equality, repr and dataclasses.replace are unchanged.
         return {"free": self.rate_limit_free, "pro": self.rate_limit_pro}
 
-    def resolved_secret(self) -> bytes:
-        """The secret key: the configured one, else the secret file (created on first use)."""
+    def resolved_secret(self, *, create: bool = True) -> bytes:
+        """The secret key: the configured one, else the secret file (created on first use,
+        unless `create` is False: then a missing file is a ConfigError)."""
         if self.secret_key:
             return self.secret_key.encode()
         path = self.secret_file
+        if not path.exists() and not create:
+            # The admin CLI must use the edge's secret: one made up here (a typo in the path,
+            # another working directory) would encrypt credentials the edge cannot open.
+            raise ConfigError(
+                f"no secret at {path.absolute()}: use the edge's (--secret-file / "
+                "EDGE_SECRET_FILE where the edge keeps it, or --secret-key / EDGE_SECRET_KEY); "
+                "the edge makes the file on its first start"
+            )
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
             # O_EXCL: two workers starting at once must end up with one secret, not two.

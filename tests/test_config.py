@@ -131,3 +131,12 @@ def test_a_setting_found_unusable_at_start_is_one_line_not_a_traceback(
 def test_several_workers_with_redis_are_fine():
     config = load(["--workers", "3", "--redis-url", "redis://127.0.0.1:6379/0"], {})
     assert config.workers == 3
+
+
+def test_a_missing_secret_file_is_made_only_when_asked(tmp_path):
+    config = Config(secret_file=tmp_path / "typo" / "secret.key")
+    with pytest.raises(ConfigError, match="no secret at .*typo/secret.key: use the edge's"):
+        config.resolved_secret(create=False)
+    assert not (tmp_path / "typo").exists()
+    made = config.resolved_secret()
+    assert config.resolved_secret(create=False) == made
