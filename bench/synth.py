@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 
-from catalog.countries import COUNTRIES  # noqa: E402
 from contract import vocabulary as v  # noqa: E402
+from contract.countries import COUNTRIES  # noqa: E402
 
 # Market weights: a French-language directory, as the verticals suggest.
 MARKET_WEIGHTS: dict[str, float] = {

@@ -70,7 +70,7 @@ VALIDATION_SOURCES = (
     "catalog/validation.py",
     "catalog/yamlstrict.py",
     "catalog/submission.py",
-    "catalog/countries.py",
+    "contract/countries.py",
     "catalog/errors.py",
     "catalog/rendering.py",
     "catalog/scoring.py",

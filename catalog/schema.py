@@ -12,7 +12,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from catalog.countries import COUNTRIES
 from catalog.submission import (
     CONTROL_CHARS,
     FIELDS,
@@ -24,6 +23,7 @@ from catalog.submission import (
     FieldSpec,
 )
 from contract import vocabulary as v
+from contract.countries import COUNTRIES
 
 SCHEMA_PATH = Path("schema") / "program.schema.json"  # relative to the content directory
 SCHEMA_ID = "https://affdir.example/schema/program.schema.json"

@@ -78,7 +78,7 @@ SECTION_TITLES = {"verticals": "Verticals", "models": "Payout models", "markets"
 def country_names() -> dict[str, str]:
     """ISO code -> short English name, from the build's country table when it is there."""
     try:
-        from catalog.countries import COUNTRIES
+        from contract.countries import COUNTRIES
     except ImportError:  # the table belongs to the build; codes alone are still correct
         return {}
     return dict(COUNTRIES)
@@ -190,7 +190,7 @@ SITE_SOURCES = (
     "catalog/cache.py",
     "catalog/scoring.py",
     "catalog/model.py",
-    "catalog/countries.py",
+    "contract/countries.py",
     "contract/labels.py",
     "contract/resources.py",
     "contract/vocabulary.py",

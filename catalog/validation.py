@@ -15,7 +15,6 @@ from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 from catalog import yamlstrict
-from catalog.countries import COUNTRIES, NOT_ASSIGNED
 from catalog.errors import Problem
 from catalog.submission import (
     BY_NAME,
@@ -31,6 +30,7 @@ from catalog.submission import (
 )
 from catalog.yamlstrict import BROKEN, Ambiguous, Document
 from contract import vocabulary as v
+from contract.countries import COUNTRIES, NOT_ASSIGNED
 
 HOST_RE = re.compile(HOST_PATTERN)
 TIMESTAMP_RE = re.compile(

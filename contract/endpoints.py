@@ -58,7 +58,7 @@ PROGRAMS = Endpoint(
         Param(
             "market",
             "market",
-            "Restrict to a market: ISO 3166-1 alpha-2 code, case-insensitive.",
+            "Restrict to a market: an officially assigned ISO 3166-1 alpha-2 code, case-insensitive.",
             example="FR",
         ),
         Param(

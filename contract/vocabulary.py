@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from contract.countries import COUNTRIES
+
 # --- Programme -----------------------------------------------------------------------
 
 VERTICALS: tuple[str, ...] = (
@@ -65,7 +67,9 @@ LIMIT_MAX = 100
 LIMIT_DEFAULT = 25
 
 DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
-MARKET_PATTERN = r"^[A-Za-z]{2}$"
+# The `market` filter: an officially assigned ISO 3166-1 alpha-2 code in any case, spelt
+# out ("[Ff][Rr]") so that the OpenAPI document, the parser and its tests share one rule.
+MARKET_PATTERN = "^(?:" + "|".join(f"[{a}{a.lower()}][{b}{b.lower()}]" for a, b in COUNTRIES) + ")$"
 # What the API returns: country codes upper case (ISO 3166-1 alpha-2), ISO 4217 currencies.
 COUNTRY_PATTERN = r"^[A-Z]{2}$"
 CURRENCY_PATTERN = r"^[A-Z]{3}$"

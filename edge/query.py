@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from contract.countries import COUNTRIES, NOT_ASSIGNED
 from contract.endpoints import Endpoint, Param
 from edge.errors import ApiError, invalid
 
@@ -60,9 +61,15 @@ def _enum(p: Param, raw: str) -> str:
 
 
 def _market(p: Param, raw: str) -> str:
+    wanted = f"{p.name} must be an ISO 3166-1 alpha-2 country code, e.g. FR"
     if not _MARKET.fullmatch(raw):
-        raise invalid(p.name, f"{p.name} must be an ISO 3166-1 alpha-2 country code, e.g. FR")
-    return raw.upper()
+        raise invalid(p.name, wanted)
+    code = raw.upper()
+    if code not in COUNTRIES:
+        # `UK` answered an empty page, which reads as "no programme there", not as a typo.
+        hint = NOT_ASSIGNED.get(code)
+        raise invalid(p.name, f"{wanted}; {hint}" if hint else f"{wanted}; {code} is none")
+    return code
 
 
 def _date(p: Param, raw: str) -> dt.date:

@@ -135,7 +135,7 @@ def test_several_workers_with_redis_are_fine():
 
 def test_a_missing_secret_file_is_made_only_when_asked(tmp_path):
     config = Config(secret_file=tmp_path / "typo" / "secret.key")
-    with pytest.raises(ConfigError, match="no secret at .*typo/secret.key: use the edge's"):
+    with pytest.raises(ConfigError, match=r"no secret at .*typo/secret\.key: use the edge's"):
         config.resolved_secret(create=False)
     assert not (tmp_path / "typo").exists()
     made = config.resolved_secret()

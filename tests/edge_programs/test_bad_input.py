@@ -28,6 +28,8 @@ LIST_CASES = [
     ("market=f", "invalid_parameter", "market"),
     ("market=%C3%A9t", "invalid_parameter", "market"),
     ("market=", "invalid_parameter", "market"),
+    ("market=zz", "invalid_parameter", "market"),
+    ("market=UK", "invalid_parameter", "market"),
     ("market=fr&market=FR", "invalid_parameter", "market"),
     ("recurring=True", "invalid_parameter", "recurring"),
     ("recurring=1", "invalid_parameter", "recurring"),
@@ -281,3 +283,14 @@ async def test_connect_is_405_whatever_its_target(client, target):
     assert head.startswith(b"HTTP/1.1 405 ")
     assert b"\r\nAllow: GET, HEAD" in head
     assert json.loads(body)["code"] == "method_not_allowed"
+
+
+@pytest.mark.parametrize(
+    ("market", "hint"),
+    [("zz", "ZZ is none"), ("UK", "the United Kingdom is GB"), ("el", "Greece is GR")],
+)
+async def test_a_market_that_is_no_country_is_refused_with_a_hint(client, market, hint):
+    # It answered an empty page, which reads as "no programme there" rather than a typo.
+    resp = await client.get(f"/v1/programs?market={market}", headers=AUTH)
+    await assert_error(resp, 400, "invalid_parameter", "market")
+    assert hint in (await resp.json())["message"]

@@ -1,7 +1,8 @@
 """ISO 3166-1 alpha-2: the 249 officially assigned country codes, as data.
 
-Markets of a submission must be one of these. Names are short English names, used only in
-error messages and in the schema's descriptions. Source: the ISO 3166 Maintenance Agency's
+Markets of a submission must be one of these, and so must the `market` filter of
+/v1/programs (a shared contract of the build and the edge). Names are short English names,
+used only in error messages and in the schema's descriptions. Source: the ISO 3166 Maintenance Agency's
 list of officially assigned codes (the same list tzdata ships as iso3166.tab).
 """
 
