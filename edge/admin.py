@@ -3,7 +3,10 @@
 Works on the configured account store, with the edge's own settings: `--database` /
 EDGE_DATABASE, and for the commands that encrypt credentials `--secret-key` /
 EDGE_SECRET_KEY or `--secret-file` / EDGE_SECRET_FILE. `--json` prints one JSON object
-for scripts. Exit status: 0 done, 1 refused or failed (message on stderr), 2 bad usage.
+for scripts. Exit status: 0 done, 1 refused or failed (message on stderr), 2 bad usage,
+130 interrupted (Ctrl-C) and 143 terminated (SIGTERM), the change not made. What is
+reported is what the store holds: writes have no deadline, and a stop signal rolls the
+write back, or, if it came too late to, is reported as such with the result.
 See docs/accounts.md.
 """
 
@@ -11,11 +14,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
 import os
+import signal
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+import threading
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import orjson
@@ -27,16 +34,82 @@ from edge.crypto import encrypt_credentials
 from edge.demo import DEMO_UID, seed_store
 from edge.importer import ExportError, decode, detect_format, parse_export, zone_named
 from edge.statusmap import load_status_map
-from edge.store import AccountStore, StoreError, open_store
-from edge.store.base import AccountView, KeyView
+from edge.store import AccountStore, OutcomeUnknown, StoreError, open_store
+from edge.store.base import AccountView, KeyView, WriteWait
 
 PROG = "affdir-admin"
 MAX_CREDENTIALS_BYTES = 64 * 1024
-ADMIN_TIMEOUT = 60.0  # imports of large files take longer than an API call may
+# Seconds to wait for a connection, a lock or a read. Not for a write's work: an import of
+# millions of rows takes minutes, and cutting it off at a deadline only loses the work
+# (or, before writes reported what they did, had it committed and reported failed).
+ADMIN_TIMEOUT = 60.0
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 class CommandError(Exception):
     """The command cannot be done as asked (exit status 1)."""
+
+
+class Interrupted(Exception):  # noqa: N818 - reads as the outcome it reports
+    """A stop signal ended the command before its change was made (exit status 128 + signal)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+class Stopper:
+    """Turns the first SIGINT (Ctrl-C) or SIGTERM into a cancellation of the running command.
+
+    The store answers a cancelled write by rolling it back, or, when it was committing
+    already, by returning its result: either way the report is true. A second signal gets
+    the default behaviour back (quit at once, the outcome then unknown).
+    """
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self._task: asyncio.Task[Any] | None = None
+        self._previous: dict[int, Any] = {}
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        """Handle the stop signals while the block runs (only the main thread gets them)."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        for signum in STOP_SIGNALS:
+            self._previous[signum] = signal.signal(signum, self._on_signal)
+        try:
+            yield
+        finally:
+            self._restore()
+
+    def attach(self, task: asyncio.Task[Any]) -> None:
+        """Cancel `task` on a stop signal (at once if one came already)."""
+        self._task = task
+        if self.signum is not None:
+            task.cancel()
+
+    def _restore(self) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+
+    def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
+        # Runs in the main thread between two bytecodes, maybe inside the event loop: like
+        # asyncio.run's own SIGINT handler, it only cancels the task and wakes the loop.
+        self.signum = signum
+        self._restore()
+        name = signal.Signals(signum).name
+        os.write(
+            2,
+            f"{PROG}: {name}: stopping; a write under way is rolled back unless it is "
+            f"committing already (a second {name} quits at once, leaving it untold)\n".encode(),
+        )
+        task = self._task
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(RuntimeError):  # the loop has just closed
+                task.get_loop().call_soon_threadsafe(lambda: None)
 
 
 Result = dict[str, Any]
@@ -257,7 +330,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     def command(sub: Any, name: str, fn: Command, help_text: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, parents=[common], help=help_text, description=help_text)
-        p.set_defaults(run=fn)
+        # What is true of a stopped command (each makes its change in one transaction).
+        p.set_defaults(
+            run=fn,
+            not_done="nothing changed",
+            maybe_done="the change may or may not have been made; check before running it again",
+        )
         return p
 
     account = groups.add_parser("account", help="create and change accounts").add_subparsers(
@@ -339,6 +417,11 @@ def build_parser() -> argparse.ArgumentParser:
         commissions_import,
         "import a CSV or JSON Lines export (all rows or none; re-importing updates rows)",
     )
+    p.set_defaults(
+        not_done="nothing imported",
+        maybe_done="the import may or may not have been applied; running it again is safe "
+        "(rows are upserted by externalId)",
+    )
     p.add_argument("--account", required=True, metavar="UID")
     p.add_argument("--network", required=True, metavar="ID")
     p.add_argument("--format", choices=("csv", "jsonl"), help="default: from the file name")
@@ -350,6 +433,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", metavar="FILE|-")
 
     p = command(groups, "demo", demo, "seed the demo account and print a new key for it")
+    partly = "the demo account may be partly seeded; run demo again"  # several transactions
+    p.set_defaults(not_done=partly, maybe_done=partly)
     p.add_argument("--commissions", type=_count, default=5000, metavar="N")
     return parser
 
@@ -366,34 +451,77 @@ def load_config(args: argparse.Namespace, environ: dict[str, str] | None = None)
     return dataclasses.replace(config, **changes)
 
 
-async def run(args: argparse.Namespace, config: Config) -> Result:
-    store = await open_store(
-        config.database,
-        writable=True,
-        readers=1,
-        timeout=max(config.store_timeout, ADMIN_TIMEOUT),
-    )
+async def run(args: argparse.Namespace, config: Config, stopper: Stopper | None = None) -> Result:
+    """Run the command on the store; Interrupted when a stop signal came before its change."""
+    task = asyncio.current_task()
+    assert task is not None
+    if stopper is not None:
+        stopper.attach(task)
     try:
-        return await args.run(store, args, config)
-    finally:
-        await store.close()
+        # No write_timeout: a write runs until it commits or fails (see ADMIN_TIMEOUT).
+        store = await open_store(
+            config.database,
+            writable=True,
+            readers=1,
+            timeout=max(config.store_timeout, ADMIN_TIMEOUT),
+        )
+        try:
+            result = await args.run(store, args, config)
+        except BaseException:
+            await store.close()
+            raise
+        await close_keeping_result(store)
+        return result
+    except asyncio.CancelledError:
+        if stopper is None or stopper.signum is None:
+            raise
+        task.uncancel()
+        raise Interrupted(stopper.signum) from None
+
+
+async def close_keeping_result(store: AccountStore) -> None:
+    """Close the store after the command is done: a stop signal now comes too late to undo
+    anything, so it must not turn the report into a failure."""
+    wait = WriteWait(None)
+    closing = asyncio.ensure_future(store.close())
+    await wait.outlast(closing)
+    wait.withdraw_cancellations()
+    if not closing.cancelled() and closing.exception() is not None:
+        print(f"{PROG}: warning: closing the store: {closing.exception()}", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     as_json = getattr(args, "json", False)
+    stopper = Stopper()
     try:
-        config = load_config(args)
-        result = asyncio.run(run(args, config))
+        with stopper.installed():
+            config = load_config(args)
+            result = asyncio.run(run(args, config, stopper))
+    except Interrupted as stopped:
+        print(f"{PROG}: interrupted; {args.not_done}", file=sys.stderr)
+        return 128 + stopped.signum
+    except KeyboardInterrupt:  # a second Ctrl-C: quit without waiting for the store
+        print(f"{PROG}: interrupted; {args.maybe_done}", file=sys.stderr)
+        return 128 + signal.SIGINT
     except ExportError as failed:
         source = "<stdin>" if args.file == "-" else args.file
         for line in failed.render(source):
             print(line, file=sys.stderr)
         print(f"{PROG}: nothing imported", file=sys.stderr)
         return 1
+    except OutcomeUnknown as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        print(f"{PROG}: {args.maybe_done}", file=sys.stderr)
+        return 1
     except (CommandError, StoreError, ConfigError, ValueError, OSError) as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
+        if args.run is commissions_import:  # a failed import never leaves part of the file
+            print(f"{PROG}: {args.not_done}", file=sys.stderr)
         return 1
+    if stopper.signum is not None:
+        name = signal.Signals(stopper.signum).name
+        print(f"{PROG}: the {name} came too late to stop it: done", file=sys.stderr)
     if as_json:
         print(orjson.dumps({k: val for k, val in result.items() if k != "text"}).decode())
     else:

@@ -24,6 +24,7 @@ from edge.store.base import (
     NetworkView,
     NewCommission,
     NotFound,
+    OutcomeUnknown,
     StoreError,
     StoreUnavailable,
     utc_now,
@@ -42,6 +43,7 @@ __all__ = [
     "NetworkView",
     "NewCommission",
     "NotFound",
+    "OutcomeUnknown",
     "StoreError",
     "StoreUnavailable",
     "UnsupportedDatabaseError",
@@ -57,6 +59,7 @@ async def open_store(
     database: str,
     *,
     timeout: float = 2.0,  # noqa: ASYNC109 - the bound of each later store call, kept by the store
+    write_timeout: float | None = None,
     writable: bool = False,
     readers: int = 2,
     clock: Callable[[], dt.datetime] = utc_now,
@@ -65,7 +68,10 @@ async def open_store(
     """Open (creating and migrating if needed) the store `database` names.
 
     The edge opens it read-only (`writable=False`): the API never writes. The admin CLI,
-    the importer and the demo seeder open it writable.
+    the importer and the demo seeder open it writable. `timeout` bounds every read and every
+    wait for a connection or a lock; `write_timeout` bounds a write's work, none by default:
+    a write runs until it commits or fails, and one cut off is rolled back unless it was
+    committing already (edge.store.base: a write's caller is told what the store holds).
     """
     scheme = database.split(":", 1)[0].lower() if "://" in database else ""
     if scheme in {"postgres", "postgresql"}:
@@ -75,7 +81,12 @@ async def open_store(
         # `readers` sizes SQLite's thread pool; a PostgreSQL pool is sized by the URL
         # (?pool_min=&pool_max=, see edge.store.postgres).
         return await PostgresStore.open(
-            database, timeout=timeout, writable=writable, clock=clock, trace=trace
+            database,
+            timeout=timeout,
+            write_timeout=write_timeout,
+            writable=writable,
+            clock=clock,
+            trace=trace,
         )
     if scheme not in {"", "sqlite"}:
         raise UnsupportedDatabaseError(
@@ -86,6 +97,7 @@ async def open_store(
     return await SqliteStore.open(
         database_path(database),
         timeout=timeout,
+        write_timeout=write_timeout,
         writable=writable,
         readers=readers,
         clock=clock,

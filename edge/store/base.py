@@ -11,15 +11,23 @@ API and the cursors rely on:
   identity of a row, stable across re-imports. Its public form is `commission_id(seq)`.
 - Reads of the API never touch network credentials; the store only receives them already
   encrypted (edge.crypto) and never returns them.
+- A write is one transaction, and what its caller is told is what the store holds: it
+  returns once committed and raises when it was not. Reads are bounded by the store's
+  `timeout`; writes by `write_timeout`, none by default (an import of millions of rows
+  takes minutes). A write asked to stop (its deadline, or its caller cancelled: Ctrl-C) is
+  rolled back, unless it was committing already: then it returns its result as usual
+  (`WriteWait`). Only a store that cannot learn what became of a cut-off COMMIT raises
+  `OutcomeUnknown`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import re
-from collections.abc import Container, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol, TypeVar
 
 from contract import vocabulary
 
@@ -33,6 +41,7 @@ NETWORK_PATTERN = r"[a-z0-9][a-z0-9_-]{0,31}"
 NETWORK_RE = re.compile(NETWORK_PATTERN)
 
 COMMISSION_ID_PREFIX = "com_"
+T = TypeVar("T")
 _ID_RE = re.compile(r"[0-9a-f]{16}")
 
 
@@ -50,6 +59,11 @@ class NotFound(StoreError):  # noqa: N818 - reads as the outcome it reports
 
 class Conflict(StoreError):  # noqa: N818 - reads as the outcome it reports
     """The write contradicts what is stored (e.g. an ambiguous key prefix)."""
+
+
+class OutcomeUnknown(StoreUnavailable):
+    """A write was cut off while committing, and the store could not learn whether the
+    commit happened: it may or may not have been applied."""
 
 
 def format_timestamp(moment: dt.datetime) -> str:
@@ -256,11 +270,81 @@ def check_commission(row: NewCommission) -> None:
         raise ValueError("external_id: empty")
 
 
+# --- Writes that report what they did ---------------------------------------------------
+
+
+class WriteWait:
+    """Waits out one write transaction, so that its caller is told what the store holds.
+
+    A write asked to stop (past `timeout`, or its caller cancelled: Ctrl-C) may commit
+    anyway: it may have been committing already, and nobody knows until it has ended. So the
+    wait goes on until it has, holding back cancellations of the waiting task meanwhile. The
+    store then calls `committed` (the result stands; the cancellations are withdrawn) or
+    `rolled_back` (CancelledError for a cancelled caller, so it unwinds as asked).
+    """
+
+    def __init__(self, timeout: float | None) -> None:
+        self.timeout = timeout
+        self.timed_out = False
+        self.cancellations = 0
+
+    async def until_done(self, work: asyncio.Future[Any], stop: Callable[[], None]) -> None:
+        """Wait for `work` to end; past the deadline or when cancelled, `stop()` it first."""
+        try:
+            async with asyncio.timeout(self.timeout):
+                await asyncio.wait({work})
+            return
+        except TimeoutError:
+            self.timed_out = True
+        except asyncio.CancelledError:
+            self.cancellations += 1
+        stop()
+        await self.outlast(work)
+
+    async def outlast(self, work: asyncio.Future[Any]) -> None:
+        """Wait for `work` to end, holding back any cancellation of the waiting task."""
+        while not work.done():
+            try:
+                await asyncio.wait({work})
+            except asyncio.CancelledError:
+                self.cancellations += 1
+
+    def committed(self, result: T) -> T:
+        """`result` of a write that committed: it stands, whatever asked it to stop."""
+        self.withdraw_cancellations()
+        return result
+
+    def withdraw_cancellations(self) -> None:
+        """Forget the cancellations held back: they came too late to stop anything."""
+        task = asyncio.current_task()
+        for _ in range(self.cancellations):
+            if task is not None:
+                task.uncancel()
+        self.cancellations = 0
+
+    def rolled_back(self, error: BaseException) -> NoReturn:
+        """Raise for a write that did not commit (`error`: what ended it)."""
+        if self.cancellations:
+            raise asyncio.CancelledError
+        if self.timed_out:
+            raise StoreUnavailable(
+                f"the write did not finish within {self.timeout:g}s and was rolled back: "
+                "nothing was written"
+            ) from error
+        raise error
+
+    def unknown(self, error: OutcomeUnknown) -> NoReturn:
+        """Raise `error` even for a cancelled caller: "interrupted" would claim a rollback."""
+        self.withdraw_cancellations()
+        raise error
+
+
 # --- The interface --------------------------------------------------------------------
 
 
 class AccountStore(Protocol):
-    """Narrow async API of an account store. Every method may raise StoreUnavailable."""
+    """Narrow async API of an account store. Every method may raise StoreUnavailable; a
+    write raises only when it did not commit (or OutcomeUnknown: see the module docstring)."""
 
     # Read paths of the API (never select network credentials).
     async def lookup_key(self, key_hash: str) -> KeyRecord | None:

@@ -10,18 +10,25 @@ as query parameters of the URL (`...?pool_max=20`; every other query parameter g
 asyncpg/PostgreSQL as usual). N edge workers hold at most N * pool_max connections: keep
 that under the server's max_connections.
 
-Timeouts: each call (waiting for a connection, connecting, the statements) has `timeout`
+Timeouts: each read (waiting for a connection, connecting, the statements) has `timeout`
 seconds, after which it raises StoreUnavailable (the API answers 503); the connection it
 held is dropped, since a statement may still be running on it. The server also gets
 `statement_timeout` and `idle_in_transaction_session_timeout`, so it stops work the client
-abandoned even when the client cannot tell it (network gone).
+abandoned even when the client cannot tell it (network gone). A write has `timeout` to get
+its connection, then `write_timeout` for its work (none by default; each statement still
+has the server's `statement_timeout`). A write asked to stop (its deadline, or its caller
+cancelled: Ctrl-C) has its connection dropped, so it is rolled back unless its COMMIT had
+been sent: then the store asks the server what became of its transaction id
+(`txid_status`) and returns the result of a committed one. OutcomeUnknown is left for a
+server that cannot say within `timeout`.
 
 Outages: every connection-level failure (refused, reset, server shutting down or starting,
 pool closing, too many connections, timeout) is StoreUnavailable; the pool reconnects by
 itself on the next call once the server answers again. A read that fails because its
 pooled connection had died meanwhile is retried once on a fresh connection (a restarted
 server then costs no request an error). Writes are never retried: each runs in one
-transaction, so an outage leaves it wholly applied or not at all.
+transaction, so an outage leaves it wholly applied or not at all, and its caller is told
+which (a connection lost during COMMIT is settled by `txid_status`, as above).
 
 Read-only (the edge): every session runs with `default_transaction_read_only`, so no
 statement of the API can write. Read paths refuse any statement naming
@@ -33,11 +40,12 @@ a deployment enforces it in the database too by revoking that table from the edg
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import itertools
 import re
 import urllib.parse
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -56,8 +64,10 @@ from edge.store.base import (
     KeyView,
     NewCommission,
     NotFound,
+    OutcomeUnknown,
     StoreError,
     StoreUnavailable,
+    WriteWait,
     account_view,
     check_commission,
     check_network,
@@ -79,6 +89,7 @@ DEFAULT_POOL_MIN = 1
 DEFAULT_POOL_MAX = 10
 MIGRATION_TIMEOUT = 300.0  # seconds: a future migration may rebuild an index on many rows
 APPLICATION_NAME = "affdir-edge"
+FATE_POLL = 0.05  # seconds between two questions about a cut-off COMMIT still in progress
 CREDENTIALS_TABLE = "network_credentials"
 
 # Failures that say nothing about the statement, only that its connection is gone: a read
@@ -180,6 +191,16 @@ def import_lock(account_id: int, network: str) -> int:
 # --- Sessions ---------------------------------------------------------------------------
 
 
+@dataclass(slots=True)
+class _Commit:
+    """How far one write transaction got: what decides its outcome when it is cut off."""
+
+    xid: int | None = None  # its transaction id; None while (or if) it has written nothing
+    result: Any = None  # what the write returns, once it has run
+    committing: bool = False  # COMMIT may have reached the server
+    committed: bool = False  # the server confirmed the COMMIT
+
+
 @dataclass(frozen=True, slots=True)
 class _Session:
     """A pooled connection as the store's queries use it; reports each statement to
@@ -242,6 +263,7 @@ class PostgresStore:
         database: str,
         *,
         timeout: float = 2.0,
+        write_timeout: float | None = None,
         writable: bool = False,
         clock: Callable[[], dt.datetime] = utc_now,
         trace: Callable[[str], None] | None = None,
@@ -249,6 +271,7 @@ class PostgresStore:
         self.dsn, self.pool_size = parse_url(database)
         self.name = redact(database)
         self._timeout = timeout
+        self._write_timeout = write_timeout
         self._writable = writable
         self._clock = clock
         self._trace = trace  # sees every statement of the read paths (tests, debugging)
@@ -313,9 +336,14 @@ class PostgresStore:
     # --- calls ---
 
     async def _once(
-        self, pool: asyncpg.Pool, fn: Callable[[_Session], Awaitable[T]], reading: bool
+        self,
+        pool: asyncpg.Pool,
+        fn: Callable[[_Session], Awaitable[T]],
+        reading: bool,
+        acquire_timeout: float | None = None,
     ) -> T:
-        conn = await pool.acquire()
+        async with asyncio.timeout(acquire_timeout):
+            conn = await pool.acquire()
         try:
             return await fn(_Session(conn, self._trace, reading))
         except BaseException as exc:
@@ -327,21 +355,16 @@ class PostgresStore:
         finally:
             await pool.release(conn, timeout=self._timeout)
 
-    async def _call(self, fn: Callable[[_Session], Awaitable[T]], *, reading: bool) -> T:
-        """Run `fn` on a pooled connection within the timeout. Reads are retried once when
-        their connection turns out dead; writes never are (see the module docstring)."""
-        pool = self._pool
-        if pool is None or self._closed:
+    def _pool_or_closed(self) -> asyncpg.Pool:
+        if self._pool is None or self._closed:
             raise StoreUnavailable("the account store is closed")
+        return self._pool
+
+    @contextlib.contextmanager
+    def _store_errors(self) -> Iterator[None]:
+        """asyncpg's and the network's failures (and a timeout) as the store's own errors."""
         try:
-            async with asyncio.timeout(self._timeout):
-                try:
-                    return await self._once(pool, fn, reading)
-                except _CONNECTION_LOST:
-                    if not reading:
-                        raise
-                # A connection that died while idle (server restarted): once more, anew.
-                return await self._once(pool, fn, reading)
+            yield
         except TimeoutError:
             raise StoreUnavailable(
                 f"the account store did not answer within {self._timeout:g}s"
@@ -355,27 +378,86 @@ class PostgresStore:
                 raise  # a value of the wrong type: a bug, not an outage
             raise StoreUnavailable(f"the account store failed: {exc}") from exc
 
+    async def _call(self, fn: Callable[[_Session], Awaitable[T]]) -> T:
+        """A read: `fn` on a pooled connection within the timeout, retried once when its
+        connection turns out dead (writes never are: see the module docstring)."""
+        pool = self._pool_or_closed()
+        with self._store_errors():
+            async with asyncio.timeout(self._timeout):
+                try:
+                    return await self._once(pool, fn, True)
+                except _CONNECTION_LOST:
+                    pass
+                # A connection that died while idle (server restarted): once more, anew.
+                return await self._once(pool, fn, True)
+
     async def _read(self, fn: Callable[[_Session], Awaitable[T]], *, snapshot: bool = True) -> T:
         """Run `fn` on a pooled connection; `snapshot`: several statements, one view."""
         if not snapshot:
-            return await self._call(fn, reading=True)
+            return await self._call(fn)
 
         async def in_snapshot(s: _Session) -> T:
             s._note("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             async with s.conn.transaction(isolation="repeatable_read", readonly=True):
                 return await fn(s)
 
-        return await self._call(in_snapshot, reading=True)
+        return await self._call(in_snapshot)
 
     async def _write(self, fn: Callable[[_Session], Awaitable[T]]) -> T:
+        """`fn` in one transaction; returns once it committed, raises if it did not."""
         if not self._writable:
             raise StoreError("this store was opened read-only")
+        pool = self._pool_or_closed()
+        commit = _Commit()
 
-        async def in_transaction(s: _Session) -> T:
+        async def in_transaction(s: _Session) -> None:
             async with s.conn.transaction():
-                return await fn(s)
+                commit.result = await fn(s)
+                # Asked before COMMIT: should its answer be lost, the server still knows
+                # what became of this transaction id.
+                commit.xid = await s.fetchval("SELECT txid_current_if_assigned()")
+                commit.committing = True
+            commit.committed = True
 
-        return await self._call(in_transaction, reading=False)
+        async def write() -> None:
+            with self._store_errors():
+                await self._once(pool, in_transaction, False, acquire_timeout=self._timeout)
+
+        # A task of its own: stopping it (dropping its connection) leaves the caller's alone.
+        work = asyncio.ensure_future(write())
+        wait = WriteWait(self._write_timeout)
+        await wait.until_done(work, work.cancel)
+        if commit.committing and not commit.committed:
+            # Nothing written (no transaction id): nothing to lose either way.
+            commit.committed = commit.xid is None or await self._committed(commit.xid, wait)
+        if commit.committed:
+            return wait.committed(commit.result)
+        error = None if work.cancelled() else work.exception()
+        wait.rolled_back(error or StoreUnavailable("the write was stopped and rolled back"))
+
+    async def _committed(self, xid: int, wait: WriteWait) -> bool:
+        """Whether transaction `xid`, whose COMMIT was cut off, committed: the server knows.
+        OutcomeUnknown when it cannot say within the timeout."""
+
+        async def ask() -> str | None:
+            async with asyncio.timeout(self._timeout):
+                while True:
+                    status = await self._call(lambda s: s.fetchval("SELECT txid_status($1)", xid))
+                    if status != "in progress":  # the backend may still be committing
+                        return None if status is None else str(status)
+                    await asyncio.sleep(FATE_POLL)
+
+        asking = asyncio.ensure_future(ask())
+        await wait.outlast(asking)  # a Ctrl-C now must not leave the outcome untold
+        fate = None if asking.cancelled() or asking.exception() else asking.result()
+        if fate not in {"committed", "aborted"}:
+            wait.unknown(
+                OutcomeUnknown(
+                    "the account store stopped answering while committing the write: "
+                    "it may or may not have been applied"
+                )
+            )
+        return fate == "committed"
 
     def _now(self) -> str:
         return format_timestamp(self._clock())

@@ -3,10 +3,20 @@
 Concurrency model: every connection belongs to one dedicated thread (a single-thread
 executor), so SQLite calls never block the event loop and a connection is never shared
 between threads. The edge opens `readers` read-only connections (WAL lets them read while
-the admin CLI writes); the admin CLI opens one writable connection. Each call waits at most
-`timeout` seconds (for a free connection plus the work); a call that overruns is
+the admin CLI writes); the admin CLI opens one writable connection. Each read waits at most
+`timeout` seconds (for a free connection plus the work); a read that overruns is
 interrupted (`sqlite3.Connection.interrupt`) and reported as StoreUnavailable, so a stuck
 store answers 503 instead of hanging a request.
+
+Writes (admin CLI, importer, demo) wait at most `timeout` for the connection and for
+SQLite's write lock (`busy_timeout`); their work is bounded by `write_timeout` only (none by
+default: an import of millions of rows takes minutes). A write asked to stop (past
+`write_timeout`, or its caller cancelled: Ctrl-C) is rolled back, and its caller hears of
+it only once the worker has ended: a write that was committing already returns its
+result, one rolled back raises. `interrupt()` alone cannot stop a write: it is a no-op
+between two statements (between the rows of an executemany, while Python binds the next
+one), after which the write went on to COMMIT. So a write runs under a stop flag, which a
+progress handler checks during its statements and `_in_transaction` again before COMMIT.
 
 Read connections are also opened `mode=ro` with `query_only`, and an authorizer that
 refuses any read of `network_credentials`: no read path of the API can select the
@@ -20,6 +30,7 @@ import contextlib
 import datetime as dt
 import secrets
 import sqlite3
+import threading
 import urllib.parse
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -43,6 +54,7 @@ from edge.store.base import (
     NotFound,
     StoreError,
     StoreUnavailable,
+    WriteWait,
     account_view,
     check_commission,
     check_network,
@@ -56,6 +68,10 @@ from edge.store.base import (
 )
 
 T = TypeVar("T")
+
+# SQLite VM steps between two looks at a write's stop flag: a few milliseconds of work, and
+# few enough calls into Python not to slow an import down.
+PROGRESS_STEPS = 10_000
 
 # Each migration is a tuple of statements, applied in one transaction with its version row.
 # Append new migrations; never edit one that has shipped.
@@ -247,18 +263,41 @@ def _deny_credentials(action: int, arg1: str | None, *_: Any) -> int:
     return sqlite3.SQLITE_OK
 
 
+class _Stopped(Exception):  # noqa: N818 - reads as the outcome it reports
+    """The write was asked to stop before it could commit: it is rolled back."""
+
+
 def _in_transaction(
-    conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T], mode: str
+    conn: sqlite3.Connection,
+    fn: Callable[[sqlite3.Connection], T],
+    mode: str,
+    stop: threading.Event | None = None,
 ) -> T:
+    """`fn` in one transaction: committed if it returns (and `stop` is not set by then),
+    rolled back otherwise, a failed COMMIT included."""
     conn.execute(f"BEGIN {mode}")
     try:
-        result = fn(conn)
+        result = fn(conn) if stop is None else _until_stopped(conn, fn, stop)
+        if stop is not None and stop.is_set():
+            raise _Stopped("asked to stop before COMMIT")
+        conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise
-    conn.execute("COMMIT")
     return result
+
+
+def _until_stopped(
+    conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T], stop: threading.Event
+) -> T:
+    """`fn`, each of whose statements fails ("interrupted") soon after `stop` is set."""
+    conn.set_progress_handler(stop.is_set, PROGRESS_STEPS)
+    try:
+        return fn(conn)
+    finally:
+        # Before COMMIT or ROLLBACK: the handler must not abort those.
+        conn.set_progress_handler(None, 0)
 
 
 def migrate(conn: sqlite3.Connection, clock: Callable[[], dt.datetime] = utc_now) -> int:
@@ -323,11 +362,13 @@ class SqliteStore:
         timeout: float = 2.0,
         readers: int = 2,
         writable: bool = False,
+        write_timeout: float | None = None,
         clock: Callable[[], dt.datetime] = utc_now,
         trace: Callable[[str], None] | None = None,
     ) -> None:
         self.path = path
         self._timeout = timeout
+        self._write_timeout = write_timeout
         self._clock = clock
         self._trace = trace  # sees every statement the read connections run (tests, debugging)
         self._readers = [_Worker(f"store-read-{i}") for i in range(readers)]
@@ -437,15 +478,9 @@ class SqliteStore:
     # --- calls ---
 
     async def _call(self, pool: asyncio.Queue[_Worker], fn: Callable[[sqlite3.Connection], T]) -> T:
+        """A read: `fn` on a worker of `pool`, all within the timeout (then interrupted)."""
         if self._closed:
             raise StoreUnavailable("the account store is closed")
-        loop = asyncio.get_running_loop()
-
-        def give_back(worker: _Worker) -> None:
-            # RuntimeError: the loop is gone (interpreter shutdown), nothing to return to.
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(pool.put_nowait, worker)
-
         try:
             async with asyncio.timeout(self._timeout):
                 worker = await pool.get()
@@ -456,7 +491,7 @@ class SqliteStore:
                     # Timed out (or the request went away): stop the statement; the worker
                     # goes back to the pool from its own thread once the job has ended.
                     worker.interrupt()
-                    job.add_done_callback(lambda _job: give_back(worker))
+                    self._give_back(pool, worker, job)
                     raise
                 except BaseException:
                     pool.put_nowait(worker)
@@ -464,13 +499,26 @@ class SqliteStore:
                 pool.put_nowait(worker)  # here, not from the thread: one wake-up less per call
                 return result
         except TimeoutError:
-            raise StoreUnavailable(
-                f"the account store did not answer within {self._timeout:g}s"
-            ) from None
-        except sqlite3.IntegrityError as exc:
-            raise Conflict(str(exc)) from exc
-        except sqlite3.DatabaseError as exc:  # OperationalError (locked, I/O, interrupted), corrupt
-            raise StoreUnavailable(f"the account store failed: {exc}") from exc
+            raise self._no_answer() from None
+        except sqlite3.DatabaseError as exc:
+            raise _store_error(exc) from exc
+
+    def _give_back(self, pool: asyncio.Queue[_Worker], worker: _Worker, job: Future[Any]) -> None:
+        """Return `worker` to `pool` now if `job` has ended, else from its thread when it has."""
+        if job.done():
+            pool.put_nowait(worker)
+            return
+        loop = asyncio.get_running_loop()
+
+        def give_back(_job: Future[Any]) -> None:
+            # RuntimeError: the loop is gone (interpreter shutdown), nothing to return to.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(pool.put_nowait, worker)
+
+        job.add_done_callback(give_back)
+
+    def _no_answer(self) -> StoreUnavailable:
+        return StoreUnavailable(f"the account store did not answer within {self._timeout:g}s")
 
     async def _read(self, fn: Callable[[sqlite3.Connection], T], *, snapshot: bool = True) -> T:
         """Run `fn` on a read connection; `snapshot`: several statements, one consistent view."""
@@ -479,9 +527,35 @@ class SqliteStore:
         return await self._call(self._read_pool, lambda c: _in_transaction(c, fn, "DEFERRED"))
 
     async def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """`fn` in one write transaction; returns once it committed, raises if it did not."""
         if not self._writers:
             raise StoreError("this store was opened read-only")
-        return await self._call(self._write_pool, lambda c: _in_transaction(c, fn, "IMMEDIATE"))
+        if self._closed:
+            raise StoreUnavailable("the account store is closed")
+        try:
+            async with asyncio.timeout(self._timeout):
+                worker = await self._write_pool.get()
+        except TimeoutError:
+            raise self._no_answer() from None
+        stop = threading.Event()
+        try:
+            job = worker.submit(lambda c: _in_transaction(c, fn, "IMMEDIATE", stop))
+        except BaseException:
+            self._write_pool.put_nowait(worker)
+            raise
+        work = asyncio.wrap_future(job)
+        wait = WriteWait(self._write_timeout)
+        try:
+            # Until the job has ended, nobody knows whether it committed.
+            await wait.until_done(work, stop.set)
+        finally:
+            self._give_back(self._write_pool, worker, job)
+        if work.cancelled():  # never started: the store was shut down under it
+            wait.rolled_back(StoreUnavailable("the account store is closed"))
+        error = work.exception()
+        if error is None:
+            return wait.committed(work.result())
+        wait.rolled_back(_store_error(error))
 
     def _now(self) -> str:
         return format_timestamp(self._clock())
@@ -718,6 +792,19 @@ class SqliteStore:
             return import_result(complete, changed, existing)
 
         return await self._write(run)
+
+
+def _store_error(exc: BaseException) -> BaseException:
+    """SQLite's failures as the store's own errors (others are the store's already)."""
+    error: BaseException
+    if isinstance(exc, sqlite3.IntegrityError):
+        error = Conflict(str(exc))
+    elif isinstance(exc, sqlite3.DatabaseError):  # OperationalError (locked, I/O, interrupted)...
+        error = StoreUnavailable(f"the account store failed: {exc}")
+    else:
+        return exc
+    error.__cause__ = exc
+    return error
 
 
 # --- Row helpers (run inside worker threads) --------------------------------------------

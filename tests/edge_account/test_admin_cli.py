@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import signal
+import sqlite3
 import subprocess
 import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
+import asyncpg
 import orjson
 import pytest
+from support.slowcommit import COMMITTING, slow_commits
 
-from edge import apikeys
+from edge import admin, apikeys
 from edge.admin import build_parser, main
 from edge.config import Config
 from edge.demo import DEMO_UID, seed_demo
@@ -52,6 +58,119 @@ def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     status = main(list(args))
     out, err = capsys.readouterr()
     return status, out, err
+
+
+def export_csv(path: Path, rows: int, status: str = "pending") -> Path:
+    """A CSV export of `rows` commissions E0, E1, ... (big ones take seconds to write)."""
+    lines = ["externalId,status,commissionAmount,currency,transactedAt"]
+    lines += [f"E{i},{status},{i % 997}.50,EUR,2026-01-01T10:00:00Z" for i in range(rows)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+async def stored_statuses(database: str) -> dict[str, int]:
+    """How many commissions the database holds per status, read apart from any store."""
+    sql = "SELECT status, count(*) FROM commissions GROUP BY status"
+    if database.startswith("postgresql://"):
+        conn = await asyncpg.connect(database)
+        try:
+            return {status: count for status, count in await conn.fetch(sql)}
+        finally:
+            await conn.close()
+    with contextlib.closing(sqlite3.connect(database)) as conn:
+        return dict(conn.execute(sql).fetchall())
+
+
+@contextlib.asynccontextmanager
+async def started_cli(env: dict[str, str], *args: str) -> AsyncIterator[asyncio.subprocess.Process]:
+    """The CLI running in the background (killed if still running when the block ends:
+    a test that fails must not leave it holding locks)."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "edge.admin",
+        *args,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=ROOT,
+        env={**os.environ, **env},
+    )
+    try:
+        yield process
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.communicate()
+
+
+async def until(check: Callable[[], Awaitable[bool]], what: str) -> None:
+    for _ in range(1500):
+        if await check():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{what} never happened")
+
+
+def sqlite_write_locked(path: str) -> bool:
+    with contextlib.closing(sqlite3.connect(path, timeout=0, isolation_level=None)) as conn:
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError:
+            return True
+        conn.execute("ROLLBACK")
+        return False
+
+
+@contextlib.asynccontextmanager
+async def import_held_in_its_write(database: str) -> AsyncIterator[Callable[[], Awaitable[None]]]:
+    """Keeps the next import of E0.. inside its write transaction (for as long as the
+    block runs); `await inside()` returns once it is there."""
+    if database.startswith("postgresql://"):
+        # A row the import updates, locked: the import waits in its transaction.
+        locker, watcher = await asyncpg.connect(database), await asyncpg.connect(database)
+        try:
+            async with locker.transaction():
+                await locker.execute(
+                    "SELECT 1 FROM commissions WHERE external_id = 'E50' FOR UPDATE"
+                )
+
+                async def blocked() -> bool:
+                    # (Not asked in the locker's transaction: it would see one snapshot.)
+                    return bool(
+                        await watcher.fetchval(
+                            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = "
+                            "'Lock' AND query LIKE '%INSERT INTO commissions%'"
+                        )
+                    )
+
+                yield lambda: until(blocked, "the import waiting on the locked row")
+        finally:
+            await locker.close()
+            await watcher.close()
+        return
+    # SQLite has no row locks: each new row costs the import a square of the table (it
+    # would take hours), and the test sees it at work by its write lock, held for seconds
+    # on end (opening the store holds it for milliseconds).
+    with contextlib.closing(sqlite3.connect(database)) as conn:
+        conn.execute(
+            "CREATE TRIGGER slow_insert AFTER INSERT ON commissions "
+            "BEGIN SELECT count(*) FROM commissions a, commissions b; END"
+        )
+        conn.commit()
+
+    async def writing() -> bool:
+        for _ in range(10):
+            if not sqlite_write_locked(database):
+                return False
+            await asyncio.sleep(0.02)
+        return True
+
+    yield lambda: until(writing, "the import holding the write lock")
+
+
+def import_args(uid: str, export: Path) -> list[str]:
+    return ["commissions", "import", "--account", uid, "--network", "awin", str(export)]
 
 
 def test_keys_are_printed_once_and_listed_without_the_key(env, stored_bytes):
@@ -231,6 +350,72 @@ def test_import_rejects_a_bad_file_whole_then_imports_and_reimports(env, capsys,
         capsys, "commissions", "import", "--account", uid, "--network", "impact", str(unknown)
     )
     assert status == 1 and "--format" in err
+
+
+def test_an_import_slower_than_the_store_timeout_is_done_and_reported_done(
+    env, capsys, tmp_path, monkeypatch, database
+):
+    # The store timeout bounds the edge's reads. An import of millions of rows takes minutes:
+    # it was cut at the timeout, reported failed, yet committed. Now the admin CLI's writes
+    # have no deadline (Ctrl-C stops them), so an import slower than any timeout is done, and
+    # the report says so.
+    _, uid, _ = cli(capsys, "account", "create", "--plan", "pro")
+    monkeypatch.setattr(admin, "ADMIN_TIMEOUT", 0.2)
+    monkeypatch.setenv("EDGE_STORE_TIMEOUT", "0.2")
+    export = export_csv(tmp_path / "big.csv", 40_000)
+    status, out, err = cli(capsys, *import_args(uid.strip(), export), "--json")
+    assert (status, err) == (0, "")
+    assert json.loads(out)["inserted"] == 40_000
+    assert asyncio.run(stored_statuses(database)) == {"pending": 40_000}
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+async def test_a_stop_signal_mid_import_rolls_it_back_and_says_so(env, database, tmp_path, signum):
+    # Ctrl-C (or a supervisor's SIGTERM) while the rows are being written: the transaction
+    # is rolled back before the CLI says so. (It used to leave a traceback, or die, with
+    # the import possibly committing after it.)
+    uid = run_cli(env, "account", "create", "--plan", "pro").stdout.decode().strip()
+    first = export_csv(tmp_path / "first.csv", 100)
+    assert run_cli(env, *import_args(uid, first)).returncode == 0
+    second = export_csv(tmp_path / "second.csv", 5_000, status="approved")  # 100 updates
+    async with (
+        import_held_in_its_write(database) as inside,
+        started_cli(env, *import_args(uid, second)) as cli_,
+    ):
+        await inside()
+        cli_.send_signal(signum)
+        out, err = await asyncio.wait_for(cli_.communicate(), 60)
+    assert cli_.returncode == 128 + signum, err
+    assert err.decode().endswith("affdir-admin: interrupted; nothing imported\n"), err
+    assert out == b""
+    assert await stored_statuses(database) == {"pending": 100}
+
+
+async def test_a_stop_signal_once_the_commit_is_under_way_reports_the_import_done(pg_url, tmp_path):
+    # Too late to roll back: the CLI waits for the server's word, then reports the import
+    # done, as it is, and says the signal came too late.
+    env = {"EDGE_DATABASE": pg_url, "EDGE_SECRET_KEY": SECRET}
+    uid = run_cli(env, "account", "create", "--plan", "pro").stdout.decode().strip()
+    export = export_csv(tmp_path / "export.csv", 3)
+    conn = await asyncpg.connect(pg_url)
+    try:
+        async with (
+            slow_commits(conn, seconds=0.5),
+            started_cli(env, *import_args(uid, export), "--json") as cli_,
+        ):
+
+            async def committing() -> bool:
+                return bool(await conn.fetchval(COMMITTING))
+
+            await until(committing, "the import's COMMIT")
+            cli_.send_signal(signal.SIGINT)
+            out, err = await asyncio.wait_for(cli_.communicate(), 60)
+    finally:
+        await conn.close()
+    assert cli_.returncode == 0, err
+    assert json.loads(out)["inserted"] == 3
+    assert err.decode().endswith("affdir-admin: the SIGINT came too late to stop it: done\n")
+    assert await stored_statuses(pg_url) == {"pending": 3}
 
 
 def test_every_command_has_help(capsys):

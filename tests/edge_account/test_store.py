@@ -7,6 +7,7 @@ twins are in tests/pg)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import itertools
 import sqlite3
@@ -17,6 +18,7 @@ import pytest
 
 from edge import apikeys
 from edge.store import (
+    AccountStore,
     Conflict,
     NotFound,
     StoreError,
@@ -198,6 +200,77 @@ async def test_a_stuck_call_times_out_and_frees_its_connection(tmp_path: Path):
             await slow
     finally:
         await store.close()
+
+
+async def stored_commissions(store: AccountStore) -> int:
+    ((count,),) = await read_all(store, "SELECT count(*) FROM commissions")
+    return int(count)
+
+
+@pytest.mark.parametrize("stop", ["deadline", "cancel"])
+@pytest.mark.parametrize("after", [0.0, 0.05, 0.3])
+async def test_a_stopped_write_is_all_or_nothing_and_its_caller_is_told_which(
+    database, admin_store, seeded, stop, after
+):
+    # Wherever the stop lands (waiting for the connection, mid-statement, between two
+    # statements, at COMMIT), the caller hears the truth: a result if the rows are there,
+    # an error (CancelledError when cancelled) if none of them is.
+    batch = [row(f"e{i}", amount=f"{i}.50") for i in range(20_000)]
+    deadline = after if stop == "deadline" else None
+    store = await open_store(database, writable=True, readers=1, write_timeout=deadline)
+    try:
+        task = asyncio.ensure_future(store.upsert_commissions(seeded.uid, "awin", batch))
+        if stop == "cancel":
+            await asyncio.sleep(after)
+            task.cancel()
+        try:
+            result = await task
+        except (StoreUnavailable, asyncio.CancelledError) as exc:
+            assert isinstance(
+                exc, StoreUnavailable if stop == "deadline" else asyncio.CancelledError
+            )
+            assert stop == "cancel" or "rolled back: nothing was written" in str(exc)
+            assert await stored_commissions(admin_store) == 0
+        else:
+            assert (result.inserted, result.updated) == (20_000, 0)
+            assert await stored_commissions(admin_store) == 20_000
+        if stop == "cancel":  # (a deadline of 0 s would stop the next write too)
+            # The store is left as it should be: the next write on it runs and commits.
+            await store.set_plan(seeded.uid, "free")
+    finally:
+        await store.close()
+    # The operator runs the import again: it is complete, whatever the first run did.
+    again = await admin_store.upsert_commissions(seeded.uid, "awin", batch)
+    assert again.inserted + again.unchanged == 20_000 and again.updated == 0
+    assert await stored_commissions(admin_store) == 20_000
+
+
+@pytest.mark.parametrize("stop", ["deadline", "cancel"])
+async def test_a_write_stopped_between_two_statements_is_rolled_back(tmp_path: Path, stop):
+    # The audit's case: `interrupt()` is a no-op while no statement runs (between the rows
+    # of an executemany, while Python prepares the next ones). The write used to go on to
+    # COMMIT there, while its caller was told it had failed.
+    path = tmp_path / "t.sqlite3"
+    deadline = 0.1 if stop == "deadline" else None
+    store = await SqliteStore.open(path, writable=True, readers=1, write_timeout=deadline)
+
+    def insert_then_think(c: sqlite3.Connection) -> None:
+        c.execute("INSERT INTO accounts (uid, plan, created_at) VALUES ('acc_a', 'free', 'now')")
+        time.sleep(0.4)  # Python work, no statement running
+
+    try:
+        task = asyncio.ensure_future(store._write(insert_then_think))
+        if stop == "cancel":
+            await asyncio.sleep(0.1)
+            task.cancel()
+        with pytest.raises(StoreUnavailable if stop == "deadline" else asyncio.CancelledError):
+            await task
+        # The connection is not left inside the transaction either: the next write commits.
+        await store.create_account(None, "pro", uid="acc_b")
+    finally:
+        await store.close()
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        assert conn.execute("SELECT uid FROM accounts").fetchall() == [("acc_b",)]
 
 
 async def test_a_closed_store_is_unavailable(database: str):

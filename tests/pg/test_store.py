@@ -1,18 +1,20 @@
 """PostgresStore behaviour that the shared account tests do not reach: URLs, the read-only
 edge, credentials out of reach of every read path, exact text, seq stability under
-concurrent imports, timeouts and pool exhaustion."""
+concurrent imports, timeouts and pool exhaustion, writes cut off during their COMMIT."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import asyncpg
 import pytest
 from edge_account.support import new_account
 from support.pgserver import free_port
+from support.slowcommit import slow_commits
 
-from edge.store import StoreError, StoreUnavailable, open_store
+from edge.store import OutcomeUnknown, StoreError, StoreUnavailable, open_store
 from edge.store.base import CommissionQuery, NewCommission, commission_id
 from edge.store.postgres import PoolSize, PostgresStore, numbered, parse_url, redact
 
@@ -232,3 +234,67 @@ async def test_too_many_connections_is_unavailable(pg_url, admin_conn):
             await PostgresStore.open(url)
     finally:
         await holder.close()
+
+
+# --- Writes cut off during their COMMIT -------------------------------------------------
+
+
+async def cut_off_write(
+    pg_url: str, stop: str, write: Any, *, store_timeout: float = 10.0
+) -> asyncio.Future[Any]:
+    """Run `write(store)` on a writable store, stopped 0.3 s in: past its `write_timeout`
+    (`stop="deadline"`) or by cancelling its caller (`stop="cancel"`). Its outcome."""
+    deadline = 0.3 if stop == "deadline" else None
+    writer = await PostgresStore.open(
+        pg_url, writable=True, timeout=store_timeout, write_timeout=deadline
+    )
+    try:
+        task = asyncio.ensure_future(write(writer))
+        if stop == "cancel":
+            await asyncio.sleep(0.3)
+            task.cancel()
+        await asyncio.wait({task})
+        return task
+    finally:
+        await writer.close()
+
+
+@pytest.mark.parametrize("stop", ["deadline", "cancel"])
+@pytest.mark.parametrize("fate", ["committed", "aborted"])
+async def test_a_write_cut_off_during_commit_reports_what_the_server_did(
+    pg_url, store, admin_conn, stop, fate
+):
+    # The COMMIT had been sent when the write was stopped: only the server knows whether it
+    # went through. Reporting failure for a committed import was the audit's defect.
+    uid = await store.create_account(None, "pro")
+    async with slow_commits(admin_conn, seconds=1.0, fail=fate == "aborted"):
+        outcome = await cut_off_write(
+            pg_url, stop, lambda w: w.upsert_commissions(uid, "awin", [commission("e1")])
+        )
+        rows = await admin_conn.fetchval("SELECT count(*) FROM commissions")
+    if fate == "committed":
+        assert outcome.result().inserted == 1 and rows == 1
+    else:
+        assert rows == 0
+        if stop == "cancel":
+            assert outcome.cancelled()
+        else:
+            with pytest.raises(StoreUnavailable, match="rolled back: nothing was written"):
+                outcome.result()
+
+
+@pytest.mark.parametrize("stop", ["deadline", "cancel"])
+async def test_a_commit_the_server_cannot_account_for_in_time_is_an_unknown_outcome(
+    pg_url, store, admin_conn, stop
+):
+    # Not "failed", not "interrupted" (both claim nothing was written): unknown.
+    uid = await store.create_account(None, "pro")
+    async with slow_commits(admin_conn, seconds=60):
+        outcome = await cut_off_write(
+            pg_url,
+            stop,
+            lambda w: w.upsert_commissions(uid, "awin", [commission("e1")]),
+            store_timeout=0.5,
+        )
+        with pytest.raises(OutcomeUnknown, match="may or may not have been applied"):
+            outcome.result()
