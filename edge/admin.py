@@ -217,7 +217,16 @@ async def key_list(store: AccountStore, args: argparse.Namespace, _: Config) -> 
 
 
 async def key_revoke(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
-    key = await store.revoke_key(args.prefix_or_id)
+    given = args.prefix_or_id
+    if given.startswith(apikeys.MARKER) and len(given) > apikeys.PREFIX_LENGTH:
+        # A whole key (a leaked one, from a secret scanner, say): found by its hash, and
+        # never written back out, not even in an error.
+        shown = apikeys.prefix_of(given) + "..."
+        record = await store.lookup_key(apikeys.key_hash(given))
+        if record is None:
+            raise CommandError(f"no active key is {shown} (unknown, or revoked already)")
+        given = record.key.id
+    key = await store.revoke_key(given)
     return {
         **key_json(key),
         "text": f"{key.id} ({key.prefix}) revoked at {key.revoked_at}; the edge refuses it "
@@ -241,7 +250,9 @@ def read_credentials(source: str) -> bytes:
 
 async def network_connect(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
     plaintext = await asyncio.to_thread(read_credentials, args.credentials_file)
-    secret = config.resolved_secret()
+    # Never a new secret here: one made up by a typo in the path or another working
+    # directory would encrypt credentials the edge cannot open.
+    secret = config.resolved_secret(create=False)
     sealed = encrypt_credentials(secret, args.account, args.network, plaintext)
     await store.connect_network(args.account, args.network, sealed)
     return {
@@ -275,6 +286,16 @@ async def commissions_import(store: AccountStore, args: argparse.Namespace, _: C
         sys.stdin.buffer.read if args.file == "-" else Path(args.file).read_bytes
     )
     zone = zone_named(args.timezone)
+    account = await store.account_view(args.account)
+    if account is None:
+        raise CommandError(f"no account {args.account}")
+    if args.network not in {n.network for n in account.networks}:
+        # Commissions come from the networks an account connected (api-spec.md); a typo in
+        # --network would otherwise make a network of its own that /v1/me never lists.
+        raise CommandError(
+            f"{args.account} has not connected {args.network}: connect it first "
+            "(network connect), or check --network"
+        )
     rows = parse_export(decode(data), fmt, args.network, load_status_map(), zone)
     result = await store.upsert_commissions(args.account, args.network, rows)
     return {
@@ -287,7 +308,7 @@ async def commissions_import(store: AccountStore, args: argparse.Namespace, _: C
 
 
 async def demo(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
-    key = await seed_store(store, config.resolved_secret(), args.commissions)
+    key = await seed_store(store, config.resolved_secret(create=False), args.commissions)
     return {
         "uid": DEMO_UID,
         "commissions": args.commissions,

@@ -169,6 +169,20 @@ async def import_held_in_its_write(database: str) -> AsyncIterator[Callable[[], 
     yield lambda: until(writing, "the import holding the write lock")
 
 
+def new_publisher(env: dict[str, str], *networks: str) -> str:
+    """A new pro account, through the CLI, with `networks` connected (imports need them)."""
+    created = run_cli(env, "account", "create", "--plan", "pro")
+    assert created.returncode == 0, created.stderr
+    uid = created.stdout.decode().strip()
+    for network in networks:
+        connected = run_cli(
+            env, "network", "connect", "--account", uid, "--network", network,
+            "--credentials-file", "-", stdin=b'{"token": "t"}',
+        )  # fmt: skip
+        assert connected.returncode == 0, connected.stderr
+    return uid
+
+
 def import_args(uid: str, export: Path) -> list[str]:
     return ["commissions", "import", "--account", uid, "--network", "awin", str(export)]
 
@@ -273,8 +287,7 @@ def test_account_commands(env, capsys):
 
 
 def test_import_rejects_a_bad_file_whole_then_imports_and_reimports(env, capsys, tmp_path):
-    _, uid, _ = cli(capsys, "account", "create", "--plan", "pro")
-    uid = uid.strip()
+    uid = new_publisher(env, "effiliation", "impact")
     good = tmp_path / "export.csv"
     good.write_text(
         "externalId,status,commissionAmount,currency,transactedAt\n"
@@ -359,7 +372,7 @@ def test_an_import_slower_than_the_store_timeout_is_done_and_reported_done(
     # it was cut at the timeout, reported failed, yet committed. Now the admin CLI's writes
     # have no deadline (Ctrl-C stops them), so an import slower than any timeout is done, and
     # the report says so.
-    _, uid, _ = cli(capsys, "account", "create", "--plan", "pro")
+    uid = new_publisher(env, "awin")
     monkeypatch.setattr(admin, "ADMIN_TIMEOUT", 0.2)
     monkeypatch.setenv("EDGE_STORE_TIMEOUT", "0.2")
     export = export_csv(tmp_path / "big.csv", 40_000)
@@ -374,7 +387,7 @@ async def test_a_stop_signal_mid_import_rolls_it_back_and_says_so(env, database,
     # Ctrl-C (or a supervisor's SIGTERM) while the rows are being written: the transaction
     # is rolled back before the CLI says so. (It used to leave a traceback, or die, with
     # the import possibly committing after it.)
-    uid = run_cli(env, "account", "create", "--plan", "pro").stdout.decode().strip()
+    uid = new_publisher(env, "awin")
     first = export_csv(tmp_path / "first.csv", 100)
     assert run_cli(env, *import_args(uid, first)).returncode == 0
     second = export_csv(tmp_path / "second.csv", 5_000, status="approved")  # 100 updates
@@ -395,7 +408,7 @@ async def test_a_stop_signal_once_the_commit_is_under_way_reports_the_import_don
     # Too late to roll back: the CLI waits for the server's word, then reports the import
     # done, as it is, and says the signal came too late.
     env = {"EDGE_DATABASE": pg_url, "EDGE_SECRET_KEY": SECRET}
-    uid = run_cli(env, "account", "create", "--plan", "pro").stdout.decode().strip()
+    uid = new_publisher(env, "awin")
     export = export_csv(tmp_path / "export.csv", 3)
     conn = await asyncpg.connect(pg_url)
     try:
@@ -474,3 +487,45 @@ def test_demo_command_prints_a_key(env, capsys):
     assert status == 0
     result = orjson.loads(out)
     assert result["uid"] == DEMO_UID and apikeys.is_well_formed(result["key"])
+
+
+def test_the_admin_never_makes_a_secret_of_its_own(env, tmp_path):
+    # A typo in the secret file's path, or another working directory, made a new secret
+    # and encrypted the credentials with it: the edge could not open them (an audit).
+    uid = new_publisher(env, "awin")
+    typo = tmp_path / "secrte.key"
+    env = {**env, "EDGE_SECRET_KEY": "", "EDGE_SECRET_FILE": str(typo)}
+    done = run_cli(
+        env, "network", "connect", "--account", uid, "--network", "cj",
+        "--credentials-file", "-", stdin=b'{"token": "t"}',
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert f"no secret at {typo}: use the edge's" in done.stderr.decode()
+    assert not typo.exists()
+    assert run_cli(env, "demo").returncode == 1 and not typo.exists()
+
+
+def test_an_import_for_a_network_not_connected_is_refused(env, tmp_path, database):
+    uid = new_publisher(env, "awin")
+    export = export_csv(tmp_path / "export.csv", 3)
+    done = run_cli(env, "commissions", "import", "--account", uid, "--network", "awn", str(export))
+    assert done.returncode == 1
+    assert f"{uid} has not connected awn: connect it first" in done.stderr.decode()
+    assert asyncio.run(stored_statuses(database)) == {}
+    assert run_cli(env, *import_args(uid, export)).returncode == 0
+
+
+def test_a_whole_key_revokes_itself_and_is_never_printed(env):
+    uid = new_publisher(env)
+    created = run_cli(env, "key", "create", "--account", uid, "--label", "leaked", "--json")
+    key = json.loads(created.stdout)["key"]
+    revoked = run_cli(env, "key", "revoke", key)
+    assert revoked.returncode == 0, revoked.stderr
+    assert key not in (revoked.stdout + revoked.stderr).decode()
+    assert "revoked at" in revoked.stdout.decode()
+    # Again, and an unknown key: refused by prefix, the key itself never shown.
+    for attempt in (key, apikeys.generate_key().key):
+        again = run_cli(env, "key", "revoke", attempt)
+        assert again.returncode == 1
+        err = again.stderr.decode()
+        assert attempt not in err and f"no active key is {attempt[:12]}..." in err
