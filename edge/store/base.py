@@ -420,6 +420,41 @@ def check_network(network: str) -> None:
         raise ValueError(f"network {network!r} must be 1-32 lowercase letters, digits, '-' or '_'")
 
 
+# A sync's counts fit PostgreSQL's integer columns (SQLite's are wider) and JavaScript's
+# exact integers, which read them from /v1/me.
+MAX_SYNC_COUNT = 2**31 - 1
+EMAIL_MAX = 254  # RFC 5321's longest forward path
+LABEL_MAX = 100
+_EMAIL_RE = re.compile(r"[^@\s]+@[^@\s]+")
+
+
+def check_sync(status: str, counts: Iterable[int]) -> None:
+    """A synchronisation outcome the stores record; ValueError says what is wrong."""
+    if status not in vocabulary.NETWORK_SYNC_STATUSES or status == "never":
+        raise ValueError("a sync outcome is one of: ok, partial, auth_failed, error")
+    if not all(0 <= count <= MAX_SYNC_COUNT for count in counts):
+        raise ValueError(f"counts must be whole numbers from 0 to {MAX_SYNC_COUNT}")
+
+
+def check_email(email: str | None) -> None:
+    """None (no address) or one address: text@domain, printable, at most EMAIL_MAX."""
+    if email is None:
+        return
+    if not (0 < len(email) <= EMAIL_MAX and email.isprintable() and _EMAIL_RE.fullmatch(email)):
+        raise ValueError(
+            f"email must be an address such as pub@example.com (at most {EMAIL_MAX} "
+            "characters), or left out"
+        )
+
+
+def check_label(label: str) -> None:
+    """A key's label: 1 to LABEL_MAX printable characters (it is printed in listings)."""
+    if not (label.strip() and len(label) <= LABEL_MAX and label.isprintable()):
+        raise ValueError(
+            f"label must be 1 to {LABEL_MAX} printable characters (no line breaks or controls)"
+        )
+
+
 def key_view(row: Sequence[Any]) -> KeyView:
     """A KeyView from (id, account uid, prefix, label, space-separated scopes, created, revoked)."""
     key_id, uid, prefix, label, scopes, created_at, revoked_at = row

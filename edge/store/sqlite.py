@@ -57,8 +57,11 @@ from edge.store.base import (
     WriteWait,
     account_view,
     check_commission,
+    check_email,
+    check_label,
     check_network,
     check_plan,
+    check_sync,
     format_timestamp,
     import_result,
     key_view,
@@ -615,6 +618,7 @@ class SqliteStore:
 
     async def create_account(self, email: str | None, plan: str, *, uid: str | None = None) -> str:
         check_plan(plan)
+        check_email(email)
         new_uid = uid or new_id("acc")
         now = self._now()
 
@@ -682,6 +686,7 @@ class SqliteStore:
         bad = [s for s in scopes if s not in v.KEY_SCOPES]
         if bad or not scopes:
             raise ValueError(f"scopes must be among: {', '.join(v.KEY_SCOPES)}")
+        check_label(label)
         key_id = new_id("key")
         now = self._now()
 
@@ -750,10 +755,8 @@ class SqliteStore:
         programs: int,
         transactions: int,
     ) -> None:
-        if status not in v.NETWORK_SYNC_STATUSES or status == "never":
-            raise ValueError("a sync outcome is one of: ok, partial, auth_failed, error")
-        if min(accounts, programs, transactions) < 0:
-            raise ValueError("counts cannot be negative")
+        check_network(network)
+        check_sync(status, (accounts, programs, transactions))
         now = self._now()
 
         def run(c: sqlite3.Connection) -> None:

@@ -386,3 +386,54 @@ async def test_upsert_keeps_the_identity_of_a_row(admin_store, seeded):
         await admin_store.upsert_commissions(seeded.uid, "cj", [row("Z"), row("Z")])
     with pytest.raises(NotFound):
         await admin_store.upsert_commissions("acc_nobody", "cj", [row("Z")])
+
+
+@pytest.mark.parametrize(
+    "email", ["", "not an email", "a\x01b@example.com", "a@b@c", "x" * 250 + "@e.co"]
+)
+async def test_an_email_that_is_no_address_is_refused(admin_store, email):
+    # Stored as given before: /v1/me showed "" or a terminal escape (an audit).
+    with pytest.raises(ValueError, match="email must be an address"):
+        await admin_store.create_account(email, "free")
+
+
+async def test_good_emails_and_none_are_kept(admin_store):
+    for email in (None, "pub@example.com", "Zoë.Müller+tag@example.fr"):
+        uid = await admin_store.create_account(email, "free")
+        assert (await admin_store.account_view(uid)).email == email
+
+
+@pytest.mark.parametrize("label", ["", "   ", "a\x1b[31mred", "two\nlines", "x" * 101])
+async def test_a_label_that_cannot_be_listed_safely_is_refused(admin_store, seeded, label):
+    with pytest.raises(ValueError, match="label must be 1 to 100 printable"):
+        await admin_store.create_key(seeded.uid, "h" * 64, "afk_LABELTST", label, ("read",))
+
+
+@pytest.mark.parametrize(
+    ("network", "counts", "message"),
+    [
+        ("awin", (2**31, 0, 0), "counts must be whole numbers from 0 to 2147483647"),
+        ("awin", (0, 0, -1), "counts must be"),
+        ("AWIN", (0, 0, 0), "network 'AWIN' must be 1-32 lowercase"),
+    ],
+)
+async def test_a_sync_outside_what_both_stores_hold_is_refused(
+    admin_store, seeded, network, counts, message
+):
+    await admin_store.connect_network(seeded.uid, "awin", b"sealed")
+    accounts, programs, transactions = counts
+    with pytest.raises(ValueError, match=message):
+        await admin_store.record_sync(
+            seeded.uid,
+            network,
+            "ok",
+            accounts=accounts,
+            programs=programs,
+            transactions=transactions,
+        )
+    limit = 2**31 - 1
+    await admin_store.record_sync(
+        seeded.uid, "awin", "ok", accounts=limit, programs=limit, transactions=limit
+    )
+    (net,) = (await admin_store.account_view(seeded.uid)).networks
+    assert net.transactions == limit
