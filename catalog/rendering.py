@@ -67,7 +67,7 @@ def render(
         shardformat.KEYS: shardformat.encode_keys(
             bid, [p.score for p in programs], [p.slug for p in programs]
         ),
-        # The same document the edge serves at /v1/openapi.json, for static hosts and tools.
+        # The same document the edge serves at /openapi.json, for static hosts and tools.
         OPENAPI: openapi.render(),
     }
     shards_blob, index = shardformat.encode_shards(shards)

@@ -3,7 +3,7 @@
 Everything here is derived from `contract.vocabulary`, `contract.resources` and
 `contract.endpoints`, the same definitions the edge validates queries with, so the document
 cannot drift from the code. `render()` gives the exact bytes that the build writes to
-`dist/openapi.json` and that the edge serves at `GET /v1/openapi.json`.
+`dist/openapi.json` and that the edge serves at `GET /openapi.json`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ from contract.resources import BY_NAME, RESOURCES, Field, Resource
 
 OPENAPI_VERSION = "3.1.0"
 DOCUMENT_VERSION = "1.0.0"
-PATH = "/v1/openapi.json"
+# Outside /v1: every /v1 path needs a key and answers {"data": ...} (api-decisions.md); this
+# document is for tools, readable without a key, as it is.
+PATH = "/openapi.json"
 SECURITY_SCHEME = "apiKey"
 
 JSON = "application/json"
@@ -378,7 +380,7 @@ def operation(endpoint: Endpoint) -> dict[str, Any]:
 
 
 def openapi_operation() -> dict[str, Any]:
-    """`GET /v1/openapi.json`: this document; the one path that needs no key."""
+    """`GET /openapi.json`: this document, outside /v1 and readable without a key."""
     endpoint = Endpoint(
         name="openapi",
         path=PATH,

@@ -1,4 +1,4 @@
-"""Authentication: `Authorization: Bearer <key>` on every /v1 path but the public ones."""
+"""Authentication: `Authorization: Bearer <key>` on every /v1 path."""
 
 from __future__ import annotations
 
@@ -11,9 +11,6 @@ from contract.endpoints import ENDPOINTS, ME
 from edge import appkeys
 from edge.errors import ApiError
 from edge.store.base import StoreUnavailable
-
-# Paths anyone may read without a key (the API's own description).
-PUBLIC_PATHS = frozenset({"/v1/openapi.json"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +87,7 @@ def requires_key(request: web.Request) -> bool:
     if request.match_info.http_exception is not None:
         return False
     path = request.path
-    return path.startswith("/v1/") and path not in PUBLIC_PATHS
+    return path.startswith("/v1/")
 
 
 async def authenticate(

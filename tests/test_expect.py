@@ -9,7 +9,7 @@ PATHS = [
     ("/v1/programs/acme", 401),
     ("/v1/me", 401),
     ("/v1/commissions", 401),
-    ("/v1/openapi.json", 200),
+    ("/openapi.json", 200),
     ("/healthz", 200),
 ]
 

@@ -46,7 +46,7 @@ async def test_a_malformed_request_logs_one_warning_line(
 ):
     client = await edge_client()
     # A request first: aiohttp logs a bad method at DEBUG on a connection's first request.
-    prefix = b"GET /v1/openapi.json HTTP/1.1\r\nHost: a\r\n\r\n"
+    prefix = b"GET /openapi.json HTTP/1.1\r\nHost: a\r\n\r\n"
     with caplog.at_level(logging.DEBUG, logger=AIOHTTP_SERVER):
         answer = await send_raw(client.port, prefix + request_bytes)
     assert b" 400 Bad Request\r\n" in answer

@@ -1,4 +1,5 @@
-"""GET /v1/openapi.json: the OpenAPI document, readable without a key.
+"""GET /openapi.json: the OpenAPI document, readable without a key (outside /v1, whose
+paths all need one).
 
 The bytes are generated in-process once, when the application is made, from the same
 `contract` tables as the build's `dist/openapi.json`, so the two copies are identical.

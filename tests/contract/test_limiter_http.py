@@ -120,7 +120,7 @@ async def test_preflights_and_unauthenticated_requests_do_not_count(limited_clie
         resp = await client.get("/v1/_ok", headers=bearer("afk_unknown"))
         assert resp.status == 401
         assert "RateLimit-Remaining" not in resp.headers
-    resp = await client.get("/v1/openapi.json")
+    resp = await client.get("/openapi.json")
     assert resp.status == 200 and "RateLimit-Limit" not in resp.headers
     resp = await client.get("/v1/_ok", headers=bearer(FREE_KEY))
     assert rate(resp) == (3, 2, 20)

@@ -61,7 +61,7 @@ def test_the_live_edge_is_ready(live: LiveEdge):
 
 
 def test_the_served_document_is_the_generated_one(live: LiveEdge):
-    status, headers, body = fetch(live, "/v1/openapi.json")
+    status, headers, body = fetch(live, "/openapi.json")
     assert status == 200 and body == openapi.render()
     assert headers["Content-Type"] == "application/json"
 
