@@ -313,7 +313,8 @@ async def demo(store: AccountStore, args: argparse.Namespace, config: Config) ->
         "uid": DEMO_UID,
         "commissions": args.commissions,
         "key": key,
-        "text": f"demo account {DEMO_UID} ready ({args.commissions} commissions)\n{key}",
+        # Re-seeding adds and updates rows, never deletes: a larger earlier seed stays.
+        "text": f"demo account {DEMO_UID} ready: {args.commissions} commissions written\n{key}",
     }
 
 
