@@ -216,7 +216,7 @@ async def key_list(store: AccountStore, args: argparse.Namespace, _: Config) -> 
     return {"keys": [key_json(k) for k in keys], "text": "\n".join(rows) or "(no keys)"}
 
 
-async def key_revoke(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
+async def key_revoke(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
     given = args.prefix_or_id
     if given.startswith(apikeys.MARKER) and len(given) > apikeys.PREFIX_LENGTH:
         # A whole key (a leaked one, from a secret scanner, say): found by its hash, and
@@ -229,8 +229,9 @@ async def key_revoke(store: AccountStore, args: argparse.Namespace, config: Conf
     key = await store.revoke_key(given)
     return {
         **key_json(key),
-        "text": f"{key.id} ({key.prefix}) revoked at {key.revoked_at}; the edge refuses it "
-        f"within {config.key_cache_seconds:g} s (--key-cache-seconds)",
+        # The edge's own --key-cache-seconds bounds it; this process cannot know that value.
+        "text": f"{key.id} ({key.prefix}) revoked at {key.revoked_at}; each edge refuses it "
+        "within its --key-cache-seconds (5 s unless set otherwise)",
     }
 
 
