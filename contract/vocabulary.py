@@ -60,6 +60,15 @@ COMMISSION_STATUSES: tuple[str, ...] = ("pending", "approved", "declined", "paid
 # Default rate limits per plan: (requests, window in seconds). Configurable in the edge.
 DEFAULT_RATE_LIMITS: dict[str, tuple[int, int]] = {"free": (60, 60), "pro": (600, 60)}
 
+# --- Text ---------------------------------------------------------------------------------
+
+# The tags of a subdivision flag (Unicode TS 51): the region's code, a country's two letters
+# then one to four letters or digits, in lowercase tag characters (gbeng, gbsct, gbwls). The
+# one use of tag characters text may keep: between a black flag and a cancel tag, and only
+# these (capitals, spaces or punctuation there would spell a hidden message).
+_TAG_LETTER = "[\U000e0061-\U000e007a]"
+FLAG_TAGS = f"{_TAG_LETTER}{{2}}[\U000e0030-\U000e0039\U000e0061-\U000e007a]{{1,4}}"
+
 # --- Lists and pagination ------------------------------------------------------------
 
 LIMIT_MIN = 1

@@ -33,6 +33,7 @@ BUILD_ONLY = {
     # Tag characters lie outside the Basic Multilingual Plane, which the schema's regex
     # dialect cannot name without flags (see catalog/submission.py, INVISIBLE_CHARS).
     "name-hidden-tags",
+    "name-message-in-a-flag",
     "name-tags-after-flag",
 }
 

@@ -453,3 +453,11 @@ def test_a_row_of_control_characters_is_not_a_blank_row():
         "externalId",
         "contains the control or invisible character U+001F",
     )
+
+
+def test_a_hidden_message_dressed_as_a_flag_is_refused():
+    # Tag capitals and spaces between a black flag and a cancel tag would spell a message
+    # a reader does not see (a review found the first rule let any tags through there).
+    hidden = "".join(chr(0xE0000 + ord(c)) for c in "IGNORE ALL")
+    with pytest.raises(ValueError, match="U\\+E0049"):
+        parse_text("Nice shop \U0001f3f4" + hidden + "\U000e007f", 500)
