@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import dataclasses
 import os
+import re
 import signal
 import sys
 import threading
@@ -216,16 +217,27 @@ async def key_list(store: AccountStore, args: argparse.Namespace, _: Config) -> 
     return {"keys": [key_json(k) for k in keys], "text": "\n".join(rows) or "(no keys)"}
 
 
+# A whole key inside what was pasted, not glued to other letters or digits.
+_WHOLE_KEY = re.compile(rf"(?<![0-9A-Za-z_]){apikeys.KEY_PATTERN}(?![0-9A-Za-z])")
+
+
 async def key_revoke(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
-    given = args.prefix_or_id
-    if given.startswith(apikeys.MARKER) and len(given) > apikeys.PREFIX_LENGTH:
-        # A whole key (a leaked one, from a secret scanner, say): found by its hash, and
-        # never written back out, not even in an error.
-        shown = apikeys.prefix_of(given) + "..."
-        record = await store.lookup_key(apikeys.key_hash(given))
+    given = args.prefix_or_id.strip()
+    whole = _WHOLE_KEY.search(given)
+    if whole is not None:
+        # A whole key (a leaked one, from a secret scanner, say; pasted as it came, with
+        # "Bearer " or spaces): found by its hash, never written back out, not in an error.
+        shown = apikeys.prefix_of(whole.group()) + "..."
+        record = await store.lookup_key(apikeys.key_hash(whole.group()))
         if record is None:
             raise CommandError(f"no active key is {shown} (unknown, or revoked already)")
         given = record.key.id
+    elif apikeys.MARKER in given and len(given) > apikeys.PREFIX_LENGTH:
+        # Longer than a prefix yet no whole key: part of a secret, maybe; not echoed either.
+        raise CommandError(
+            f"{given[: given.index(apikeys.MARKER) + apikeys.PREFIX_LENGTH]}... is not a key "
+            "id, a prefix or a whole key"
+        )
     key = await store.revoke_key(given)
     return {
         **key_json(key),

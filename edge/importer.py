@@ -332,7 +332,8 @@ def canonical_columns(names: list[str], line: int) -> tuple[list[str | None], li
 def read_csv(text: str) -> tuple[list[tuple[int, dict[str, object]]], list[Problem]]:
     """Records of a CSV export with a header row; `,`, `;` or tab separated (detected)."""
     lines = text.split("\n")  # as the CSV reader counts lines (not at U+2028, NEL...)
-    header_line = next((i for i, line in enumerate(lines) if _trim(line)), None)
+    # "\r": a CRLF file split at "\n" only; its blank lines are "\r".
+    header_line = next((i for i, line in enumerate(lines) if line.strip(_BLANKS + "\r")), None)
     if header_line is None:
         return [], [Problem(1, "header", "the file is empty; expected a header row")]
     delimiter = max(

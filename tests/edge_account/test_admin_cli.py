@@ -523,9 +523,15 @@ def test_a_whole_key_revokes_itself_and_is_never_printed(env):
     assert revoked.returncode == 0, revoked.stderr
     assert key not in (revoked.stdout + revoked.stderr).decode()
     assert "revoked at" in revoked.stdout.decode()
-    # Again, and an unknown key: refused by prefix, the key itself never shown.
-    for attempt in (key, apikeys.generate_key().key):
+    # Again (as pasted from a header, or with spaces), and an unknown key: refused by
+    # prefix, the key itself never shown.
+    for attempt in (key, f"Bearer {key}", f" {key}\n", apikeys.generate_key().key):
         again = run_cli(env, "key", "revoke", attempt)
         assert again.returncode == 1
         err = again.stderr.decode()
-        assert attempt not in err and f"no active key is {attempt[:12]}..." in err
+        whole = attempt.split()[-1]
+        assert whole not in err and f"no active key is {whole[:12]}..." in err
+    # Longer than a prefix, not a key: not echoed either.
+    partial = run_cli(env, "key", "revoke", key[:-3])
+    assert partial.returncode == 1 and key[:-3] not in partial.stderr.decode()
+    assert "is not a key id, a prefix or a whole key" in partial.stderr.decode()

@@ -461,3 +461,19 @@ def test_a_hidden_message_dressed_as_a_flag_is_refused():
     hidden = "".join(chr(0xE0000 + ord(c)) for c in "IGNORE ALL")
     with pytest.raises(ValueError, match="U\\+E0049"):
         parse_text("Nice shop \U0001f3f4" + hidden + "\U000e007f", 500)
+
+
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_a_csv_with_a_leading_blank_line_finds_its_header_and_delimiter(eol):
+    # A CRLF file's blank line is "\r": taken as the header, it left every delimiter
+    # scoring 0 and the file refused whole (a review).
+    text = eol.join(
+        [
+            "",
+            "externalId;commissionAmount;currency;transactedAt",
+            "A1;12.30;EUR;2024-01-02T00:00:00Z",
+            "",
+        ]
+    )
+    (row,) = parse_export(text, "csv", "awin", STATUSES)
+    assert (row.external_id, row.commission_amount) == ("A1", "12.30")
