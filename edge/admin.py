@@ -63,11 +63,12 @@ class Stopper:
     """Turns the first SIGINT (Ctrl-C) or SIGTERM into a cancellation of the running command.
 
     The store answers a cancelled write by rolling it back, or, when it was committing
-    already, by returning its result: either way the report is true. A second signal gets
-    the default behaviour back (quit at once, the outcome then unknown).
+    already, by returning its result: either way the report is true. A second signal quits
+    at once (os._exit), saying the outcome is unknown.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, maybe_done: str = "the outcome is unknown") -> None:
+        self.maybe_done = maybe_done  # what a second signal leaves untold, said as it quits
         self.signum: int | None = None
         self._task: asyncio.Task[Any] | None = None
         self._previous: dict[int, Any] = {}
@@ -99,7 +100,8 @@ class Stopper:
         # Runs in the main thread between two bytecodes, maybe inside the event loop: like
         # asyncio.run's own SIGINT handler, it only cancels the task and wakes the loop.
         self.signum = signum
-        self._restore()
+        for stop in STOP_SIGNALS:
+            signal.signal(stop, self._on_second_signal)
         name = signal.Signals(signum).name
         os.write(
             2,
@@ -111,6 +113,13 @@ class Stopper:
             task.cancel()
             with contextlib.suppress(RuntimeError):  # the loop has just closed
                 task.get_loop().call_soon_threadsafe(lambda: None)
+
+    def _on_second_signal(self, signum: int, _frame: FrameType | None) -> None:
+        # Quit now: a KeyboardInterrupt would wait for asyncio.run to finish the write
+        # (which holds back cancellations until it ends) and print a traceback meanwhile.
+        name = signal.Signals(signum).name
+        os.write(2, f"{PROG}: {name} again: quitting; {self.maybe_done}\n".encode())
+        os._exit(128 + signum)
 
 
 Result = dict[str, Any]
@@ -528,7 +537,7 @@ async def close_keeping_result(store: AccountStore) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     as_json = getattr(args, "json", False)
-    stopper = Stopper()
+    stopper = Stopper(getattr(args, "maybe_done", "the outcome is unknown"))
     try:
         with stopper.installed():
             config = load_config(args)

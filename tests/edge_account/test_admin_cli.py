@@ -10,6 +10,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
@@ -535,3 +536,33 @@ def test_a_whole_key_revokes_itself_and_is_never_printed(env):
     partial = run_cli(env, "key", "revoke", key[:-3])
     assert partial.returncode == 1 and key[:-3] not in partial.stderr.decode()
     assert "is not a key id, a prefix or a whole key" in partial.stderr.decode()
+
+
+@pytest.mark.sqlite_only
+async def test_a_second_ctrl_c_quits_at_once_and_says_the_outcome_is_unknown(env, database):
+    # Another connection holds the write lock: the command waits for it. The first SIGINT
+    # cancels; the second quits now (it waited for the lock and printed a traceback).
+    await seed_key_free(database)
+    holder = sqlite3.connect(database, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        async with started_cli(env, "account", "create", "--plan", "free") as cli_:
+            await asyncio.sleep(1.5)  # started, and waiting for the lock
+            cli_.send_signal(signal.SIGINT)
+            await asyncio.sleep(0.5)
+            started = time.monotonic()
+            cli_.send_signal(signal.SIGINT)
+            out, err = await asyncio.wait_for(cli_.communicate(), 10)
+            elapsed = time.monotonic() - started
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert cli_.returncode == 130 and elapsed < 3, (elapsed, err)
+    assert b"SIGINT again: quitting; the change may or may not have been made" in err
+    assert b"Traceback" not in err and out == b""
+
+
+async def seed_key_free(database: str) -> None:
+    """Make the database exist (migrated) before another connection locks it."""
+    store = await open_store(database, writable=True, readers=1)
+    await store.close()
