@@ -17,6 +17,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+from collections.abc import Coroutine
+from typing import Any
 
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
@@ -102,25 +104,56 @@ def make_runner(config: Config, app: web.Application | None = None) -> EdgeRunne
 
 
 def serve(config: Config) -> None:
-    """Serve `config` in this process until SIGINT or SIGTERM, then stop gracefully."""
+    """Serve `config` in this process until SIGINT or SIGTERM, then stop gracefully.
+
+    The signals are taken from the start: one that comes while the store connects or the
+    build loads stops the start-up and cleans up (no KeyboardInterrupt traceback)."""
 
     async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
         runner = make_runner(config)
-        await runner.setup()
         try:
-            site = web.TCPSite(runner, config.host, config.port)
-            await site.start()
-            stop = asyncio.Event()
-            loop = asyncio.get_running_loop()
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                loop.add_signal_handler(signum, stop.set)
-            log.info("Running on %s (Ctrl-C to stop)", _url(site, runner))
-            await stop.wait()
+            site = await _unless_stopped(_start(runner, config), stop)
+            if site is not None:
+                log.info("Running on %s (Ctrl-C to stop)", _url(site, runner))
+                await stop.wait()
             log.info("stopping")
         finally:
             await runner.cleanup()
 
     asyncio.run(main())
+
+
+async def _start(runner: web.AppRunner, config: Config) -> web.TCPSite:
+    await runner.setup()
+    site = web.TCPSite(runner, config.host, config.port)
+    await site.start()
+    return site
+
+
+async def _unless_stopped(
+    starting: Coroutine[Any, Any, web.TCPSite], stop: asyncio.Event
+) -> web.TCPSite | None:
+    """The started site, or None when `stop` is set first (the start-up is cancelled)."""
+    start = asyncio.ensure_future(starting)
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({start, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopped.cancel()
+    if start.done():
+        return start.result()  # raises what the start-up raised
+    start.cancel()
+    try:
+        await start
+    except asyncio.CancelledError:
+        pass
+    except Exception as exc:
+        log.info("start-up stopped: %s", exc)
+    return None
 
 
 def _url(site: web.TCPSite, runner: web.AppRunner) -> str:

@@ -178,3 +178,29 @@ def test_several_workers_without_redis_are_refused(tmp_path):
     edge = start_edge(tmp_path, ["--workers", "2"])
     assert edge.process.wait(30) == 2
     assert "2 workers need --redis-url" in edge.log_text()
+
+
+async def test_a_stop_signal_during_start_up_stops_cleanly(tmp_path, edges):
+    # A PostgreSQL that accepts and never answers: the edge is still starting when SIGINT
+    # comes. It used to end in a KeyboardInterrupt traceback (a review).
+    async def silent(reader, writer):
+        await reader.read()  # until the edge hangs up: it never gets an answer
+        writer.close()
+        await writer.wait_closed()
+
+    server = await asyncio.start_server(silent, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        args = ["--database", f"postgresql://u@127.0.0.1:{port}/db", "--store-timeout", "20"]
+        edge = start_edge(tmp_path, args)
+        edges.append(edge)
+        await asyncio.sleep(2)
+        assert edge.process.poll() is None, edge.log_text()
+        started = time.monotonic()
+        edge.process.send_signal(signal.SIGINT)
+        status = await asyncio.to_thread(edge.process.wait, 15)
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert status == 0 and time.monotonic() - started < 10, edge.log_text()
+    assert "Traceback" not in edge.log_text() and "stopping" in edge.log_text()
