@@ -170,7 +170,9 @@ async def explain(url: str, uid: str) -> dict[str, str]:
 # --- measuring --------------------------------------------------------------------------
 
 
-def start_edge(port: int, database: str, workers: int) -> subprocess.Popen[bytes]:
+def start_edge(
+    port: int, database: str, workers: int, redis_url: str | None = None
+) -> subprocess.Popen[bytes]:
     env = {
         **os.environ,
         "EDGE_HOST": "127.0.0.1",
@@ -183,6 +185,8 @@ def start_edge(port: int, database: str, workers: int) -> subprocess.Popen[bytes
         "EDGE_ACCESS_LOG": "false",
         "EDGE_LOG_LEVEL": "WARNING",
         "EDGE_WORKERS": str(workers),
+        # Several workers need the shared limiter (one limit across them).
+        **({"EDGE_REDIS_URL": redis_url} if redis_url else {}),
     }
     return subprocess.Popen([sys.executable, "-m", "edge"], cwd=ROOT, env=env)
 
@@ -204,7 +208,7 @@ def measure(
     args: argparse.Namespace,
 ) -> dict[str, Any]:
     port = base.free_port()
-    edge = start_edge(port, database, args.workers)
+    edge = start_edge(port, database, args.workers, getattr(args, "redis_url", None))
     try:
         base.wait_ready(port, "/v1/commissions", headers, edge)
         print(f"bench: {name}: one client ...", flush=True)
@@ -233,8 +237,6 @@ def sqlite_store(wanted: dict[str, int]) -> tuple[Path, Path]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from support.pgserver import PgServer, find_bin_dir
-
     if shutil.which("wrk") is None:
         sys.exit("wrk is not installed: apt-get install -y wrk")
     wanted = {
@@ -260,6 +262,32 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "first page, from+to (one month)": "/v1/commissions?from=2025-06-01&to=2025-06-30",
         "first page, limit=100": "/v1/commissions?limit=100",
     }
+
+    redis = None
+    if args.workers > 1:
+        from support.redisserver import RedisServer, find_redis_server
+
+        binary = find_redis_server()
+        if binary is None:
+            sys.exit("--workers > 1 needs redis-server (one rate limit across the workers)")
+        redis = RedisServer.create(binary)
+        args.redis_url = redis.url
+    try:
+        return _run(args, wanted, database, meta, headers, paths)
+    finally:
+        if redis is not None:
+            redis.destroy()
+
+
+def _run(
+    args: argparse.Namespace,
+    wanted: dict[str, Any],
+    database: Path,
+    meta: dict[str, Any],
+    headers: dict[str, str],
+    paths: dict[str, str],
+) -> dict[str, Any]:
+    from support.pgserver import PgServer, find_bin_dir
 
     server = None
     url = args.database
