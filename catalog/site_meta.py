@@ -85,6 +85,12 @@ def _valid_host(host: str | None, netloc: str) -> bool:
         except ValueError:
             return False
         return True
+    if not host.isascii():
+        # An internationalised name (bücher.example): checked in the form DNS carries.
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError:
+            return False
     if _HOST_NAME.fullmatch(host) is None:
         return False
     last = host.rstrip(".").rpartition(".")[2]

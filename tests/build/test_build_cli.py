@@ -135,7 +135,8 @@ def test_bad_base_url_is_a_usage_error(content: Content, run_cli: CliRunner, url
     ("url", "written"),
     [("http://localhost:8080/", "http://localhost:8080"), ("http://intranet", "http://intranet"),
      ("http://127.0.0.1:8080", "http://127.0.0.1:8080"), ("https://[::1]:8443/d/", "https://[::1]:8443/d"),
-     ("HTTPS://affiliates.example/dir/", "https://affiliates.example/dir")],
+     ("HTTPS://affiliates.example/dir/", "https://affiliates.example/dir"),
+     ("https://bücher.example/", "https://bücher.example"), ("https://xn--bcher-kva.example", "https://xn--bcher-kva.example")],
 )  # fmt: skip
 def test_good_base_urls_are_kept_without_the_trailing_slash(url: str, written: str) -> None:
     from catalog.site_meta import normalise_base_url
