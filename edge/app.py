@@ -11,7 +11,7 @@ from edge.auth import authenticate
 from edge.config import Config
 from edge.errors import ApiError
 from edge.handlers import account, openapi, programs
-from edge.middlewares import Handler, method_not_allowed, new_request_id, response_for
+from edge.middlewares import Handler, new_request_id, response_for
 
 
 async def _secret_context(app: web.Application) -> AsyncIterator[None]:
@@ -40,9 +40,6 @@ async def edge_middleware(request: web.Request, handler: Handler) -> web.StreamR
             # request id), written with one update: each CIMultiDict write has its cost.
             added: dict[str, str] | None = None
             try:
-                if request.method == "CONNECT":
-                    # Its target is a host and port, not a path: no route says 405 for it.
-                    raise method_not_allowed()
                 principal = await authenticate(request, app)
                 added = await ratelimit.count(request, app, principal)
                 if added is None:

@@ -82,6 +82,10 @@ def response_for(request: web.Request, exc: Exception) -> web.Response:
     if isinstance(exc, web.HTTPException):
         if exc.status < 400:
             raise exc
+        if exc.status == 404 and request.method == "CONNECT":
+            # Its target is a host and port, not a path, so no route matched: the method
+            # is what the API does not take (405), whatever the target.
+            return error_response(request, method_not_allowed())
         return error_response(request, _from_http_exception(exc))
     log.exception(
         "unhandled error",
