@@ -62,12 +62,16 @@ DEFAULT_RATE_LIMITS: dict[str, tuple[int, int]] = {"free": (60, 60), "pro": (600
 
 # --- Text ---------------------------------------------------------------------------------
 
-# The tags of a subdivision flag (Unicode TS 51): the region's code, a country's two letters
-# then one to four letters or digits, in lowercase tag characters (gbeng, gbsct, gbwls). The
-# one use of tag characters text may keep: between a black flag and a cancel tag, and only
-# these (capitals, spaces or punctuation there would spell a hidden message).
-_TAG_LETTER = "[\U000e0061-\U000e007a]"
-FLAG_TAGS = f"{_TAG_LETTER}{{2}}[\U000e0030-\U000e0039\U000e0061-\U000e007a]{{1,4}}"
+# The subdivision flags Unicode recommends for general interchange (RGI, Unicode TS 51):
+# England, Scotland, Wales. Their tags (the region's code in tag letters) are the one use of
+# tag characters text may keep, between a black flag and a cancel tag. Any other code would
+# do as well to spell out a hidden message a few letters at a time.
+RGI_SUBDIVISION_FLAGS = ("gbeng", "gbsct", "gbwls")
+FLAG_TAGS = (
+    "(?:"
+    + "|".join("".join(chr(0xE0000 + ord(c)) for c in code) for code in RGI_SUBDIVISION_FLAGS)
+    + ")"
+)
 
 # --- Lists and pagination ------------------------------------------------------------
 

@@ -123,6 +123,7 @@ CASES = [
     ("name-c1-control", "acme", submission(name='"Acme\\x85Store"'), [(2, 7, "name", "U+0085")]),
     ("name-hidden-tags", "acme", submission(name='"Acme\U000e0069\U000e0067\U000e006eStore"'), [(2, 7, "name", "U+E0069")]),
     ("name-message-in-a-flag", "acme", submission(name='"Acme \U0001f3f4\U000e0049\U000e0047\U000e004e\U000e007f"'), [(2, 7, "name", "U+E0049")]),
+    ("name-made-up-region-flag", "acme", submission(name='"Acme \U0001f3f4\U000e0069\U000e0067\U000e006e\U000e006f\U000e0072\U000e0065\U000e007f"'), [(2, 7, "name", "U+E0069")]),
     ("name-tags-after-flag", "acme", submission(name='"\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f\U000e0041"'), [(2, 7, "name", "U+E0041")]),
     ("site-zero-width", "acme", submission(site='"https://acme.fr/\u200b"'), [(4, 7, "site", "spaces")]),
     ("created-no-seconds", "acme", submission(createdAt='"2024-03-01T09:00Z"'), [(19, 12, "createdAt", "expected form")]),

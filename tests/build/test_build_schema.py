@@ -34,6 +34,7 @@ BUILD_ONLY = {
     # dialect cannot name without flags (see catalog/submission.py, INVISIBLE_CHARS).
     "name-hidden-tags",
     "name-message-in-a-flag",
+    "name-made-up-region-flag",
     "name-tags-after-flag",
 }
 

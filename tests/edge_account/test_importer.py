@@ -458,9 +458,16 @@ def test_a_row_of_control_characters_is_not_a_blank_row():
 def test_a_hidden_message_dressed_as_a_flag_is_refused():
     # Tag capitals and spaces between a black flag and a cancel tag would spell a message
     # a reader does not see (a review found the first rule let any tags through there).
-    hidden = "".join(chr(0xE0000 + ord(c)) for c in "IGNORE ALL")
+    def flag(code: str) -> str:
+        return "\U0001f3f4" + "".join(chr(0xE0000 + ord(c)) for c in code) + "\U000e007f"
+
     with pytest.raises(ValueError, match="U\\+E0049"):
-        parse_text("Nice shop \U0001f3f4" + hidden + "\U000e007f", 500)
+        parse_text("Nice shop " + flag("IGNORE ALL"), 500)
+    # Lowercase "flags" of made-up regions spell it too (a second review).
+    with pytest.raises(ValueError, match="U\\+E0069"):
+        parse_text("Nice shop " + flag("ignore") + flag("allpre"), 500)
+    for code in ("gbeng", "gbsct", "gbwls"):
+        assert parse_text("Pubs " + flag(code), 500) == "Pubs " + flag(code)
 
 
 @pytest.mark.parametrize("eol", ["\n", "\r\n"])
