@@ -86,11 +86,17 @@ def _valid_host(host: str | None, netloc: str) -> bool:
             return False
         return True
     if not host.isascii():
-        # An internationalised name (bücher.example): checked in the form DNS carries.
+        # An internationalised name (bücher.example): checked in the form DNS carries, and
+        # only if it comes back unchanged, since nameprep silently drops invisible characters
+        # (U+200B, a soft hyphen) and maps look-alikes (fullwidth letters, "。") that would
+        # then be written as typed into every link.
         try:
-            host = host.encode("idna").decode("ascii")
+            ascii_host = host.encode("idna").decode("ascii")
+            if ascii_host.encode("ascii").decode("idna") != host:
+                return False
         except UnicodeError:
             return False
+        host = ascii_host
     if _HOST_NAME.fullmatch(host) is None:
         return False
     last = host.rstrip(".").rpartition(".")[2]

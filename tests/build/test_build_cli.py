@@ -122,7 +122,8 @@ def test_write_schema(content: Content, run_cli: CliRunner) -> None:
     ["example.com", "https://x.example/?q", "https://x.example/#f", "https://u:p@x.example",
      "https://x.example:99999", 'https://x.example/"><script>', "http://exa_mple.com",
      "http://a..example", "http://-a.example", "http://x.example:0", "http://%41.example",
-     "http://999.1.1.1", "http://[::g]"],
+     "http://999.1.1.1", "http://[::g]", "http://bü\u200bcher.example", "http://bücher\xad.example",
+     "http://\uff42ücher.example", "http://bücher.example\u3002com"],
 )  # fmt: skip
 def test_bad_base_url_is_a_usage_error(content: Content, run_cli: CliRunner, url: str) -> None:
     done = run_cli("--base-url", url, cwd=content.root)
