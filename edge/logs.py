@@ -44,6 +44,9 @@ def configure_logging(config: Config) -> None:
     )
     access = logging.getLogger("edge.access")
     access.disabled = not config.access_log
+    # Its own level: --access-log says whether it is written, not --log-level (WARNING
+    # would otherwise silence these INFO lines).
+    access.setLevel(logging.INFO)
     access.propagate = False
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(message)s"))

@@ -204,3 +204,16 @@ async def test_a_stop_signal_during_start_up_stops_cleanly(tmp_path, edges):
         await server.wait_closed()
     assert status == 0 and time.monotonic() - started < 10, edge.log_text()
     assert "Traceback" not in edge.log_text() and "stopping" in edge.log_text()
+
+
+@pytest.mark.parametrize(("access_log", "written"), [("true", True), ("false", False)])
+async def test_the_access_log_follows_its_own_setting_not_the_log_level(
+    tmp_path, edges, access_log, written
+):
+    # --log-level WARNING silenced the access log's INFO lines though --access-log was on.
+    args = ["--log-level", "WARNING", "--access-log", access_log]
+    edge = start_edge(tmp_path, [*args, "--database", str(tmp_path / "e.sqlite3")])
+    edges.append(edge)
+    await wait_healthy(edge)
+    assert edge.stop() == 0
+    assert ('"path":"/healthz"' in edge.log_text()) is written, edge.log_text()
