@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 from collections.abc import Coroutine
 from typing import Any
@@ -99,7 +100,9 @@ def make_runner(config: Config, app: web.Application | None = None) -> EdgeRunne
         app if app is not None else create_app(config),
         access_log=logging.getLogger("edge.access"),
         access_log_class=JsonAccessLogger,
-        shutdown_timeout=SHUTDOWN_TIMEOUT,
+        # aiohttp waits this long for a request in flight, then as long again after asking
+        # it to stop: half each, so a stopping edge is done within SHUTDOWN_TIMEOUT.
+        shutdown_timeout=SHUTDOWN_TIMEOUT / 2,
     )
 
 
@@ -113,7 +116,7 @@ def serve(config: Config) -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, stop.set)
+            loop.add_signal_handler(signum, _on_stop_signal, stop, signum)
         runner = make_runner(config)
         try:
             site = await _unless_stopped(_start(runner, config), stop)
@@ -125,6 +128,17 @@ def serve(config: Config) -> None:
             await runner.cleanup()
 
     asyncio.run(main())
+
+
+def _on_stop_signal(stop: asyncio.Event, signum: int) -> None:
+    # The first stops gracefully; a second quits now, as the supervisor of several workers
+    # kills them on a second signal (requests in flight are cut, cleanups skipped).
+    if not stop.is_set():
+        stop.set()
+        return
+    log.warning("second stop signal: quitting now")
+    logging.shutdown()
+    os._exit(128 + signum)
 
 
 async def _start(runner: web.AppRunner, config: Config) -> web.TCPSite:

@@ -281,6 +281,13 @@ class Supervisor:
             if any(signum in STOP_SIGNALS for signum in self.signals()):
                 log.warning("second stop signal: killing the workers")
                 break
+        else:
+            if running:
+                log.warning(
+                    "%d worker(s) still running %.0f s after SIGTERM: killing them",
+                    len(running),
+                    KILL_AFTER,
+                )
         self.forward(signal.SIGKILL)
         for slot in self.slots:
             if slot.process is not None:

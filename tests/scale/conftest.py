@@ -152,16 +152,22 @@ async def wait_healthy(edge: EdgeProcess, within: float = EDGE_START_TIMEOUT) ->
     raise AssertionError(f"edge not healthy after {within} s\n{edge.log_text()[-3000:]}")
 
 
-def start_edge(workdir: Path, args: Sequence[str], *, port: int | None = None) -> EdgeProcess:
-    """Start `python -m edge ARGS --port PORT` (a free port by default) in `workdir`."""
+def start_edge(
+    workdir: Path,
+    args: Sequence[str],
+    *,
+    port: int | None = None,
+    program: Sequence[str] = ("-m", "edge"),
+) -> EdgeProcess:
+    """Start `python -m edge ARGS --port PORT` (a free port by default) in `workdir`;
+    `program` replaces `-m edge` (tests/support/slowedge.py: the edge plus a slow route)."""
     port = port or free_port()
     log = workdir / f"edge-{port}-{time.monotonic_ns()}.log"
     with log.open("wb") as out:
         process = subprocess.Popen(
             [
                 sys.executable,
-                "-m",
-                "edge",
+                *program,
                 "--host",
                 "127.0.0.1",
                 "--port",

@@ -11,9 +11,10 @@ import time
 import aiohttp
 import pytest
 
-from edge.workers import MAX_RESTART_DELAY, restart_delay
+from edge.workers import MAX_RESTART_DELAY, SHUTDOWN_TIMEOUT, restart_delay
 
 from .conftest import (
+    ROOT,
     EdgeProcess,
     alive,
     bearer,
@@ -217,3 +218,56 @@ async def test_the_access_log_follows_its_own_setting_not_the_log_level(
     await wait_healthy(edge)
     assert edge.stop() == 0
     assert ('"path":"/healthz"' in edge.log_text()) is written, edge.log_text()
+
+
+SLOW_EDGE = (str(ROOT / "tests" / "support" / "slowedge.py"),)
+
+
+async def slow_request(edge: EdgeProcess, seconds: float) -> float:
+    """GET /slow?s=SECONDS; how long until the answer or the connection's end."""
+    started = time.monotonic()
+    reader, writer = await asyncio.open_connection("127.0.0.1", edge.port)
+    writer.write(f"GET /slow?s={seconds} HTTP/1.1\r\nHost: a\r\n\r\n".encode())
+    await writer.drain()
+    await reader.read(1)  # an answer, or b"" when the edge closes the connection
+    writer.close()
+    return time.monotonic() - started
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+async def test_a_stopping_edge_is_done_within_its_shutdown_timeout(
+    tmp_path, edges, workers, request
+):
+    # aiohttp waits its shutdown timeout for a request in flight, then as long again: a
+    # worker was SIGKILLed at 15 s before its cleanups, one process took 21 s (a review).
+    args = ["--database", str(tmp_path / "e.sqlite3"), "--workers", str(workers)]
+    if workers > 1:
+        args += ["--redis-url", request.getfixturevalue("shared_redis").url]
+    edge = start_edge(tmp_path, args, program=SLOW_EDGE)
+    edges.append(edge)
+    await wait_healthy(edge)
+    in_flight = asyncio.ensure_future(slow_request(edge, 60))
+    await asyncio.sleep(0.5)
+    started = time.monotonic()
+    edge.process.send_signal(signal.SIGTERM)
+    status = await asyncio.to_thread(edge.process.wait, 30)
+    took = time.monotonic() - started
+    await asyncio.wait_for(in_flight, 5)
+    assert status == 0 and took < SHUTDOWN_TIMEOUT + 2, (took, edge.log_text())
+    assert "killing" not in edge.log_text()
+
+
+async def test_a_second_stop_signal_quits_a_single_edge_at_once(tmp_path, edges):
+    edge = start_edge(tmp_path, ["--database", str(tmp_path / "e.sqlite3")], program=SLOW_EDGE)
+    edges.append(edge)
+    await wait_healthy(edge)
+    in_flight = asyncio.ensure_future(slow_request(edge, 60))
+    await asyncio.sleep(0.5)
+    edge.process.send_signal(signal.SIGINT)
+    await asyncio.sleep(1)
+    started = time.monotonic()
+    edge.process.send_signal(signal.SIGINT)
+    status = await asyncio.to_thread(edge.process.wait, 30)
+    assert status == 128 + signal.SIGINT and time.monotonic() - started < 3, edge.log_text()
+    assert "second stop signal: quitting now" in edge.log_text()
+    await asyncio.wait_for(in_flight, 5)
