@@ -228,24 +228,29 @@ async def key_list(store: AccountStore, args: argparse.Namespace, _: Config) -> 
 
 # A whole key inside what was pasted, not glued to other letters or digits.
 _WHOLE_KEY = re.compile(rf"(?<![0-9A-Za-z_]){apikeys.KEY_PATTERN}(?![0-9A-Za-z])")
+# What the store may be asked for as it is: a key id, or anything no longer than a prefix.
+_ID_OR_PREFIX = re.compile(rf"key_[0-9a-z]{{1,32}}|.{{1,{apikeys.PREFIX_LENGTH}}}")
 
 
 async def key_revoke(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
     given = args.prefix_or_id.strip()
-    whole = _WHOLE_KEY.search(given)
-    if whole is not None:
+    wholes = _WHOLE_KEY.findall(given)
+    if len(wholes) > 1:
+        raise CommandError("give one key to revoke, not several")
+    if wholes:
         # A whole key (a leaked one, from a secret scanner, say; pasted as it came, with
         # "Bearer " or spaces): found by its hash, never written back out, not in an error.
-        shown = apikeys.prefix_of(whole.group()) + "..."
-        record = await store.lookup_key(apikeys.key_hash(whole.group()))
+        shown = apikeys.prefix_of(wholes[0]) + "..."
+        record = await store.lookup_key(apikeys.key_hash(wholes[0]))
         if record is None:
             raise CommandError(f"no active key is {shown} (unknown, or revoked already)")
         given = record.key.id
-    elif apikeys.MARKER in given and len(given) > apikeys.PREFIX_LENGTH:
-        # Longer than a prefix yet no whole key: part of a secret, maybe; not echoed either.
+    elif not _ID_OR_PREFIX.fullmatch(given):
+        # Neither a key id nor a prefix: maybe part of a secret (a key without its marker),
+        # so never echoed past a prefix's length.
         raise CommandError(
-            f"{given[: given.index(apikeys.MARKER) + apikeys.PREFIX_LENGTH]}... is not a key "
-            "id, a prefix or a whole key"
+            f"{given[: apikeys.PREFIX_LENGTH]}... is not a key id (key_...), a prefix "
+            f"({apikeys.PREFIX_LENGTH} characters) or a whole key"
         )
     key = await store.revoke_key(given)
     return {
@@ -426,9 +431,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = command(key, "list", key_list, "list an account's keys (prefix, label, scopes, state)")
     p.add_argument("--account", required=True, metavar="UID")
     p = command(
-        key, "revoke", key_revoke, "revoke a key by id or prefix (effective within the key cache)"
+        key,
+        "revoke",
+        key_revoke,
+        "revoke a key by id, prefix or the whole key (effective within the edge's key cache)",
     )
-    p.add_argument("prefix_or_id", metavar="PREFIX_OR_ID")
+    p.add_argument("prefix_or_id", metavar="PREFIX_OR_ID_OR_KEY")
 
     network = groups.add_parser("network", help="connect networks, record syncs").add_subparsers(
         dest="action", required=True, metavar="ACTION"

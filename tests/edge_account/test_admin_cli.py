@@ -532,10 +532,13 @@ def test_a_whole_key_revokes_itself_and_is_never_printed(env):
         err = again.stderr.decode()
         whole = attempt.split()[-1]
         assert whole not in err and f"no active key is {whole[:12]}..." in err
-    # Longer than a prefix, not a key: not echoed either.
-    partial = run_cli(env, "key", "revoke", key[:-3])
-    assert partial.returncode == 1 and key[:-3] not in partial.stderr.decode()
-    assert "is not a key id, a prefix or a whole key" in partial.stderr.decode()
+    # Longer than a prefix, not a key (or one without its marker): not echoed either.
+    for partial in (key[:-3], key.removeprefix("afk_")):
+        done = run_cli(env, "key", "revoke", partial)
+        assert done.returncode == 1 and partial not in done.stderr.decode()
+        assert "is not a key id (key_...), a prefix (12 characters)" in done.stderr.decode()
+    two = run_cli(env, "key", "revoke", f"{key},{apikeys.generate_key().key}")
+    assert two.returncode == 1 and "give one key to revoke, not several" in two.stderr.decode()
 
 
 @pytest.mark.sqlite_only
