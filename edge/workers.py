@@ -224,10 +224,11 @@ class Supervisor:
             slot.ready = None
             if not self._started_up and all(s.serving for s in self.slots):
                 self._started_up = True
+                host = self.config.host
                 log.info(
                     "%d workers serving on http://%s:%d",
                     len(self.slots),
-                    self.config.host,
+                    f"[{host}]" if ":" in host else host,  # an IPv6 address, as in a URL
                     self.config.port,
                 )
         process = slot.process
