@@ -329,17 +329,26 @@ def canonical_columns(names: list[str], line: int) -> tuple[list[str | None], li
 # --- Files ------------------------------------------------------------------------------
 
 
+CSV_DELIMITERS = (",", ";", "\t")
+
+
+def _known_columns(text: str, delimiter: str) -> int:
+    """How many known column names the header row has when read with `delimiter`: the
+    first row with a non-blank cell, as the CSV reader sees it (quoted names unquoted, a
+    row of empty cells such as ";;;" skipped, as the records' reading skips it)."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    try:
+        header = next((row for row in reader if any(_trim(cell) for cell in row)), [])
+    except csv.Error:
+        return -1
+    return sum(column_key(_trim(cell)) in _CANONICAL for cell in header)
+
+
 def read_csv(text: str) -> tuple[list[tuple[int, dict[str, object]]], list[Problem]]:
     """Records of a CSV export with a header row; `,`, `;` or tab separated (detected)."""
-    lines = text.split("\n")  # as the CSV reader counts lines (not at U+2028, NEL...)
-    # "\r": a CRLF file split at "\n" only; its blank lines are "\r".
-    header_line = next((i for i, line in enumerate(lines) if line.strip(_BLANKS + "\r")), None)
-    if header_line is None:
+    if not text.strip(_BLANKS + "\r\n"):
         return [], [Problem(1, "header", "the file is empty; expected a header row")]
-    delimiter = max(
-        (",", ";", "\t"),
-        key=lambda d: sum(column_key(c) in _CANONICAL for c in lines[header_line].split(d)),
-    )
+    delimiter = max(CSV_DELIMITERS, key=lambda d: _known_columns(text, d))  # ties: the first
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     records: list[tuple[int, dict[str, object]]] = []
     problems: list[Problem] = []

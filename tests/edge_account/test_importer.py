@@ -484,3 +484,21 @@ def test_a_csv_with_a_leading_blank_line_finds_its_header_and_delimiter(eol):
     )
     (row,) = parse_export(text, "csv", "awin", STATUSES)
     assert (row.external_id, row.commission_amount) == ("A1", "12.30")
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        ";;;\r\nexternalId;commissionAmount;currency;transactedAt",  # Excel's empty first row
+        '"externalId";"commissionAmount";"currency";"transactedAt"',  # quoted names
+        '"externalId"\t"commissionAmount"\t"currency"\t"transactedAt"',
+        '"externalId","commissionAmount","currency","transactedAt"',
+    ],
+)
+def test_the_delimiter_is_read_from_the_header_row_as_the_csv_reader_sees_it(header):
+    # Split as raw text, a row of empty cells or quoted names scored every delimiter 0 and
+    # the file was read with "," and refused whole (a second review).
+    delimiter = "\t" if "\t" in header else (";" if ";" in header else ",")
+    text = header + "\r\n" + delimiter.join(["A1", "12.30", "EUR", "2024-01-02T00:00:00Z"]) + "\r\n"
+    (row,) = parse_export(text, "csv", "awin", STATUSES)
+    assert (row.external_id, row.commission_amount, row.currency) == ("A1", "12.30", "EUR")
