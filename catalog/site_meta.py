@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -86,17 +87,7 @@ def _valid_host(host: str | None, netloc: str) -> bool:
             return False
         return True
     if not host.isascii():
-        # An internationalised name (bücher.example): checked in the form DNS carries, and
-        # only if it comes back unchanged, since nameprep silently drops invisible characters
-        # (U+200B, a soft hyphen) and maps look-alikes (fullwidth letters, "。") that would
-        # then be written as typed into every link.
-        try:
-            ascii_host = host.encode("idna").decode("ascii")
-            if ascii_host.encode("ascii").decode("idna") != host:
-                return False
-        except UnicodeError:
-            return False
-        host = ascii_host
+        return _valid_unicode_name(host)
     if _HOST_NAME.fullmatch(host) is None:
         return False
     last = host.rstrip(".").rpartition(".")[2]
@@ -104,6 +95,29 @@ def _valid_host(host: str | None, netloc: str) -> bool:
         try:
             ipaddress.IPv4Address(host)
         except ValueError:
+            return False
+    return True
+
+
+def _valid_unicode_name(host: str) -> bool:
+    """An internationalised host name (bücher.example, faß.de): its ASCII labels as any
+    host's, its other labels letters, marks, digits and inner hyphens in NFKC form. So no
+    invisible character (U+200B, a soft hyphen) nor look-alike (fullwidth letters, "。"),
+    which IDNA would silently drop or map, and every link would carry as typed."""
+    labels = host.removesuffix(".").split(".")
+    if len(host) > 253:
+        return False
+    for label in labels:
+        if label.isascii():
+            if not re.fullmatch(_LABEL, label):
+                return False
+        elif not (
+            len(label) <= 63
+            and not label.startswith("-")
+            and not label.endswith("-")
+            and unicodedata.normalize("NFKC", label) == label
+            and all(c == "-" or unicodedata.category(c)[0] in "LMN" for c in label)
+        ):
             return False
     return True
 

@@ -137,7 +137,9 @@ def test_bad_base_url_is_a_usage_error(content: Content, run_cli: CliRunner, url
     [("http://localhost:8080/", "http://localhost:8080"), ("http://intranet", "http://intranet"),
      ("http://127.0.0.1:8080", "http://127.0.0.1:8080"), ("https://[::1]:8443/d/", "https://[::1]:8443/d"),
      ("HTTPS://affiliates.example/dir/", "https://affiliates.example/dir"),
-     ("https://bücher.example/", "https://bücher.example"), ("https://xn--bcher-kva.example", "https://xn--bcher-kva.example")],
+     ("https://bücher.example/", "https://bücher.example"), ("https://xn--bcher-kva.example", "https://xn--bcher-kva.example"),
+     ("https://faß.de", "https://faß.de"), ("https://ελληνικός.gr", "https://ελληνικός.gr"), ("https://bücher.xn--p1ai", "https://bücher.xn--p1ai"),
+     ("https://пример.рф/", "https://пример.рф")],
 )  # fmt: skip
 def test_good_base_urls_are_kept_without_the_trailing_slash(url: str, written: str) -> None:
     from catalog.site_meta import normalise_base_url
