@@ -234,7 +234,9 @@ _ID_OR_PREFIX = re.compile(rf"key_[0-9a-z]{{1,32}}|.{{1,{apikeys.PREFIX_LENGTH}}
 
 async def key_revoke(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
     given = args.prefix_or_id.strip()
-    wholes = _WHOLE_KEY.findall(given)
+    if apikeys.is_well_formed(apikeys.MARKER + given):
+        given = apikeys.MARKER + given  # a whole key pasted without its marker
+    wholes = list(dict.fromkeys(_WHOLE_KEY.findall(given)))  # the same key twice is one
     if len(wholes) > 1:
         raise CommandError("give one key to revoke, not several")
     if wholes:
@@ -248,8 +250,13 @@ async def key_revoke(store: AccountStore, args: argparse.Namespace, _: Config) -
     elif not _ID_OR_PREFIX.fullmatch(given):
         # Neither a key id nor a prefix: maybe part of a secret (a key without its marker),
         # so never echoed past a prefix's length.
+        # A prefix's length of it at most, and without the marker only what a prefix shows
+        # after it: the rest of a key is its secret.
+        shown = given[
+            : apikeys.PREFIX_LENGTH - (0 if apikeys.MARKER in given else len(apikeys.MARKER))
+        ]
         raise CommandError(
-            f"{given[: apikeys.PREFIX_LENGTH]}... is not a key id (key_...), a prefix "
+            f"{shown}... is not a key id (key_...), a prefix "
             f"({apikeys.PREFIX_LENGTH} characters) or a whole key"
         )
     key = await store.revoke_key(given)

@@ -532,13 +532,21 @@ def test_a_whole_key_revokes_itself_and_is_never_printed(env):
         err = again.stderr.decode()
         whole = attempt.split()[-1]
         assert whole not in err and f"no active key is {whole[:12]}..." in err
-    # Longer than a prefix, not a key (or one without its marker): not echoed either.
-    for partial in (key[:-3], key.removeprefix("afk_")):
+    # Longer than a prefix, not a key: not echoed past what a prefix shows.
+    for partial in (key[:-3], key.removeprefix("afk_")[:-3]):
         done = run_cli(env, "key", "revoke", partial)
-        assert done.returncode == 1 and partial not in done.stderr.decode()
-        assert "is not a key id (key_...), a prefix (12 characters)" in done.stderr.decode()
+        assert done.returncode == 1 and "is not a key id (key_...)" in done.stderr.decode()
+        assert key[12:16] not in done.stderr.decode()  # past the prefix: the secret part
     two = run_cli(env, "key", "revoke", f"{key},{apikeys.generate_key().key}")
     assert two.returncode == 1 and "give one key to revoke, not several" in two.stderr.decode()
+    # A key without its marker, or pasted twice, is one whole key.
+    fresh = json.loads(
+        run_cli(env, "key", "create", "--account", uid, "--label", "x", "--json").stdout
+    )["key"]
+    bare = run_cli(env, "key", "revoke", fresh.removeprefix("afk_"))
+    assert bare.returncode == 0 and fresh not in bare.stdout.decode() + bare.stderr.decode()
+    again = run_cli(env, "key", "revoke", f"Bearer {fresh} (key={fresh})")
+    assert again.returncode == 1 and "no active key is" in again.stderr.decode()
 
 
 @pytest.mark.sqlite_only
