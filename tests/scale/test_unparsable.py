@@ -7,21 +7,11 @@ import asyncio
 import json
 
 import pytest
-from test_logs import KEY, MALFORMED
+from test_logs import KEY, MALFORMED, send_raw
 
 from .conftest import EdgeProcess, start_edge, wait_healthy
 
 IDS = ["long-line", "method", "header", "key-control", "key-long"]
-
-
-async def send_raw(port: int, data: bytes) -> bytes:
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    try:
-        writer.write(data)
-        await writer.drain()
-        return await asyncio.wait_for(reader.read(), 10)
-    finally:
-        writer.close()
 
 
 def parse_answer(answer: bytes) -> tuple[str, dict[str, str], dict]:
