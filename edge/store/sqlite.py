@@ -31,6 +31,7 @@ import datetime as dt
 import secrets
 import sqlite3
 import threading
+import time
 import urllib.parse
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -415,13 +416,27 @@ class SqliteStore:
             raise
         return conn
 
+    def _enable_wal(self, conn: sqlite3.Connection) -> None:
+        """WAL mode, retried until the timeout while the file is locked: processes opening
+        a new database at once (the workers of one edge) can make the switch fail with
+        "database is locked" at once, without SQLite's busy handler waiting."""
+        deadline = time.monotonic() + self._timeout
+        while True:
+            try:
+                conn.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.01)
+
     def _open_worker(self, worker: _Worker, *, read_only: bool, migrate_first: bool) -> None:
         """Runs in the worker's thread."""
         if migrate_first:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = self._connect(read_only=False)
             try:
-                conn.execute("PRAGMA journal_mode = WAL")
+                self._enable_wal(conn)
                 migrate(conn, self._clock)
             finally:
                 conn.close()
