@@ -165,7 +165,7 @@ async def _unless_stopped(
         await start
     except asyncio.CancelledError:
         pass
-    except Exception as exc:
+    except Exception as exc:  # asked to stop: what the cancelled start-up raised is noise
         log.info("start-up stopped: %s", exc)
     return None
 
