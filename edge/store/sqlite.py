@@ -279,7 +279,10 @@ def _in_transaction(
 ) -> T:
     """`fn` in one transaction: committed if it returns (and `stop` is not set by then),
     rolled back otherwise, a failed COMMIT included."""
-    conn.execute(f"BEGIN {mode}")
+    if stop is None:
+        conn.execute(f"BEGIN {mode}")
+    else:
+        _begin_unless_stopped(conn, mode, stop)
     try:
         result = fn(conn) if stop is None else _until_stopped(conn, fn, stop)
         if stop is not None and stop.is_set():
@@ -290,6 +293,31 @@ def _in_transaction(
             conn.execute("ROLLBACK")
         raise
     return result
+
+
+LOCK_WAIT_SLICE_MS = 50  # how often a write waiting for the lock looks at its stop flag
+
+
+def _begin_unless_stopped(conn: sqlite3.Connection, mode: str, stop: threading.Event) -> None:
+    """BEGIN, waiting for the write lock as long as the busy timeout allows, unless `stop`
+    is set meanwhile (_Stopped: nothing began). SQLite's own wait sleeps through
+    sqlite3_interrupt, so a stop signal would have waited for the lock first (up to a
+    minute in the admin CLI): the wait is made of short slices instead."""
+    (timeout_ms,) = conn.execute("PRAGMA busy_timeout").fetchone()
+    deadline = time.monotonic() + timeout_ms / 1000
+    conn.execute(f"PRAGMA busy_timeout = {min(timeout_ms, LOCK_WAIT_SLICE_MS)}")
+    try:
+        while True:
+            try:
+                conn.execute(f"BEGIN {mode}")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+            if stop.is_set():
+                raise _Stopped("asked to stop while waiting for the write lock")
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {timeout_ms}")
 
 
 def _until_stopped(
@@ -306,6 +334,16 @@ def _until_stopped(
 
 def migrate(conn: sqlite3.Connection, clock: Callable[[], dt.datetime] = utc_now) -> int:
     """Apply the missing migrations; return the schema version. Safe to race: IMMEDIATE."""
+    # Read first: a schema already current needs no write lock, so opening a store does not
+    # wait behind another process's write (where no stop signal could cut the wait short).
+    try:
+        (current,) = conn.execute(
+            "SELECT coalesce(max(version), 0) FROM schema_migrations"
+        ).fetchone()
+    except sqlite3.OperationalError:  # no such table: a new database
+        current = None
+    if current == len(MIGRATIONS):
+        return current
 
     def apply(c: sqlite3.Connection) -> int:
         c.execute(
