@@ -31,7 +31,7 @@ from catalog.submission import (
 from catalog.yamlstrict import BROKEN, Ambiguous, Document
 from contract import vocabulary as v
 from contract.countries import COUNTRIES, NOT_ASSIGNED
-from contract.vocabulary import FLAG_TAGS
+from contract.vocabulary import FLAG_PATTERN
 
 HOST_RE = re.compile(HOST_PATTERN)
 TIMESTAMP_RE = re.compile(
@@ -46,7 +46,7 @@ _CONTROL_RE = re.compile(f"[{CONTROL_CHARS}{INVISIBLE_CHARS}]")
 # message a reader does not see but a program reading the directory does. Outside the
 # Basic Multilingual Plane, so checked here and not by the schema (see INVISIBLE_CHARS).
 _TAG_RE = re.compile("[\U000e0000-\U000e007f]")
-_FLAG_RE = re.compile(f"\U0001f3f4{FLAG_TAGS}\U000e007f")
+_FLAG_RE = re.compile(FLAG_PATTERN)
 _SPACE_OR_CONTROL_RE = re.compile(f"[\\s\\x00-\\x1f\\x7f{INVISIBLE_CHARS}]")
 # http(s)://host, then a path, query or fragment, with no user, port or brackets: most URLs.
 _SIMPLE_URL_RE = re.compile(r"https?://([^/?#@:\[\]\\]+)(?:[/?#].*)?", re.DOTALL)

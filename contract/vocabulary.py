@@ -67,10 +67,11 @@ DEFAULT_RATE_LIMITS: dict[str, tuple[int, int]] = {"free": (60, 60), "pro": (600
 # tag characters text may keep, between a black flag and a cancel tag. Any other code would
 # do as well to spell out a hidden message a few letters at a time.
 RGI_SUBDIVISION_FLAGS = ("gbeng", "gbsct", "gbwls")
-FLAG_TAGS = (
-    "(?:"
+# One such flag: the black flag, its tags, the cancel tag (a regex, for Python's re).
+FLAG_PATTERN = (
+    "\U0001f3f4(?:"
     + "|".join("".join(chr(0xE0000 + ord(c)) for c in code) for code in RGI_SUBDIVISION_FLAGS)
-    + ")"
+    + ")\U000e007f"
 )
 
 # --- Lists and pagination ------------------------------------------------------------

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from contract.vocabulary import FLAG_TAGS
+from contract.vocabulary import FLAG_PATTERN
 from edge import currencies
 from edge.statusmap import StatusMap
 from edge.store.base import AMOUNT_RE, NewCommission, format_timestamp
@@ -216,7 +216,7 @@ def _trim(text: str) -> str:
 _TEXT_FORMAT_CHARS = frozenset("\u200c\u200d\u00ad")
 # A subdivision flag (England, Scotland, Wales): a black flag, tag letters, a cancel tag.
 # Tag characters anywhere else can hide a message, and are refused.
-_FLAG = re.compile(f"\U0001f3f4{FLAG_TAGS}\U000e007f")
+_FLAG = re.compile(FLAG_PATTERN)
 
 
 def _is_text(char: str) -> bool:

@@ -304,20 +304,34 @@ def _begin_unless_stopped(conn: sqlite3.Connection, mode: str, stop: threading.E
     sqlite3_interrupt, so a stop signal would have waited for the lock first (up to a
     minute in the admin CLI): the wait is made of short slices instead."""
     (timeout_ms,) = conn.execute("PRAGMA busy_timeout").fetchone()
-    deadline = time.monotonic() + timeout_ms / 1000
     conn.execute(f"PRAGMA busy_timeout = {min(timeout_ms, LOCK_WAIT_SLICE_MS)}")
     try:
-        while True:
-            try:
-                conn.execute(f"BEGIN {mode}")
-                return
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) or time.monotonic() >= deadline:
-                    raise
-            if stop.is_set():
-                raise _Stopped("asked to stop while waiting for the write lock")
+        _while_locked(conn, f"BEGIN {mode}", timeout_ms / 1000, stop=stop)
     finally:
         conn.execute(f"PRAGMA busy_timeout = {timeout_ms}")
+
+
+def _while_locked(
+    conn: sqlite3.Connection,
+    sql: str,
+    seconds: float,
+    *,
+    stop: threading.Event | None = None,
+    pause: float = 0.0,
+) -> None:
+    """Execute `sql`, again (after `pause`) while SQLite says the database is locked, for
+    `seconds` at most, and only until `stop` is set (then _Stopped: nothing was done)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            conn.execute(sql)
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+        if stop is not None and stop.is_set():
+            raise _Stopped("asked to stop while waiting for the database lock")
+        time.sleep(pause)
 
 
 def _until_stopped(
@@ -458,15 +472,7 @@ class SqliteStore:
         """WAL mode, retried until the timeout while the file is locked: processes opening
         a new database at once (the workers of one edge) can make the switch fail with
         "database is locked" at once, without SQLite's busy handler waiting."""
-        deadline = time.monotonic() + self._timeout
-        while True:
-            try:
-                conn.execute("PRAGMA journal_mode = WAL")
-                return
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) or time.monotonic() >= deadline:
-                    raise
-                time.sleep(0.01)
+        _while_locked(conn, "PRAGMA journal_mode = WAL", self._timeout, pause=0.01)
 
     def _open_worker(self, worker: _Worker, *, read_only: bool, migrate_first: bool) -> None:
         """Runs in the worker's thread."""
