@@ -25,12 +25,14 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ParamSpec, TextIO, TypeVar
+from typing import Any, ParamSpec, TextIO, TypeVar
 
-from catalog import loading, rendering, schema, scoring, sharding, site, validation, writing
-from catalog.cache import KEY_AT, Cache, Outputs, Records, code_version
+from catalog import loading, rendering, schema, scoring, sharding, validation, writing
+from catalog.cache import KEY_AT, Cache, Records, code_version
 from catalog.errors import BuildError, Diagnostic, sort_diagnostics
+from catalog.model import Existing, Listing, program_from_row
 from catalog.progress import Progress
+from catalog.site_meta import normalise_base_url
 from contract import vocabulary as v
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8080"
@@ -49,6 +51,7 @@ class Options:
     base_url: str = DEFAULT_BASE_URL
     cache: bool = True  # use and update .build-cache/ beside the output directory
     sync: bool = True  # flush the new build to disk before swapping it in
+    site: bool = True  # render the HTML directory beside the API's files
 
     @property
     def cache_dir(self) -> Path | None:
@@ -110,20 +113,26 @@ def build(options: Options, progress: Progress) -> Result:
     warnings = _raise_on_errors(diagnostics)
 
     with progress.stage("score") as stage:
-        programs = scoring.rank(item.outcome.record for item in loaded if item.outcome.record)
-        stage.note = f"{len(programs)} published programmes ranked"
+        listings = scoring.rank(item.outcome.listing for item in loaded if item.outcome.listing)
+        stage.note = f"{len(listings)} published programmes ranked"
     with progress.stage("shard") as stage:
-        shards = sharding.shard(programs)
+        shards = sharding.shard(listings)
         stage.note = f"{len(shards)} filter combinations"
     previous = cache.load_outputs()
+    live = previous.of_tree(options.out)
     with progress.stage("site") as stage:
-        reuse = _reuse(cache, previous, options, _content_keys(loaded, records))
-        pages = site.render_site(programs, options.base_url, reuse)
-        stage.note = f"{len(pages)} HTML and static files"
-        if reuse is not None and reuse.reused:
-            stage.note += f" ({reuse.reused} pages unchanged, kept)"
+        if options.site:
+            pages = _site(options, cache, live, listings, _content_keys(loaded, records))
+            stage.note = f"{len(pages.files)} HTML and static files"
+            if pages.reused:
+                stage.note += f" ({pages.reused} pages unchanged, kept)"
+        else:
+            pages = SitePages({})
+            stage.note = "skipped (--no-site)"
     with progress.stage("render") as stage:
-        rendered = rendering.render(programs, shards, counts, pages, _rows(loaded))
+        rendered = rendering.render(
+            listings, shards, counts, pages.files, live[1] if live else None
+        )
         stage.note = f"{len(rendered.files)} files, build {rendered.build_id}"
     with progress.stage("write") as stage:
         stats = writing.write(
@@ -138,8 +147,8 @@ def build(options: Options, progress: Progress) -> Result:
         )
     if stats.outputs != previous:
         cache.save_outputs(stats.outputs)
-    if reuse is not None and reuse.changed:
-        cache.save_pages(reuse.pages)
+    if pages.changed is not None:
+        cache.save_pages(pages.changed)
     return Result(
         counts=rendered.counts,
         warnings=warnings,
@@ -175,20 +184,37 @@ def check(options: Options, files: Sequence[Path], progress: Progress) -> Result
     return Result(counts=_counts(loaded), warnings=warnings)
 
 
-def _reuse(
-    cache: Cache, previous: Outputs, options: Options, program_keys: dict[str, str]
-) -> site.Reuse | None:
-    """What the site may take from dist/ as it is (nothing without the cache)."""
-    if cache.directory is None:
-        return None
-    live = previous.of_tree(options.out)
-    return site.Reuse(
+@dataclass(frozen=True)
+class SitePages:
+    """The site stage's files, and what the next build may reuse of them."""
+
+    files: dict[str, bytes | Existing]
+    reused: int = 0
+    changed: dict[str, list[Any]] | None = None  # the pages to remember, when they changed
+
+
+def _site(
+    options: Options,
+    cache: Cache,
+    live: tuple[str, dict[str, str]] | None,
+    listings: Sequence[Listing],
+    program_keys: dict[str, str],
+) -> SitePages:
+    """The HTML directory of these programmes (`catalog.site`), reusing what dist/ holds."""
+    from catalog import site  # Jinja2 and the templates: only for a build with the site
+
+    programs = [program_from_row(listing.row) for listing in listings]
+    if cache.directory is None:  # nothing to reuse without the cache
+        return SitePages(site.render_site(programs, options.base_url))
+    reuse = site.Reuse(
         version=site.site_version(options.base_url),
         live=live[1] if live else {},
         known=cache.load_pages() if live else {},
         program_keys=program_keys,
         compiled=cache.directory / TEMPLATES_CACHE,
     )
+    files = site.render_site(programs, options.base_url, reuse)
+    return SitePages(files, reuse.reused, reuse.pages if reuse.changed else None)
 
 
 def _content_keys(loaded: Sequence[loading.Loaded], records: Records) -> dict[str, str]:
@@ -197,13 +223,8 @@ def _content_keys(loaded: Sequence[loading.Loaded], records: Records) -> dict[st
     return {
         item.source.stem: entries[item.source.path][KEY_AT]
         for item in loaded
-        if item.outcome.record is not None and item.source.path in entries
+        if item.outcome.listing is not None and item.source.path in entries
     }
-
-
-def _rows(loaded: Sequence[loading.Loaded]) -> dict[str, bytes]:
-    """The rows made with the validation outcomes (cached), by slug."""
-    return {item.source.stem: item.outcome.row for item in loaded if item.outcome.row is not None}
 
 
 def _loaded_note(loaded: Sequence[loading.Loaded]) -> str:
@@ -284,6 +305,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help=f"neither read nor write {CACHE_DIR}/ (a cold build)",
     )
     parser.add_argument(
+        "--no-site",
+        action="store_true",
+        help="build the API's files only, without the HTML directory (dist/ then holds no "
+        "site; for an edge that serves the API alone)",
+    )
+    parser.add_argument(
         "--no-sync",
         action="store_true",
         help="do not flush the new build to disk before swapping it in",
@@ -298,7 +325,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error("--write-schema writes the schema; --check writes nothing: give one")
     try:
         # The site's own check (catalog.site_meta), at once: not after validating everything.
-        args.base_url = site.normalise_base_url(args.base_url)
+        args.base_url = normalise_base_url(args.base_url)
     except ValueError:
         parser.error(
             "--base-url must be an absolute http(s) URL without user, query or fragment, "
@@ -340,6 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         base_url=args.base_url,
         cache=not args.no_cache,
         sync=not args.no_sync,
+        site=not args.no_site,
     )
     # A SIGTERM unwinds like Ctrl-C, so the staging directory is cleaned up either way.
     signal.signal(signal.SIGTERM, _terminate)

@@ -3,10 +3,12 @@
 Four files, each written atomically and checked by its SHA-256 when read (a damaged or
 foreign cache is ignored, never trusted):
 
-- `records.bin`: validation outcomes (with the rows of published files) keyed by
-  blake2b(code version, file name, file bytes). Rewritten only when it has drifted from the
-  content (`COMPACT_AT`), not on every change: at 20,000 submissions it holds 33 MB, which
-  a rebuild after one change should not have to write again.
+- `records.bin`: validation outcomes (with the listings of published files: score, row,
+  document digest, `catalog.model.Listing`) keyed by blake2b(code version, file name, file
+  bytes). Rewritten only when it has drifted from the content (`COMPACT_AT`), not on every
+  change: at 20,000 submissions it holds 20 MB, which a rebuild after one change should
+  not have to write again. The validated records themselves are not kept: each row holds
+  its record, and 17,000 dicts of strings took three times as long to load as the rest.
 - `files.bin`: per file name the stat fingerprint under which its key was last computed,
   so an unchanged file is not even read again (git's index does the same), and the
   outcomes added since `records.bin` was written, tied to it by its digest. A fingerprint
@@ -45,7 +47,8 @@ from typing import Any
 import orjson
 import yaml
 
-MAGIC = b"affdir-cache-4\n"  # 2: marshal, flat entries, files.bin; 3: + rows; 4: SHA-256
+MAGIC = b"affdir-cache-5\n"  # 2: marshal, flat entries, files.bin; 3: + rows; 4: SHA-256;
+# 5: listings in place of records
 RECORDS = "records.bin"
 FILES = "files.bin"
 OUTPUTS = "outputs.bin"
@@ -63,11 +66,13 @@ Fingerprint = list[int]
 KEY_AT, TAKEN_AT = 5, 6
 
 
-# The sources a cached outcome depends on: catalog.validation, catalog.rendering (the row
-# stored with it) and what they import from the project (a test keeps this list complete).
+# The sources a cached outcome depends on: catalog.validation, catalog.rendering (the
+# listing stored with it: score, row, and the document's digest, made here by
+# output_digest) and what they import from the project (a test keeps this list complete).
 # Other modules, such as the site's, can change without invalidating the cache.
 VALIDATION_SOURCES = (
     "catalog/validation.py",
+    "catalog/cache.py",
     "catalog/yamlstrict.py",
     "catalog/submission.py",
     "contract/countries.py",
@@ -102,7 +107,7 @@ def content_key(version: str, name: str, data: bytes) -> str:
 
 
 def _file_digest(payload: bytes | memoryview) -> bytes:
-    # SHA-256, not BLAKE2b: with the CPU's SHA extensions it checks the 33 MB records.bin
+    # SHA-256, not BLAKE2b: with the CPU's SHA extensions it checks the 20 MB records.bin
     # of 20,000 submissions in half the time, on every rebuild.
     return hashlib.sha256(payload).digest()
 
@@ -122,7 +127,7 @@ class Records:
     """Validation outcomes by content key, and content keys by file fingerprint."""
 
     version: str
-    # content key -> [status, record, problems, warnings, slug line, slug column, row]
+    # content key -> [status, problems, warnings, slug line, slug column, listing or None]
     outcomes: dict[str, list[Any]] = field(default_factory=dict)
     # file path -> [*fingerprint, content key, when the fingerprint was taken] (see KEY_AT)
     fingerprints: dict[str, list[Any]] = field(default_factory=dict)

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 
 from catalog import cache
 from catalog.errors import Diagnostic, Problem
-from catalog.rendering import row_of
+from catalog.model import Listing
+from catalog.rendering import listing_of
 from catalog.validation import Outcome, check_file
 
 if TYPE_CHECKING:
@@ -44,7 +45,8 @@ class Source:
 
 @dataclass(frozen=True, slots=True)
 class Loaded:
-    """A submission file with its validation outcome."""
+    """A submission file with its validation outcome (a published one's listing, no record:
+    see `Outcome.listing`)."""
 
     source: Source
     outcome: Outcome
@@ -190,26 +192,27 @@ Seen = tuple[os.stat_result | None, int]  # a file's stat, and when it was taken
 
 
 def _checked(stem: str, data: bytes) -> Outcome:
-    """`check_file`, and the row of a published programme (see `Outcome.row`)."""
+    """`check_file`, and the listing of a published programme (see `Outcome.listing`)."""
     outcome = check_file(stem, data)
     if outcome.record is None:
         return outcome
-    return outcome._replace(row=row_of(outcome.record))
+    return outcome._replace(listing=listing_of(outcome.record))
 
 
 def _outcome(stored: list) -> Outcome:
-    """The outcome a cache entry stores (see `cache.Records.outcomes`)."""
-    status, record, problems, warnings, line, column, row = stored
-    if record is not None and type(record["markets"]) is list:  # JSON made it a list
-        record["markets"] = tuple(record["markets"])  # in place: the entry is ours alone
+    """The outcome a cache entry stores (see `cache.Records.outcomes`), without its record."""
+    status, problems, warnings, line, column, listing = stored
     return Outcome(
         status,
-        record,
+        None,
         [Problem(*p) for p in problems] if problems else [],
         [Problem(*p) for p in warnings] if warnings else [],
         (line, column),
-        row,
+        None if listing is None else _listing(Listing, listing),
     )
+
+
+_listing = tuple.__new__  # Listing from the stored tuple without NamedTuple's __new__ call
 
 
 def _hit(
@@ -221,14 +224,14 @@ def _hit(
 
 
 def _stored(outcome: Outcome) -> list:
-    """An outcome as the cache stores it: plain lists, which marshal takes."""
+    """An outcome as the cache stores it: plain lists and tuples, which marshal takes; the
+    record is left out (its listing's row holds it)."""
     return [
         outcome.status,
-        outcome.record,
         [list(p) for p in outcome.problems],
         [list(p) for p in outcome.warnings],
         *outcome.slug_at,
-        outcome.row,
+        None if outcome.listing is None else tuple(outcome.listing),
     ]
 
 

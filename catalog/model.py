@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, NamedTuple
+
+import orjson
 
 from contract.resources import PROGRAM
 
@@ -71,6 +73,32 @@ def _program_factory() -> Callable[[Mapping[str, Any], int], Program]:
 
 
 program_of = _program_factory()
+
+
+class Listing(NamedTuple):
+    """What the API's half of a build needs of a published programme, cached with its outcome.
+
+    The row is the whole programme (`program_from_row` gives it back); the other members are
+    copies of its sort and filter terms, so that ranking and sharding 17,000 cached
+    programmes reads no JSON and builds no `Program`. `digest` is that of its by-slug document
+    (`catalog.cache.output_digest`), so an unchanged document is linked, not hashed again.
+    """
+
+    slug: str
+    score: int
+    vertical: str
+    model: str
+    recurring: bool
+    markets: tuple[str, ...]
+    row: bytes
+    digest: str
+
+
+def program_from_row(row: bytes) -> Program:
+    """The programme a row was rendered from (rows hold every field, the score included)."""
+    fields_ = orjson.loads(row)
+    fields_["markets"] = tuple(fields_["markets"])
+    return program_of(fields_, fields_["score"])
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,8 @@ from typing import Any
 import orjson
 
 from catalog import scoring, shardformat
-from catalog.model import Existing, Program, program_of
+from catalog.cache import output_digest
+from catalog.model import Existing, Listing, Program, program_of
 from contract import openapi
 from contract.resources import PROGRAM
 
@@ -41,44 +42,61 @@ def build_id(rows_blob: bytes) -> str:
     return digest.hexdigest()[:32]
 
 
-def row_of(record: Mapping[str, Any]) -> bytes:
-    """The row of a validated, published record: what `render` writes for its programme."""
-    return _row(program_of(record, scoring.score(record)))
+def listing_of(record: Mapping[str, Any]) -> Listing:
+    """The listing of a validated, published record: its score, row and document digest."""
+    program = program_of(record, scoring.score(record))
+    row = _row(program)
+    return Listing(
+        program.slug,
+        program.score,
+        program.vertical,
+        program.model,
+        program.recurring,
+        program.markets,
+        row,
+        output_digest(shardformat.encode_document(row)),
+    )
 
 
 def render(
-    programs: Sequence[Program],
+    listings: Sequence[Listing],
     shards: Mapping[str, list[int]],
     counts: Mapping[str, int],
     site_files: Mapping[str, bytes | Existing],
-    known_rows: Mapping[str, bytes] | None = None,
+    live: Mapping[str, str] | None = None,
 ) -> Rendered:
     """All output files of a build: the API's, then the site's (`catalog.site.render_site`).
 
-    `counts` are the submission counts for the manifest. `known_rows`: rows by slug made
-    beforehand by `row_of` (with the validation outcomes, cached); the others are made here.
+    `listings` are in directory order (`scoring.rank`); `counts` are the submission counts
+    for the manifest. `live`: {path: digest} of what dist/ holds (`cache.Outputs`); a
+    programme document it already holds is handed to the writer as `Existing`, neither
+    encoded nor hashed again.
     """
-    known = known_rows or {}
-    rows = [known.get(program.slug) or _row(program) for program in programs]
+    live = live or {}
+    rows = [listing.row for listing in listings]
     rows_blob = shardformat.encode_rows(rows)
     bid = build_id(rows_blob)
     files: dict[str, bytes | Existing] = {
         shardformat.ROWS: rows_blob,
         shardformat.KEYS: shardformat.encode_keys(
-            bid, [p.score for p in programs], [p.slug for p in programs]
+            bid, [p.score for p in listings], [p.slug for p in listings]
         ),
         # The same document the edge serves at /openapi.json, for static hosts and tools.
         OPENAPI: openapi.render(),
     }
     shards_blob, index = shardformat.encode_shards(shards)
     files[shardformat.SHARDS] = shards_blob
-    for program, row in zip(programs, rows, strict=True):
-        files[shardformat.program_path(program.slug)] = shardformat.encode_document(row)
+    for slug, _, _, _, _, _, row, digest in listings:
+        path = shardformat.program_path(slug)
+        if live.get(path) == digest:
+            files[path] = Existing(digest, len(row) + _DOCUMENT_OVERHEAD)
+        else:
+            files[path] = shardformat.encode_document(row)
     for path, data in sorted(site_files.items()):
         files[_site_path(path)] = data
     all_counts = {
         **counts,
-        "programs": len(programs),
+        "programs": len(listings),
         "shards": len(shards),
         "pages": shards_blob.count(b"\n"),
         "files": len(files) + 1,  # and the manifest
@@ -86,6 +104,8 @@ def render(
     files[shardformat.MANIFEST] = shardformat.encode_manifest(bid, all_counts, index)
     return Rendered(bid, files, all_counts)
 
+
+_DOCUMENT_OVERHEAD = len(shardformat.encode_document(b""))  # a document's bytes beside its row
 
 # orjson serialises a dataclass natively, members in field order, tuples as arrays: the same
 # bytes as encode_row(program.to_api()) at a fraction of the cost, as long as Program lists

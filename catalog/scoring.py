@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from operator import attrgetter
 from typing import Any
 
-from catalog.model import Program, program_of
+from catalog.model import Listing
 from contract import vocabulary as v
 
 # Points per payout model: a model that pays on a sale or a subscription is worth more to a
@@ -112,11 +112,11 @@ def score(record: Mapping[str, Any]) -> int:
     return max(v.SCORE_MIN, min(v.SCORE_MAX, points))
 
 
-def rank(records: Iterable[Mapping[str, Any]]) -> list[Program]:
-    """Score every validated record and return the programmes in directory order."""
-    programs = [program_of(record, score(record)) for record in records]
-    # `Program.sort_key` order, in two stable sorts on plain attributes (no key tuples):
-    # slug ascending, then score descending (reverse=True keeps equal scores in slug order).
-    programs.sort(key=attrgetter("slug"))
-    programs.sort(key=attrgetter("score"), reverse=True)
-    return programs
+def rank(listings: Iterable[Listing]) -> list[Listing]:
+    """The published programmes in directory order (`Program.sort_key`)."""
+    ranked = list(listings)
+    # Two stable sorts on plain attributes (no key tuples): slug ascending, then score
+    # descending (reverse=True keeps equal scores in slug order).
+    ranked.sort(key=attrgetter("slug"))
+    ranked.sort(key=attrgetter("score"), reverse=True)
+    return ranked

@@ -40,7 +40,7 @@ from __future__ import annotations
 import itertools
 import os
 from array import array
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import orjson
@@ -95,8 +95,10 @@ def encode_row(program: dict) -> bytes:
     return orjson.dumps(program)
 
 
-def encode_rows(rows: Iterable[bytes]) -> bytes:
-    return b"".join(row + b"\n" for row in rows)
+def encode_rows(rows: Sequence[bytes]) -> bytes:
+    """`api/rows.jsonl`: one row a line, in rank order."""
+    # One join and one copy: a join over `row + b"\n"` made 17,000 temporary rows first.
+    return b"\n".join(rows) + b"\n" if rows else b""
 
 
 def encode_document(row: bytes) -> bytes:

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from catalog import shardformat
-from catalog.model import Program
+from catalog.model import Listing
 
 
-def shard(programs: Sequence[Program]) -> dict[str, list[int]]:
+def shard(programs: Sequence[Listing]) -> dict[str, list[int]]:
     """{combination key: ascending ranks} for every non-empty combination, keys sorted.
 
     Several keys may share one list: treat the lists as read-only.

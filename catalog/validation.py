@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 from catalog import yamlstrict
 from catalog.errors import Problem
+from catalog.model import Listing
 from catalog.submission import (
     BY_NAME,
     COMPUTED,
@@ -69,9 +70,10 @@ class Outcome(NamedTuple):
     problems: list[Problem]  # errors: the build fails if any file has one
     warnings: list[Problem]  # shown, never fatal
     slug_at: tuple[int, int] = (1, 1)  # where the slug is stated: its field, else the mapping
-    # The programme's row as the API serves it (catalog.rendering.row_of), made beside the
-    # check (in the workers on a cold build) and cached with it; None unless `record` is.
-    row: bytes | None = None
+    # A published programme's listing (catalog.rendering.listing_of: score, row, document
+    # digest), made beside the check (in the workers on a cold build) and cached in place
+    # of `record`: outcomes loaded by catalog.loading carry the listing only.
+    listing: Listing | None = None
 
 
 class InvalidValueError(Exception):

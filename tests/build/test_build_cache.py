@@ -10,6 +10,13 @@ from buildkit import VALID, Content, project_imports, snapshot, submission
 
 from catalog import cache, loading
 from catalog.cache import Cache, code_version
+from catalog.model import program_from_row
+
+
+def field_of(item: loading.Loaded, name: str) -> object:
+    """A field of a loaded, published programme (outcomes carry its listing's row)."""
+    assert item.outcome.listing is not None
+    return getattr(program_from_row(item.outcome.listing.row), name)
 
 
 def load(content: Content, previous: cache.Records) -> tuple[list[loading.Loaded], cache.Records]:
@@ -37,7 +44,7 @@ def test_unchanged_files_are_not_even_read(
     second, _ = load(content, records)
     assert [item.cached for item in second] == [True, True, False, True, True]
     assert [Path(p).name for p in reads] == ["p-2.yaml"]
-    assert second[2].outcome.record["name"] == "Changed"
+    assert field_of(second[2], "name") == "Changed"
 
 
 def test_fresh_files_are_read_again_but_not_rechecked(content: Content) -> None:
@@ -55,7 +62,7 @@ def test_same_size_rewrite_with_restored_mtime_is_seen(content: Content) -> None
     path.write_text(submission(cookieDays="60"))  # same size
     os.utime(path, ns=(mtime, mtime))  # and the old mtime: ctime still moves
     again, _ = load(content, records)
-    assert again[0].outcome.record["cookieDays"] == 60
+    assert field_of(again[0], "cookieDays") == 60
 
 
 def test_other_code_version_starts_cold(content: Content, tmp_path: Path) -> None:
@@ -102,7 +109,7 @@ def test_worker_processes_give_the_same_outcomes(
     warm, _ = load(content, records)  # workers check the two misses
     assert [i.outcome for i in cold] == [i.outcome for i in sequential]
     by_stem = {item.source.stem: item for item in warm}
-    assert [by_stem[s].outcome.record["cookieDays"] for s in ("p-0", "p-1")] == [1, 2]
+    assert [field_of(by_stem[s], "cookieDays") for s in ("p-0", "p-1")] == [1, 2]
     assert [by_stem[s].cached for s in ("p-0", "p-1", "p-2")] == [False, False, True]
     unchanged = [item.outcome for item in warm if item.source.stem not in ("p-0", "p-1")]
     assert unchanged == [i.outcome for i in sequential if i.source.stem not in ("p-0", "p-1")]
@@ -158,20 +165,27 @@ def test_files_bin_of_another_records_bin_is_ignored(content: Content, tmp_path:
     assert store.load_records(code_version()).outcomes == {}
 
 
-def test_the_row_made_with_the_outcome_is_the_row_rendering_makes(content: Content) -> None:
-    """The cached row (catalog.rendering.row_of, made beside the check) is byte for byte
-    what rendering a ranked programme gives, for published files only."""
-    from catalog import rendering, scoring
+def test_the_listing_made_with_the_outcome_is_what_rendering_makes(content: Content) -> None:
+    """The cached listing (catalog.rendering.listing_of, made beside the check) holds byte
+    for byte the row rendering a programme gives, for published files only, and comes back
+    the same from the cache."""
+    from catalog import rendering, scoring, shardformat
+    from catalog.model import Program
 
     for i in range(5):
         content.add(f"p-{i}", submission(cookieDays=str(i * 40), markets="[FR, BE]"))
     content.add("draft", submission(status="unpublished"))
     loaded, records = load(content, cache.Records(code_version()))
-    rows = {item.source.stem: item.outcome.row for item in loaded}
-    assert rows["draft"] is None
-    programs = scoring.rank(item.outcome.record for item in loaded if item.outcome.record)
-    assert len(programs) == 5
-    for program in programs:
-        assert rows[program.slug] == rendering._row(program)
-    again, _ = load(content, records)  # from the cache: the same rows
-    assert {item.source.stem: item.outcome.row for item in again} == rows
+    listings = {item.source.stem: item.outcome.listing for item in loaded}
+    assert listings["draft"] is None
+    ranked = scoring.rank(item.outcome.listing for item in loaded if item.outcome.listing)
+    assert len(ranked) == 5
+    for listing in ranked:
+        program = program_from_row(listing.row)
+        assert type(program) is Program and program.slug == listing.slug
+        assert listing.row == rendering._row(program)
+        assert listing.markets == program.markets == ("FR", "BE")
+        assert listing.digest == cache.output_digest(shardformat.encode_document(listing.row))
+    again, _ = load(content, records)  # from the cache: the same listings
+    assert all(item.cached for item in again)
+    assert {item.source.stem: item.outcome.listing for item in again} == listings

@@ -6,6 +6,7 @@ import os
 import signal
 from pathlib import Path
 
+import orjson
 import pytest
 from buildkit import VALID, CliRunner, Content, leftovers, snapshot, submission
 
@@ -220,3 +221,43 @@ def test_diagnostics_escape_what_would_drive_or_reorder_a_terminal() -> None:
     diagnostic = Diagnostic("a\x1b[31m.yaml", Problem(1, 2, "x\u202e", "m\nz"))
     assert str(diagnostic) == "a\\x1b[31m.yaml:1:2: x\\u202e: m\\nz"
     assert diagnostic.github() == "::error file=a\\x1b[31m.yaml,line=1,col=2::x\\u202e: m\\nz"
+
+
+def test_no_site_builds_the_apis_files_alone(content: Content, run_cli: CliRunner) -> None:
+    """--no-site: the API's files, byte for byte those of a build with the site; the site
+    goes with the new build, and the next build with it renders it again."""
+    content.add("acme", VALID)
+    content.add("other", submission(name="Other", cookieDays="90"))
+    paths = ["--content", "content", "--out", "dist", "--no-sync"]
+    assert run_cli(*paths, cwd=content.root).returncode == 0
+    with_site = snapshot(content.out)
+    api = {path: data for path, data in with_site.items() if path.startswith("api/")}
+    assert "index.html" in with_site
+    assert set(api) == {
+        "api/rows.jsonl", "api/keys.json", "api/shards.jsonl",
+        "api/programs/acme.json", "api/programs/other.json",
+    }  # fmt: skip
+    done = run_cli(*paths, "--no-site", cwd=content.root)
+    assert done.returncode == 0, done.stderr
+    assert "skipped (--no-site)" in done.stderr
+    alone = snapshot(content.out)
+    assert set(alone) == {"manifest.json", "openapi.json", *api}
+    assert {path: with_site[path] for path in alone if path != "manifest.json"} == {
+        path: data for path, data in alone.items() if path != "manifest.json"
+    }
+    manifest, full = (orjson.loads(files["manifest.json"]) for files in (alone, with_site))
+    assert manifest["buildId"] == full["buildId"] and manifest["shards"] == full["shards"]
+    assert manifest["counts"] == {**full["counts"], "files": len(alone)}
+    assert run_cli(*paths, cwd=content.root).returncode == 0
+    assert snapshot(content.out) == with_site
+
+
+def test_every_option_is_documented(run_cli: CliRunner) -> None:
+    """docs/build.md's table names every option `build.py --help` lists, and no other."""
+    import re
+
+    helped = set(re.findall(r"(?<![\w-])--[a-z][a-z-]+", run_cli("--help").stdout)) - {"--help"}
+    docs = (Path(build.__file__).parent / "docs" / "build.md").read_text(encoding="utf-8")
+    table = set(re.findall(r"^\| `(--[a-z][a-z-]+)", docs, flags=re.MULTILINE))
+    assert "--no-site" in helped
+    assert helped == table

@@ -324,3 +324,34 @@ def test_modes_are_fixed_whatever_the_umask(content: Content, umask: int) -> Non
     assert modes[str(content.out)] == 0o755
     assert {mode for path, mode in modes.items() if os.path.isdir(path)} == {0o755}
     assert {mode for path, mode in modes.items() if not os.path.isdir(path)} == {0o644}
+
+
+def test_unchanged_documents_are_linked_without_being_encoded_or_hashed(
+    content: Content, tmp_path: Path, no_site: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cached listing carries its document's digest: a rebuild hands every document
+    dist/ already holds to the writer as `Existing` (hard-linked), and encodes and hashes
+    only the changed programme's."""
+    from catalog import cache
+
+    catalogue(content, n=12)
+    content.build()
+    before = {p.name: p.stat().st_ino for p in (content.out / "api" / "programs").iterdir()}
+    content.add("prog-3", submission(name="Programme three, renamed", cookieDays="365"))
+    encoded: list[bytes] = []
+    real_encode, real_digest = shardformat.encode_document, cache.output_digest
+    monkeypatch.setattr(
+        shardformat, "encode_document", lambda row: encoded.append(row) or real_encode(row)
+    )
+    hashed: list[bytes] = []
+    monkeypatch.setattr(
+        cache, "output_digest", lambda data: hashed.append(data) or real_digest(data)
+    )
+    content.build()
+    after = {p.name: p.stat().st_ino for p in (content.out / "api" / "programs").iterdir()}
+    # Encoded twice (its listing's digest as it is checked, then its bytes for the writer).
+    assert {orjson.loads(row)["slug"] for row in encoded} == {"prog-3"}
+    assert [d for d in hashed if d.startswith(b'{"data":')] == [real_encode(encoded[0])]
+    assert {name for name in after if after[name] != before[name]} == {"prog-3.json"}
+    monkeypatch.undo()
+    assert snapshot(content.out) == cold_snapshot(content, tmp_path / "cold")

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from catalog import scoring, sharding
-from catalog.model import Program
+from catalog.model import Program, program_from_row
+from catalog.rendering import listing_of
 from catalog.shardformat import combo_key, combos_of
 from contract import vocabulary as v
 
@@ -93,15 +94,16 @@ def test_better_terms_never_lower_the_score(rec: dict[str, Any], more_days: int)
 @given(st.lists(records, max_size=12))
 def test_rank_is_score_descending_then_slug(recs: list[dict[str, Any]]) -> None:
     recs = [dict(r, slug=f"p-{i}") for i, r in enumerate(recs)]
-    programs = scoring.rank(recs)
+    programs = scoring.rank(listing_of(r) for r in recs)
     keys = [(-p.score, p.slug) for p in programs]
     assert keys == sorted(keys)
+    assert sorted(keys) == sorted((-scoring.score(r), r["slug"]) for r in recs)
 
 
 @settings(max_examples=30)
 @given(st.lists(records, max_size=12))
 def test_shards_agree_with_shardformat_combos(recs: list[dict[str, Any]]) -> None:
-    programs: list[Program] = scoring.rank([dict(r, slug=f"p-{i}") for i, r in enumerate(recs)])
+    programs = scoring.rank(listing_of(dict(r, slug=f"p-{i}")) for i, r in enumerate(recs))
     shards = sharding.shard(programs)
     expected: dict[str, list[int]] = {}
     for rank, p in enumerate(programs):
@@ -132,6 +134,24 @@ def test_breakdown_adds_up_to_the_score(rec: dict[str, Any]) -> None:
     assert all(0 <= points <= maximum for _, points, maximum in parts)
     program = Program(**rec, score=scoring.score(rec))
     assert scoring.breakdown(program.to_api()) == parts  # what the site passes
+
+
+@given(records)
+def test_a_listing_holds_its_programme(rec: dict[str, Any]) -> None:
+    """The cache keeps listings, not records: the row gives the programme back whole, and
+    the other members agree with it."""
+    from catalog import shardformat
+    from catalog.cache import output_digest
+
+    listing, program = listing_of(rec), Program(**rec, score=scoring.score(rec))
+    assert program_from_row(listing.row) == program
+    assert type(program_from_row(listing.row).markets) is tuple
+    assert listing.row == shardformat.encode_row(program.to_api())
+    assert listing[:6] == (
+        program.slug, program.score, program.vertical, program.model, program.recurring,
+        program.markets,
+    )  # fmt: skip
+    assert listing.digest == output_digest(shardformat.encode_document(listing.row))
 
 
 @given(records)
