@@ -123,13 +123,18 @@ def encode_shards(shards: Mapping[str, list[int]]) -> tuple[bytes, dict[str, lis
     """
     chunks: list[bytes] = []
     index: dict[str, list[int]] = {}
-    offset = 0
+    offset, size, dumps = 0, PAGE_SIZE, orjson.dumps
     for key in sorted(shards):
         ranks = shards[key]
-        pages = encode_pages(ranks)
-        length = sum(map(len, pages))
+        if len(ranks) <= size:  # one page: most of the 15,000 combinations of a big catalogue
+            page = dumps(ranks) + b"\n"
+            chunks.append(page)
+            length = len(page)
+        else:
+            pages = encode_pages(ranks)
+            chunks += pages
+            length = sum(map(len, pages))
         index[key] = [len(ranks), offset, length]
-        chunks += pages
         offset += length
     return b"".join(chunks), index
 
