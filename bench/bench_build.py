@@ -2,6 +2,7 @@
 """Benchmark the build on a synthetic catalogue (bench/synth.py). Not a test.
 
     python bench/bench_build.py [--n 20000] [--seed 1] [--dir DIR] [--no-site] [--keep]
+                                [--rebuilds 5]
 
 Generates N submissions into a temporary directory (under --dir, default the system's temp
 directory), flushes them to disk (os.sync), then measures, each in a fresh process:
@@ -11,10 +12,13 @@ directory), flushes them to disk (os.sync), then measures, each in a fresh proce
 2. a cold build (no cache, no dist/); 3. a rebuild after one submission changed (it
    assembles the new build in a fresh staging directory, linking unchanged files); 4. a
    rebuild after another change (it recycles the spare tree the previous rebuild kept);
-   5. a rebuild with nothing changed;
+   5. a rebuild with nothing changed; then 6. `--rebuilds` more rebuilds after one change
+   each, for their spread;
 
-and prints per-stage times, peak memory (max RSS of the process and of its workers), the
-file count and size of dist/, and ratios against the baseline. bench/README.md records
+and prints per-stage times, the process's wall time with Python's start-up and its CPU time
+(with its workers'; steadier than wall on a shared machine), peak memory (max RSS of the
+process and of its workers), the file count and size of dist/, and ratios against the
+baseline. `--no-site` builds as `build.py --no-site` does (the API's files only). bench/README.md records
 results.
 """
 
@@ -25,6 +29,7 @@ import json
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -47,6 +52,12 @@ def main() -> int:
     parser.add_argument("--dir", type=Path, default=None, help="where to make the temp dir")
     parser.add_argument("--no-site", action="store_true", help="skip the HTML site stage")
     parser.add_argument("--keep", action="store_true", help="keep the temp dir")
+    parser.add_argument(
+        "--rebuilds",
+        type=int,
+        default=5,
+        help="more one-change rebuilds after the table, for their spread (default 5)",
+    )
     parser.add_argument("--child", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -73,6 +84,7 @@ def main() -> int:
         runs["1 more"] = _spawn(command)  # from now on, the spare (the build before) is recycled
         runs["no change"] = _spawn(command)
         _report(args, base, runs, _disk_usage(out))
+        _report_rebuilds(command, content, args.rebuilds)
     finally:
         if args.keep:
             print(f"kept {work}")
@@ -91,6 +103,7 @@ def _change_one(content: Path, old: str, new: str) -> None:
 
 
 def _spawn(args: list[str]) -> dict:
+    cpu_before = _children_cpu()
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, __file__, "--child", *args],
@@ -102,7 +115,45 @@ def _spawn(args: list[str]) -> dict:
         sys.exit(f"bench: child {args[0]} failed:\n{done.stderr}")
     result = json.loads(done.stdout)
     result["process wall"] = time.perf_counter() - started
+    # The child's and its workers' user + system CPU: on a shared machine, steadier than wall.
+    result["cpu"] = _children_cpu() - cpu_before
     return result
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _report_rebuilds(command: list[str], content: Path, count: int) -> None:
+    """`count` more rebuilds after one change each (a different file's cookieDays each
+    time), as the command line runs them: process wall and CPU, min / median / max."""
+    if count < 1:
+        return
+    walls, cpus = [], []
+    for number in range(count):
+        _change_nth(content, number)
+        run = _spawn(command)
+        walls.append(run["process wall"])
+        cpus.append(run["cpu"])
+    print(f"\n{count} more rebuilds after one change (process wall with start-up; CPU):")
+    for label, values in (("wall", walls), ("CPU", cpus)):
+        print(f"  {label:<5} min {min(values):.3f} s, median {statistics.median(values):.3f} s, "
+              f"max {max(values):.3f} s")  # fmt: skip
+
+
+def _change_nth(content: Path, number: int) -> None:
+    """Change the cookieDays of the published submission `number` places into the content."""
+    published = (
+        path
+        for path in sorted((content / "programs").glob("*.yaml"))
+        if "status: published" in path.read_text(encoding="utf-8")
+    )
+    path = next(p for i, p in enumerate(published) if i == 100 + number * 37)
+    text = path.read_text(encoding="utf-8")
+    old = next(line for line in text.splitlines() if line.startswith("cookieDays: "))
+    days = int(old.split(": ")[1])
+    path.write_text(text.replace(old + "\n", f"cookieDays: {days % 365 + 1}\n"), "utf-8")
 
 
 def _child(args: list[str]) -> int:
@@ -184,6 +235,7 @@ def _report(args: argparse.Namespace, base: dict, runs: dict[str, dict], usage: 
         ("total", lambda r: f"{r['wall']:.3f} s"),
         ("live after", lambda r: f"{r['live after']:.3f} s"),
         ("+ startup", lambda r: f"{r['process wall']:.3f} s"),
+        ("CPU", lambda r: f"{r['cpu']:.3f} s"),
         ("vs base", lambda r: f"{r['wall'] / baseline:.2f}x"),
         ("written", lambda r: str(r["written"])),
         ("linked", lambda r: str(r["linked"])),
