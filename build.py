@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, ParamSpec, TextIO, TypeVar
 
 from catalog import loading, rendering, schema, scoring, sharding, validation, writing
-from catalog.cache import KEY_AT, Cache, Records, code_version
+from catalog.cache import KEY_AT, Cache, Outputs, Records, code_version
 from catalog.errors import BuildError, Diagnostic, sort_diagnostics
 from catalog.model import Existing, Listing, program_from_row
 from catalog.progress import Progress
@@ -135,9 +135,15 @@ def build(options: Options, progress: Progress) -> Result:
         )
         stage.note = f"{len(rendered.files)} files, build {rendered.build_id}"
     with progress.stage("write") as stage:
-        stats = writing.write(
-            rendered.files, options.out, previous, sync=options.sync, keep_spare=options.cache
-        )
+        try:
+            stats = writing.write(
+                rendered.files, options.out, previous, sync=options.sync, keep_spare=options.cache
+            )
+        except writing.LiveFileChangedError:
+            # dist/ no longer holds what outputs.bin says: forget it, or every build after
+            # this one would count on the same missing file. The next writes every file.
+            cache.save_outputs(Outputs())
+            raise
         stage.note = (
             f"no file changed: {options.out} left as it was"
             if stats.swap == "unchanged"

@@ -56,6 +56,11 @@ class WriteError(Exception):
     """The output directory cannot be replaced (locked by another build, not a directory...)."""
 
 
+class LiveFileChangedError(WriteError):
+    """A file the build meant to take from dist/ as it is (`Existing`) is gone or changed
+    there: what the cache says dist/ holds is wrong, and the caller must forget it."""
+
+
 @dataclass(frozen=True)
 class WriteStats:
     """What the writing stage did."""
@@ -350,8 +355,8 @@ def _place(
 def _live_bytes(out_fd: int | None, path: str, existing: Existing) -> bytes:
     """The bytes of a file that dist/ holds (where it cannot be linked: copied instead).
 
-    Only ever asked for a file dist/ held when the build started; WriteError when it is
-    gone or no longer those bytes (someone changed dist/ meanwhile).
+    Only ever asked for a file dist/ held when the build started, as far as the cache knows;
+    LiveFileChangedError when it is gone or no longer those bytes (someone changed dist/).
     """
     data = None
     if out_fd is not None:
@@ -360,7 +365,7 @@ def _live_bytes(out_fd: int | None, path: str, existing: Existing) -> bytes:
             with os.fdopen(fd, "rb") as fh:
                 data = fh.read()
     if data is None or cache.output_digest(data) != existing.digest:
-        raise WriteError(f"{path} changed in dist/ during the build; build again")
+        raise LiveFileChangedError(f"{path} changed in dist/ during the build; build again")
     return data
 
 

@@ -355,3 +355,22 @@ def test_unchanged_documents_are_linked_without_being_encoded_or_hashed(
     assert {name for name in after if after[name] != before[name]} == {"prog-3.json"}
     monkeypatch.undo()
     assert snapshot(content.out) == cold_snapshot(content, tmp_path / "cold")
+
+
+def test_a_document_deleted_from_dist_fails_one_build_and_the_next_restores_it(
+    content: Content, tmp_path: Path, no_site: None
+) -> None:
+    """dist/ is the build's own, but a file removed there by hand must not wedge every build
+    after it: the one that finds it gone fails (dist/ untouched) and forgets what dist/
+    holds, so the next one writes every file again."""
+    catalogue(content)
+    content.build()
+    (content.out / "api" / "programs" / "prog-1.json").unlink()
+    before = snapshot(content.out)
+    content.add("prog-2", submission(cookieDays="90"))
+    with pytest.raises(writing.WriteError, match="changed in dist/ during the build"):
+        content.build()
+    assert snapshot(content.out) == before
+    result = content.build()
+    assert result.written == result.files
+    assert snapshot(content.out) == cold_snapshot(content, tmp_path / "cold")
