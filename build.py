@@ -417,7 +417,8 @@ def _summary(result: Result, options: Options, checking: bool, elapsed: float) -
     c = result.counts
     statuses = ", ".join(f"{c.get(s, 0)} {s}" for s in v.SUBMISSION_STATUSES)
     if checking:
-        return f"check passed: {c['submissions']} submissions ({statuses}) in {elapsed:.2f} s"
+        many = "" if c["submissions"] == 1 else "s"
+        return f"check passed: {c['submissions']} submission{many} ({statuses}) in {elapsed:.2f} s"
     return (
         f"built {options.out}: {statuses}; {c['shards']} shards, {c['pages']} pages, "
         f"{result.files} files, {result.bytes / 1e6:.1f} MB in {elapsed:.2f} s"

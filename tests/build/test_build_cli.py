@@ -59,7 +59,7 @@ def test_check_writes_nothing(content: Content, run_cli: CliRunner) -> None:
     done = run_cli("--check", cwd=content.root)
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines()[-1].startswith(
-        "check passed: 1 submissions (1 published, 0 unpublished, 0 rejected)"
+        "check passed: 1 submission (1 published, 0 unpublished, 0 rejected)"
     )
     assert sorted(p.name for p in content.root.iterdir()) == ["content"]
 
