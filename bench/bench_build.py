@@ -144,12 +144,12 @@ def _report_rebuilds(command: list[str], content: Path, count: int) -> None:
 
 def _change_nth(content: Path, number: int) -> None:
     """Change the cookieDays of the published submission `number` places into the content."""
-    published = (
+    published = [
         path
         for path in sorted((content / "programs").glob("*.yaml"))
         if "status: published" in path.read_text(encoding="utf-8")
-    )
-    path = next(p for i, p in enumerate(published) if i == 100 + number * 37)
+    ]
+    path = published[(100 + number * 37) % len(published)]  # any --n: small ones wrap
     text = path.read_text(encoding="utf-8")
     old = next(line for line in text.splitlines() if line.startswith("cookieDays: "))
     days = int(old.split(": ")[1])

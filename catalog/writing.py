@@ -19,7 +19,10 @@
    mix. Where exchange is unavailable: rename dist/ aside, rename the new tree in.
 4. The previous build is now beside dist/: it becomes the spare (deleting a tree of tens of
    thousands of entries costs more than the rest of a rebuild; recycling it costs in
-   proportion to what changed). With `keep_spare=False` it is deleted.
+   proportion to what changed). With `keep_spare=False` it is deleted. When it has the new
+   build's manifest (only the site changed), the cache, which knows trees by their
+   manifest, could not tell it from dist/: its manifest is removed, and the next build
+   deletes it.
 
 When dist/ already holds exactly the new build's bytes, nothing is written or swapped.
 Any exception or interrupt before the exchange deletes the tree being assembled and leaves
@@ -153,7 +156,13 @@ def write(
         else:
             if target != spare:
                 os.rename(target, spare)
-            builds[live_tree[0]] = live_tree[1]
+            if live_tree[0] != manifest:
+                builds[live_tree[0]] = live_tree[1]
+            else:
+                # Only the site changed: the two trees have the same manifest, by which the
+                # cache tells them apart. Unknown from now on (the next build deletes it), or
+                # it would be taken for dist/ and dist/ for it.
+                os.unlink(spare / shardformat.MANIFEST)
     written, linked, kept = counts
     return stats(
         written=written, linked=linked, kept=kept, swap=swap,
@@ -320,8 +329,15 @@ def _remove_dirs(root_fd: int, directories: list[str]) -> int:
 
 def _unlink_all(root_fd: int, paths: list[str]) -> int:
     for path in paths:
-        os.unlink(path, dir_fd=root_fd)
+        _unlink(root_fd, path)
     return 0
+
+
+def _unlink(root_fd: int, path: str) -> None:
+    # Already gone is as good as removed: a file deleted from dist/ by hand is missing from
+    # that tree when it comes back as the spare.
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path, dir_fd=root_fd)
 
 
 def _place(
@@ -337,7 +353,7 @@ def _place(
     linked = 0
     for path in paths:
         if path in present:
-            os.unlink(path, dir_fd=root_fd)  # a new inode, never a rewrite: see module doc
+            _unlink(root_fd, path)  # a new inode, never a rewrite: see module doc
         if out_fd is not None and live.get(path) == digests[path]:
             try:
                 os.link(path, path, src_dir_fd=out_fd, dst_dir_fd=root_fd)

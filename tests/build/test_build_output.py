@@ -374,3 +374,39 @@ def test_a_document_deleted_from_dist_fails_one_build_and_the_next_restores_it(
     result = content.build()
     assert result.written == result.files
     assert snapshot(content.out) == cold_snapshot(content, tmp_path / "cold")
+
+
+def test_a_site_only_change_and_back_gives_the_cold_build(content: Content, tmp_path: Path) -> None:
+    """A change to the site alone (here the base URL) leaves the manifest as it was, so the
+    new build and the previous one (now the spare) have the same manifest: the cache must
+    not take one tree for the other, or changing the URL back kept the other URL's pages."""
+    catalogue(content)
+    content.build()
+    first = snapshot(content.out)
+    content.build(base_url="https://x.example/sub")
+    assert snapshot(content.out) != first
+    assert (content.out / "manifest.json").read_bytes() == first["manifest.json"]
+    result = content.build()
+    assert snapshot(content.out) == first
+    assert result.swap != "unchanged"
+    content.add("prog-2", submission(cookieDays="90"))  # and later builds stay exact
+    content.build()
+    assert snapshot(content.out) == cold_snapshot(content, tmp_path / "cold")
+
+
+def test_a_file_already_gone_from_the_recycled_spare_is_not_an_error(
+    content: Content, tmp_path: Path, no_site: None
+) -> None:
+    """A file removed from dist/ by hand goes with that tree to the spare; when the spare is
+    recycled and the file is no longer wanted, its absence is no failure."""
+    catalogue(content)
+    content.build()
+    content.add("prog-2", submission(cookieDays="90"))
+    content.build()  # the spare exists from here on
+    (content.out / "api" / "programs" / "prog-1.json").unlink()
+    content.add("prog-3", submission(cookieDays="120"))
+    content.build()  # the tree missing prog-1.json is now the spare
+    (content.programs / "prog-1.yaml").unlink()
+    result = content.build()
+    assert result.assembled_in == "spare"
+    assert snapshot(content.out) == cold_snapshot(content, tmp_path / "cold")
