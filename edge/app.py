@@ -12,6 +12,7 @@ from edge.config import Config
 from edge.errors import ApiError
 from edge.handlers import account, openapi, programs
 from edge.middlewares import Handler, new_request_id, response_for
+from edge.wire import add_headers
 
 
 async def _secret_context(app: web.Application) -> AsyncIterator[None]:
@@ -59,7 +60,7 @@ async def edge_middleware(request: web.Request, handler: Handler) -> web.StreamR
             added = cors.add_cors_headers(response, policy, origin, added)
             if added is not None:
                 added["X-Request-Id"] = rid
-                response.headers.update(added)
+                add_headers(response, added)
                 return response
     except Exception as exc:
         response = response_for(request, exc)
