@@ -235,3 +235,23 @@ async def test_an_unusual_added_header_takes_aiohttps_path(
     assert got[0] == got[1]
     # aiohttp refuses control characters (and closes the connection): no injected header.
     assert b"X-Injected" not in got[0]
+
+
+def test_a_prepared_response_has_the_state_of_a_web_response():
+    """PreparedResponse sets web.Response(body=...)'s instance state itself (cheaper than
+    its __init__): an aiohttp that sets more must fail here, not in production."""
+    body = b'{"data":[]}'
+    plain = web.Response(body=body)
+    headers = {"ETag": '"x"', "Content-Type": "application/json"}
+    prepared = wire.PreparedResponse(body, headers, wire.encode_head(headers))
+    mine = vars(prepared)
+    for name, value in vars(plain).items():
+        if name == "_headers":
+            continue  # built on first use: compared below
+        assert name in mine, name
+        assert mine[name] == value, name
+    assert prepared.status == 200 and prepared.reason == "OK"
+    assert prepared.body is body
+    assert list(prepared.headers.items()) == list(
+        web.Response(body=body, headers=headers).headers.items()
+    )
