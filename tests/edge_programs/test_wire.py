@@ -1,14 +1,17 @@
-"""edge.wire: a cached list page's answer is the same bytes as aiohttp's own.
+"""edge.wire and edge.app.direct_handler: the same bytes as aiohttp's own paths.
 
 Every request of a matrix (methods, HTTP versions, keep-alive and close, gzip,
-If-None-Match, Origin, Host, query strings, errors) is sent twice over raw sockets to an
-edge as it is and to the same edge with `web.Response` and `headers.update` in place of
-edge.wire (the code before it); the bytes received must be equal, up to the Date value.
+If-None-Match, Origin, Host, query strings, preflights, Expect, unknown paths and
+methods, errors) is sent twice over raw sockets to an edge as it is and to the same edge
+with `web.Response` and `headers.update` in place of edge.wire, served by aiohttp's own
+`Application._handle` and middleware chain (the code before both); the bytes received
+must be equal, up to the Date value.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 import random
 import re
@@ -41,6 +44,8 @@ def plain_aiohttp(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(programs, "PreparedResponse", response)
     monkeypatch.setattr(app_module, "add_headers", lambda resp, added: resp.headers.update(added))
+    # aiohttp's Application._handle, with edge_middleware in its middleware chain.
+    monkeypatch.setattr(app_module, "use_direct_handler", lambda app: None)
 
 
 async def exchange(port: int, raw: bytes, answers: int = 1, head: bool = False) -> bytes:
@@ -108,6 +113,23 @@ def requests(etag: str) -> list[tuple[bytes, int, bool]]:
     ):
         raw = f"{method} {path} {version}\r\n{host}{KEY}{extra}\r\n".encode()
         out.append((raw, 1, method == "HEAD"))
+    # Other routes, methods and unknown paths (404, 405, preflights, Expect, a body).
+    for (version, host), extra, path, method in itertools.product(
+        [lines["1.1"], lines["1.0"]],
+        [
+            "",
+            "Origin: https://app.example\r\nAccess-Control-Request-Method: GET\r\n",
+            "Expect: 100-continue\r\n",
+            "Expect: something-else\r\n",
+            "Content-Length: 5\r\n\r\nhello",
+        ],
+        ["/v1/programs", "/v1/programs/", "/v1/me", "/healthz", "/openapi.json", "/nope", "/"],
+        ["GET", "HEAD", "POST", "OPTIONS", "DELETE"],
+    ):
+        raw = f"{method} {path} {version}\r\n{host}{KEY}{extra}"
+        raw += "" if extra.startswith("Content-Length") else "\r\n"
+        out.append((raw.encode(), 1, method == "HEAD"))
+    out.append((f"CONNECT api.example:443 HTTP/1.1\r\nHost: x\r\n{KEY}\r\n".encode(), 1, False))
     # Without a key, and two requests pipelined on one connection.
     out.append((b"GET /v1/programs HTTP/1.1\r\nHost: api.example\r\n\r\n", 1, False))
     pipelined = (
@@ -121,10 +143,12 @@ def requests(etag: str) -> list[tuple[bytes, int, bool]]:
 DATE = re.compile(rb"\r\nDate: [^\r]+\r\n")
 
 
-async def answers(make_client, shared_dist, monkeypatch, **config) -> list[bytes]:
+async def answers(make_client, shared_dist, monkeypatch, **config) -> tuple[list[bytes], bool]:
     ids = itertools.count()
     monkeypatch.setattr(app_module, "new_request_id", lambda: f"req_{next(ids):024x}")
     client = await make_client(dist=shared_dist, **config)
+    # Served by edge.app.direct_handler, or by aiohttp's Application._handle.
+    direct = "_handle" in vars(client.app)
     port = client.server.port
     assert port is not None
     first = await exchange(port, f"GET /v1/programs HTTP/1.1\r\nHost: h\r\n{KEY}\r\n".encode())
@@ -137,7 +161,7 @@ async def answers(make_client, shared_dist, monkeypatch, **config) -> list[bytes
         received = DATE.sub(b"\r\nDate: -\r\n", received)
         got.append(received.replace(b":%d/" % port, b":PORT/"))
     await client.close()
-    return got
+    return got, direct
 
 
 @pytest.mark.parametrize(
@@ -146,16 +170,20 @@ async def answers(make_client, shared_dist, monkeypatch, **config) -> list[bytes
         {},
         {"cors_origins": "https://app.example, https://www.example"},
         {"public_url": "https://api.example.org"},
+        {"serve_site": True},
     ],
-    ids=["any origin", "listed origins", "public url"],
+    ids=["any origin", "listed origins", "public url", "site"],
 )
 async def test_the_bytes_on_the_wire_are_aiohttps(make_client, shared_dist, config):
     with pytest.MonkeyPatch.context() as patch:
         kept = spy_on_start(patch)
-        fast = await answers(make_client, shared_dist, patch, **config)
+        fast, direct = await answers(make_client, shared_dist, patch, **config)
     with pytest.MonkeyPatch.context() as patch:
         plain_aiohttp(patch)
-        plain = await answers(make_client, shared_dist, patch, **config)
+        plain, aiohttps = await answers(make_client, shared_dist, patch, **config)
+    # With the site's middleware too, aiohttp's own _handle serves both.
+    assert direct == ("serve_site" not in config)
+    assert not aiohttps
     assert len(fast) == len(plain)
     for mine, theirs in zip(fast, plain, strict=True):
         assert mine == theirs
@@ -255,3 +283,24 @@ def test_a_prepared_response_has_the_state_of_a_web_response():
     assert list(prepared.headers.items()) == list(
         web.Response(body=body, headers=headers).headers.items()
     )
+
+
+@pytest.mark.parametrize("change", [None, "subapp", "middleware", "site"])
+async def test_the_direct_handler_serves_only_an_app_it_serves_as_aiohttp(edge_config, change):
+    """One middleware, edge_middleware, and no sub-application: the direct handler;
+    anything else (the site's middleware with serve_site): aiohttp's own `_handle`."""
+    if change == "site":
+        edge_config = dataclasses.replace(edge_config, serve_site=True)
+    app = app_module.create_app(edge_config)
+    if change == "subapp":
+        app.add_subapp("/sub", web.Application())
+    elif change == "middleware":
+        app.middlewares.append(web.normalize_path_middleware())
+    runner = web.AppRunner(app)
+    await runner.setup()
+    try:
+        direct = getattr(app._handle, "__qualname__", "").startswith("direct_handler")
+        assert direct == (change is None)
+        assert "_handle" not in vars(app) or direct
+    finally:
+        await runner.cleanup()
