@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from aiohttp import web
+from aiohttp import hdrs, web
 
 from edge import appkeys, cors, health, ratelimit, static
 from edge.auth import authenticate
@@ -12,6 +12,7 @@ from edge.config import Config
 from edge.errors import ApiError
 from edge.handlers import account, openapi, programs
 from edge.middlewares import Handler, new_request_id, response_for
+from edge.wire import add_headers
 
 
 async def _secret_context(app: web.Application) -> AsyncIterator[None]:
@@ -59,7 +60,7 @@ async def edge_middleware(request: web.Request, handler: Handler) -> web.StreamR
             added = cors.add_cors_headers(response, policy, origin, added)
             if added is not None:
                 added["X-Request-Id"] = rid
-                response.headers.update(added)
+                add_headers(response, added)
                 return response
     except Exception as exc:
         response = response_for(request, exc)
@@ -67,9 +68,60 @@ async def edge_middleware(request: web.Request, handler: Handler) -> web.StreamR
     return response
 
 
+def direct_handler(app: web.Application) -> Handler:
+    """What aiohttp's `Application._handle` does for this app, calling `edge_middleware`
+    itself instead of through aiohttp's middleware chain.
+
+    For an app with middlewares, aiohttp wraps each handler in a chain built per request
+    from a cache (`_cached_build_middleware`): a `partial` per middleware and its own
+    `_fix_request_current_app` layer, which sets `match_info.current_app` to the app it is
+    already (one app, no sub-applications). That chain cost 14,000 of the ~327,000 CPU
+    instructions of a cached `/v1/programs` request (bench/README.md, Directory, session
+    5). The rest is aiohttp's, line for line: route resolution (404 and 405 included),
+    the `Expect` handler, then the one middleware around the route's handler, for every
+    request. tests/edge_programs/test_wire.py compares the bytes of both over a matrix
+    of requests.
+    """
+    router = app.router
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        match_info = await router.resolve(request)
+        match_info.add_app(app)
+        match_info.freeze()
+        request._match_info = match_info
+        if request.headers.get(hdrs.EXPECT):
+            response = await match_info.expect_handler(request)
+            await request.writer.drain()
+            if response is not None:
+                return response
+        return await edge_middleware(request, match_info.handler)
+
+    return handle
+
+
+def use_direct_handler(app: web.Application) -> None:
+    """Serve `app` through `direct_handler` when its one middleware is `edge_middleware`.
+
+    aiohttp's servers (`web.run_app`, AppRunner, the test server) take the app's `_handle`
+    as their request handler once it has started; this is the one place it is replaced,
+    on startup, when the middlewares are set. With other middlewares (the site's, with
+    `serve_site`) or sub-applications, aiohttp's own `_handle` and chain serve it.
+    (With aiohttp's debug mode on, `python -X dev`, aiohttp warns once that setting the
+    attribute is discouraged.)"""
+    app.on_startup.insert(0, _choose_handler)
+
+
+async def _choose_handler(app: web.Application) -> None:
+    # add_subapp and add_domain both add a PrefixedSubAppResource (or a subclass).
+    subapps = any(isinstance(r, web.PrefixedSubAppResource) for r in app.router.resources())
+    if list(app.middlewares) == [edge_middleware] and not subapps:
+        app._handle = direct_handler(app)  # type: ignore[method-assign]
+
+
 def create_app(config: Config) -> web.Application:
     """Build the edge application for `config` (resources open on startup, close on cleanup)."""
     app = web.Application(middlewares=[edge_middleware])
+    use_direct_handler(app)
     app[appkeys.CONFIG] = config
     app.cleanup_ctx.append(_secret_context)
     programs.setup(app)

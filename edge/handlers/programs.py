@@ -29,6 +29,7 @@ from edge.httpcache import (
 from edge.links import request_origin, valid_authority
 from edge.middlewares import ignore_expectation
 from edge.query import parse_query
+from edge.wire import PreparedResponse, encode_head
 
 # The list filters, in the endpoint's order: what a cursor is bound to (limit is not).
 FILTERS = ("vertical", "model", "market", "recurring", "minScore")
@@ -181,7 +182,7 @@ async def list_programs(request: web.Request) -> web.StreamResponse:
     # The usual answer: its headers are kept with the page for the (scheme, Host) last
     # asked, which decide its Link (edge.links).
     asked_origin = (request.scheme, asked.get("Host"))
-    headers = page.identity_headers
+    headers, head = page.identity_headers, page.identity_head
     if headers is None or page.headers_origin != asked_origin:
         headers = page_headers(
             page, request_origin(request, request.app[appkeys.CONFIG]), page.etag
@@ -189,11 +190,14 @@ async def list_programs(request: web.Request) -> web.StreamResponse:
         # Content-Type in the one dict (last, where content_type= would add it): one
         # header write less on the Response's CIMultiDict.
         headers["Content-Type"] = JSON
+        head = encode_head(headers)
         # Kept only when the Host decided the link: otherwise it names the address this
         # connection reached, which another connection's may not be.
         if valid_authority(asked_origin[1]):
             page.headers_origin, page.identity_headers = asked_origin, headers
-    return web.Response(body=body, headers=headers)
+            page.identity_head = head
+    # Its header block sent as kept (edge.wire): the same bytes as web.Response's.
+    return PreparedResponse(body, headers, head)
 
 
 async def get_program(request: web.Request) -> web.StreamResponse:
