@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 
+import aiohttp
 from aiohttp import hdrs, web
 
-from edge import appkeys, cors, health, ratelimit, static
+from edge import appkeys, cors, health, ratelimit, static, wire
 from edge.auth import authenticate
 from edge.config import Config
 from edge.errors import ApiError
 from edge.handlers import account, openapi, programs
 from edge.middlewares import Handler, new_request_id, response_for
 from edge.wire import add_headers
+
+log = logging.getLogger("edge")
 
 
 async def _secret_context(app: web.Application) -> AsyncIterator[None]:
@@ -105,17 +109,26 @@ def use_direct_handler(app: web.Application) -> None:
     aiohttp's servers (`web.run_app`, AppRunner, the test server) take the app's `_handle`
     as their request handler once it has started; this is the one place it is replaced,
     on startup, when the middlewares are set. With other middlewares (the site's, with
-    `serve_site`) or sub-applications, aiohttp's own `_handle` and chain serve it.
-    (With aiohttp's debug mode on, `python -X dev`, aiohttp warns once that setting the
-    attribute is discouraged.)"""
+    `serve_site`), sub-applications, or an aiohttp the fast path was not checked against
+    (`edge.wire.VERIFIED_AIOHTTP`), aiohttp's own `_handle` and chain serve it."""
     app.on_startup.insert(0, _choose_handler)
 
 
 async def _choose_handler(app: web.Application) -> None:
+    if not wire.ENABLED:
+        log.warning(
+            "aiohttp %s is not a release the edge's fast path was checked against (%s): "
+            "answering through aiohttp's own response path",
+            aiohttp.__version__,
+            ", ".join(f"{series}x" for series in wire.VERIFIED_AIOHTTP),
+        )
+        return
     # add_subapp and add_domain both add a PrefixedSubAppResource (or a subclass).
     subapps = any(isinstance(r, web.PrefixedSubAppResource) for r in app.router.resources())
     if list(app.middlewares) == [edge_middleware] and not subapps:
-        app._handle = direct_handler(app)  # type: ignore[method-assign]
+        # object.__setattr__: in aiohttp's debug mode (python -X dev), Application's own
+        # __setattr__ warns about any attribute it does not list.
+        object.__setattr__(app, "_handle", direct_handler(app))
 
 
 def create_app(config: Config) -> web.Application:

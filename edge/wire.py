@@ -38,6 +38,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import aiohttp
 from aiohttp import web
 from aiohttp.helpers import rfc822_formatted_time
 from aiohttp.http import SERVER_SOFTWARE, HttpVersion10, HttpVersion11
@@ -55,6 +56,19 @@ _MANAGED = frozenset(
     {"content-length", "transfer-encoding", "date", "server", "connection", "set-cookie"}
 )
 _TAIL = f"\r\nServer: {SERVER_SOFTWARE}\r\n"
+# The aiohttp series whose private parts this module and edge.app.direct_handler were
+# checked against (tests/edge_programs/test_wire.py; pyproject.toml pins it). Under any
+# other, both step aside and aiohttp's own paths serve: slower, never different.
+VERIFIED_AIOHTTP = ("3.14.",)
+ENABLED = aiohttp.__version__.startswith(VERIFIED_AIOHTTP)
+
+
+def page_response(body: bytes, headers: dict[str, str], head: bytes | None) -> web.Response:
+    """The 200 answer of a directory page: a PreparedResponse where this aiohttp is one
+    the module was checked against, else the plain `web.Response` it stands for."""
+    if ENABLED:
+        return PreparedResponse(body, headers, head)
+    return web.Response(body=body, headers=headers)
 
 
 def encode_head(headers: dict[str, str]) -> bytes | None:

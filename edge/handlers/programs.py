@@ -29,7 +29,7 @@ from edge.httpcache import (
 from edge.links import request_origin, valid_authority
 from edge.middlewares import ignore_expectation
 from edge.query import parse_query
-from edge.wire import PreparedResponse, encode_head
+from edge.wire import encode_head, page_response
 
 # The list filters, in the endpoint's order: what a cursor is bound to (limit is not).
 FILTERS = ("vertical", "model", "market", "recurring", "minScore")
@@ -197,7 +197,7 @@ async def list_programs(request: web.Request) -> web.StreamResponse:
             page.headers_origin, page.identity_headers = asked_origin, headers
             page.identity_head = head
     # Its header block sent as kept (edge.wire): the same bytes as web.Response's.
-    return PreparedResponse(body, headers, head)
+    return page_response(body, headers, head)
 
 
 async def get_program(request: web.Request) -> web.StreamResponse:

@@ -42,7 +42,7 @@ def plain_aiohttp(monkeypatch: pytest.MonkeyPatch) -> None:
     def response(body: bytes, headers: dict[str, str], head: bytes | None) -> web.Response:
         return web.Response(body=body, headers=headers)
 
-    monkeypatch.setattr(programs, "PreparedResponse", response)
+    monkeypatch.setattr(programs, "page_response", response)
     monkeypatch.setattr(app_module, "add_headers", lambda resp, added: resp.headers.update(added))
     # aiohttp's Application._handle, with edge_middleware in its middleware chain.
     monkeypatch.setattr(app_module, "use_direct_handler", lambda app: None)
@@ -304,3 +304,32 @@ async def test_the_direct_handler_serves_only_an_app_it_serves_as_aiohttp(edge_c
         assert "_handle" not in vars(app) or direct
     finally:
         await runner.cleanup()
+
+
+def test_the_installed_aiohttp_is_one_the_fast_path_was_checked_against():
+    """pyproject.toml pins the series; whoever moves the pin re-runs this file and adds the
+    new series to VERIFIED_AIOHTTP once the bytes still agree."""
+    import aiohttp
+
+    assert wire.ENABLED, aiohttp.__version__
+
+
+async def test_an_unverified_aiohttp_gets_aiohttps_own_paths(
+    make_client, shared_dist, edge_config, monkeypatch, caplog
+):
+    """Under an aiohttp the module was not checked against, neither the kept header block
+    nor the direct handler is used, the answers are the same, and the log says why."""
+    monkeypatch.setattr(wire, "ENABLED", False)
+    kept = spy_on_start(monkeypatch)
+    app = app_module.create_app(edge_config)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    try:
+        assert "_handle" not in vars(app)
+    finally:
+        await runner.cleanup()
+    assert "fast path was checked against (3.14.x)" in caplog.text
+    client = await make_client(dist=shared_dist)
+    resp = await client.get("/v1/programs", headers={"Authorization": f"Bearer {TEST_KEY}"})
+    assert resp.status == 200 and (await resp.json())["data"]
+    assert kept == []  # PreparedResponse._start never ran: plain web.Response answers
