@@ -113,7 +113,9 @@ def encode_keys(build_id: str, scores: list[int], slugs: list[str]) -> bytes:
 def encode_pages(ranks: list[int]) -> list[bytes]:
     """A combination's ranks cut into pages of PAGE_SIZE (at least one page), one line each."""
     size = PAGE_SIZE
-    return [orjson.dumps(ranks[i : i + size]) + b"\n" for i in range(0, max(len(ranks), 1), size)]
+    if len(ranks) <= size:  # one page: most of the 15,000 combinations of a big catalogue
+        return [orjson.dumps(ranks) + b"\n"]
+    return [orjson.dumps(ranks[i : i + size]) + b"\n" for i in range(0, len(ranks), size)]
 
 
 def encode_shards(shards: Mapping[str, list[int]]) -> tuple[bytes, dict[str, list[int]]]:
@@ -123,18 +125,13 @@ def encode_shards(shards: Mapping[str, list[int]]) -> tuple[bytes, dict[str, lis
     """
     chunks: list[bytes] = []
     index: dict[str, list[int]] = {}
-    offset, size, dumps = 0, PAGE_SIZE, orjson.dumps
+    offset = 0
     for key in sorted(shards):
         ranks = shards[key]
-        if len(ranks) <= size:  # one page: most of the 15,000 combinations of a big catalogue
-            page = dumps(ranks) + b"\n"
-            chunks.append(page)
-            length = len(page)
-        else:
-            pages = encode_pages(ranks)
-            chunks += pages
-            length = sum(map(len, pages))
+        pages = encode_pages(ranks)
+        length = sum(map(len, pages))
         index[key] = [len(ranks), offset, length]
+        chunks += pages
         offset += length
     return b"".join(chunks), index
 
