@@ -100,6 +100,9 @@ class BenchAuthenticator:
     async def authenticate(self, key: str) -> Principal | None:
         return PRINCIPAL if key == KEY else None
 
+    def cached(self, key: str) -> Principal | None:
+        return PRINCIPAL if key == KEY else None
+
 
 async def constant(request: web.Request) -> web.Response:
     return web.Response(body=PAGE, content_type="application/json")

@@ -74,11 +74,6 @@ def is_well_formed(token: str) -> bool:
     return checksum(random_part) == token[-CHECKSUM_LENGTH:]
 
 
-def key_digest(key: str) -> bytes:
-    """The SHA-256 of a key: `key_hash` is its hex form."""
-    return hashlib.sha256(key.encode("utf-8")).digest()
-
-
 def key_hash(key: str) -> str:
     """What the store keeps and looks keys up by."""
     return hashlib.sha256(key.encode("utf-8")).hexdigest()

@@ -1,8 +1,13 @@
 """The cached Authenticator: API key -> Principal without a store round trip per request.
 
 - A token that is not a well-formed key (marker, length, checksum) is refused at once.
-- Lookups are cached by key hash, positive and negative alike, in two bounded LRU maps
-  (a flood of random well-formed keys cannot evict the real ones). An entry is trusted for
+- Lookups are cached by key, positive and negative alike, in two bounded maps (a flood of
+  random well-formed keys cannot evict the real ones), least recently refreshed first out.
+  By the key itself, not its hash: this step runs on every request, and a SHA-256 cost
+  6,000 of the ~320,000 CPU instructions of a cached directory page (bench/README.md,
+  Directory, session 6). The process holds each key in clear while it reads the request
+  anyway; the cache only keeps it longer, and is never logged or shown. The store is
+  asked by hash (`apikeys.key_hash`), on a miss. An entry is trusted for
   `ttl` seconds (`--key-cache-seconds`, default 5): a revoked key, a suspension or a plan
   change takes effect within that bound. The cached principal also carries the account as
   read with the key, which is what /v1/me shows (so /v1/me never needs the store).
@@ -18,12 +23,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from edge import apikeys
-from edge.auth import Principal
+from edge.auth import NOT_CACHED, NotCached, Principal
 from edge.store.base import AccountStore, KeyRecord, StoreUnavailable
 
 DEFAULT_CAPACITY = 10_000
@@ -49,28 +53,29 @@ def principal_of(record: KeyRecord) -> Principal:
     )
 
 
-class _Lru:
+class _Bounded:
+    """At most `capacity` entries, the least recently refreshed evicted first.
+
+    Refreshed, not used: a hit moves nothing (it runs on every request), and a key in use
+    is put again at each refresh, once per `ttl`; a key evicted while in use costs one
+    store lookup."""
+
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
-        self._items: OrderedDict[bytes, _Entry] = OrderedDict()
+        self.items: dict[str, _Entry] = {}
 
-    def get(self, key: bytes) -> _Entry | None:
-        entry = self._items.get(key)
-        if entry is not None:
-            self._items.move_to_end(key)
-        return entry
+    def put(self, key: str, entry: _Entry) -> None:
+        items = self.items
+        items.pop(key, None)  # to the end: a dict keeps insertion order
+        items[key] = entry
+        while len(items) > self.capacity:
+            del items[next(iter(items))]
 
-    def put(self, key: bytes, entry: _Entry) -> None:
-        self._items[key] = entry
-        self._items.move_to_end(key)
-        while len(self._items) > self.capacity:
-            self._items.popitem(last=False)
-
-    def pop(self, key: bytes) -> None:
-        self._items.pop(key, None)
+    def pop(self, key: str) -> None:
+        self.items.pop(key, None)
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self.items)
 
 
 class CachedAuthenticator:
@@ -87,27 +92,27 @@ class CachedAuthenticator:
         self._store = store
         self._ttl = ttl
         self._clock = clock
-        self._known = _Lru(capacity)
-        self._unknown = _Lru(capacity)
+        self._known = _Bounded(capacity)
+        self._unknown = _Bounded(capacity)
         self._inflight: dict[str, asyncio.Future[KeyRecord | None]] = {}
 
+    def cached(self, key: str) -> Principal | NotCached | None:
+        entry = self._known.items.get(key) or self._unknown.items.get(key)
+        if entry is not None and self._clock() < entry.fresh_until:
+            return entry.principal
+        return NOT_CACHED
+
     async def authenticate(self, key: str) -> Principal | None:
-        # The cache first: only well-formed keys are ever stored, so a hit needs no shape
-        # and checksum check (the regex and CRC32 cost more than the hash). Not ASCII (a
-        # header's surrogate-escaped bytes): not a key, and nothing to hash.
-        # Cached by the raw digest: its hex form (the store's key_hash) is made on a miss.
-        try:
-            digest = apikeys.key_digest(key)
-        except UnicodeEncodeError:
-            return None
-        entry = self._known.get(digest) or self._unknown.get(digest)
+        entry = self._known.items.get(key) or self._unknown.items.get(key)
         if entry is not None:
             if self._clock() < entry.fresh_until:
                 return entry.principal
         elif not apikeys.is_well_formed(key):
+            # Only well-formed keys are ever stored, so a cache hit needs no shape and
+            # checksum check (the regex and CRC32).
             return None
         try:
-            record = await self._lookup(digest.hex())
+            record = await self._lookup(apikeys.key_hash(key))
         except StoreUnavailable:
             if entry is None:
                 raise
@@ -117,11 +122,11 @@ class CachedAuthenticator:
         principal = None if record is None else principal_of(record)
         fresh = _Entry(principal, self._clock() + self._ttl)
         if principal is None:
-            self._known.pop(digest)
-            self._unknown.put(digest, fresh)
+            self._known.pop(key)
+            self._unknown.put(key, fresh)
         else:
-            self._unknown.pop(digest)
-            self._known.put(digest, fresh)
+            self._unknown.pop(key)
+            self._known.put(key, fresh)
         return principal
 
     async def _lookup(self, digest: str) -> KeyRecord | None:
@@ -144,8 +149,8 @@ class CachedAuthenticator:
 
     def forget(self) -> None:
         """Drop every cached answer (tests; an operator signal could call it too)."""
-        self._known = _Lru(self._known.capacity)
-        self._unknown = _Lru(self._unknown.capacity)
+        self._known = _Bounded(self._known.capacity)
+        self._unknown = _Bounded(self._unknown.capacity)
 
     @property
     def size(self) -> int:

@@ -7,6 +7,7 @@ import asyncio
 import pytest
 
 from edge import apikeys
+from edge.auth import NOT_CACHED
 from edge.authenticator import CachedAuthenticator
 from edge.store.base import (
     AccountView,
@@ -160,3 +161,21 @@ async def test_one_waiter_going_away_does_not_cancel_the_shared_lookup(parts):
     assert (await second) is not None
     with pytest.raises(asyncio.CancelledError):
         await first
+
+
+async def test_cached_answers_without_waiting_only_while_fresh(parts):
+    """`cached`, the auth step's first call: the cached answer while it is fresh, else
+    NOT_CACHED (then `authenticate` asks the store); it never calls the store itself."""
+    store, clock, key, auth = parts
+    stranger = apikeys.generate_key().key
+    assert auth.cached(key.key) is NOT_CACHED
+    assert auth.cached("not a key") is NOT_CACHED
+    principal = await auth.authenticate(key.key)
+    assert await auth.authenticate(stranger) is None
+    assert store.calls == 2
+    assert auth.cached(key.key) == principal
+    assert auth.cached(stranger) is None  # known to be unknown
+    clock.advance(5)
+    assert auth.cached(key.key) is NOT_CACHED
+    assert auth.cached(stranger) is NOT_CACHED
+    assert store.calls == 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from yarl import URL
 
 from contract.endpoints import COMMISSIONS, ME
 from edge import apikeys, cursor
@@ -162,3 +163,19 @@ async def test_a_revoked_key_stops_working_within_the_cache_bound(
     resp = await client.get(endpoint.path, headers=seeded.auth)
     await check_error(resp, 401, "invalid_api_key", None, endpoint.statuses)
     assert (await client.get(endpoint.path, headers=spare.auth)).status == 200
+
+
+@pytest.mark.parametrize(
+    "path", ["/v1/%6De", "/%761/commissions", "/v1/program%73", "/v1/programs/%61bc", "/v1/me/"]
+)
+async def test_a_percent_encoded_path_needs_the_key_its_route_needs(account_client, path):
+    """The key is required by the route a request matched, not by how its path was spelled:
+    an encoded path that reaches a /v1 route is no way around it (a path with a trailing
+    slash matches none: 404, with or without a key)."""
+    client = await account_client()
+    resp = await client.get(URL(path, encoded=True))
+    if path.endswith("/"):
+        assert resp.status == 404
+        return
+    body = await resp.json()
+    assert resp.status == 401 and body["code"] == "missing_api_key"
