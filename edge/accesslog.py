@@ -10,6 +10,7 @@ from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
 
 from edge import appkeys
+from edge.middlewares import REQUEST_ID_HEADER
 
 
 def access_record(request: web.BaseRequest, response: web.StreamResponse, seconds: float) -> dict:
@@ -24,7 +25,7 @@ def access_record(request: web.BaseRequest, response: web.StreamResponse, second
         "bytes": response.body_length,
         "keyPrefix": principal.prefix if principal else None,
         # A request the HTTP parser refused never reached the app: its id is the answer's.
-        "requestId": request.get(appkeys.REQUEST_ID) or response.headers.get("X-Request-Id"),
+        "requestId": request.get(appkeys.REQUEST_ID) or response.headers.get(REQUEST_ID_HEADER),
     }
 
 

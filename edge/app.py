@@ -13,8 +13,8 @@ from edge.auth import authenticate
 from edge.config import Config
 from edge.errors import ApiError
 from edge.handlers import account, openapi, programs
-from edge.middlewares import Handler, new_request_id, response_for
-from edge.wire import add_headers
+from edge.middlewares import REQUEST_ID_HEADER, Handler, new_request_id, response_for
+from edge.wire import PreparedResponse
 
 log = logging.getLogger("edge")
 
@@ -36,18 +36,15 @@ async def edge_middleware(request: web.Request, handler: Handler) -> web.StreamR
     request[appkeys.REQUEST_ID] = rid = new_request_id()
     try:
         app = request.app  # one lookup (a property walking the match info), not one per step
-        policy = cors.policy(app[appkeys.CONFIG].cors_origins)
-        origin = request.headers.get("Origin")
+        policy = app[appkeys.CORS]
         if request.method == "OPTIONS" and cors.is_preflight(request):
-            response = cors.preflight_response(policy, origin)
+            response = cors.preflight_response(policy, request.headers.get("Origin"))
         else:
-            # The headers this step adds to the answer, in their order (rate limit, CORS,
-            # request id), written with one update: each CIMultiDict write has its cost.
-            added: dict[str, str] | None = None
+            state: ratelimit.RateState | None = None
             try:
                 principal = await authenticate(request, app)
-                added = await ratelimit.count(request, app, principal)
-                if added is None:
+                state = await ratelimit.count(request, app, principal)
+                if state is None:
                     response = await handler(request)
                 else:
                     try:
@@ -55,20 +52,31 @@ async def edge_middleware(request: web.Request, handler: Handler) -> web.StreamR
                     except (ApiError, web.HTTPException) as exc:
                         # Counted, so its answer says so too: the error step keeps
                         # `headers`, a raised 304 Not Modified is sent with them.
-                        exc.headers.update(added)
+                        exc.headers.update(ratelimit.rate_headers(state))
                         raise
             except Exception as exc:
                 # Errors become responses under the CORS step, so they carry its headers.
-                added = None
+                state = None
                 response = response_for(request, exc)
+            # The headers this step adds to the answer, in their order (rate limit, CORS,
+            # request id), written at once: each CIMultiDict write has its cost.
+            if policy.any_origin and type(response) is PreparedResponse:
+                # A directory page (edge.wire): these as header lines, which need no
+                # check; every value is a number, a constant or the request id.
+                rate = "" if state is None else ratelimit.rate_lines(state)
+                response.add_lines(f"{rate}{cors.ANY_ORIGIN_LINES}{REQUEST_ID_HEADER}: {rid}\r\n")
+                return response
+            added = None if state is None else ratelimit.rate_headers(state)
+            # The Origin header is read only when the answer depends on it.
+            origin = None if policy.any_origin else request.headers.get("Origin")
             added = cors.add_cors_headers(response, policy, origin, added)
             if added is not None:
-                added["X-Request-Id"] = rid
-                add_headers(response, added)
+                added[REQUEST_ID_HEADER] = rid
+                response.headers.update(added)
                 return response
     except Exception as exc:
         response = response_for(request, exc)
-    response.headers["X-Request-Id"] = rid
+    response.headers[REQUEST_ID_HEADER] = rid
     return response
 
 
@@ -136,6 +144,7 @@ def create_app(config: Config) -> web.Application:
     app = web.Application(middlewares=[edge_middleware])
     use_direct_handler(app)
     app[appkeys.CONFIG] = config
+    app[appkeys.CORS] = cors.policy(config.cors_origins)
     app.cleanup_ctx.append(_secret_context)
     programs.setup(app)
     account.setup(app)

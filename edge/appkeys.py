@@ -15,6 +15,7 @@ STORE = web.AppKey("store", Any)  # edge.store: the account store
 AUTHENTICATOR = web.AppKey("authenticator", Any)  # edge.auth: API key -> Principal
 DIRECTORY = web.AppKey("directory", Any)  # edge.directory: the loaded build
 LIMITER = web.AppKey("limiter", Any)  # edge.ratelimit: per-key limiter
+CORS = web.AppKey("cors", Any)  # edge.cors.CorsPolicy of config.cors_origins
 
 REQUEST_ID = web.RequestKey("request_id", str)
 PRINCIPAL = web.RequestKey("principal", Any)  # edge.auth.Principal of the calling key

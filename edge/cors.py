@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from edge import appkeys
 from edge.middlewares import ALLOWED_METHODS
 
 ALLOW_HEADERS = "Authorization, If-None-Match"
@@ -21,6 +20,12 @@ EXPOSE_HEADERS = (
 )
 # Chromium caps a preflight's cache life at 2 hours; asking for more buys nothing.
 MAX_AGE = "7200"
+# What an answer carries when any origin is allowed (`*`): the same for every request.
+ANY_ORIGIN_HEADERS = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Expose-Headers": EXPOSE_HEADERS,
+}
+ANY_ORIGIN_LINES = "".join(f"{name}: {value}\r\n" for name, value in ANY_ORIGIN_HEADERS.items())
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,9 +103,8 @@ def add_cors_headers(
     if cors.any_origin:
         # "*" allows every origin (cors.allowed is "*"): no Vary.
         if pending is None:
-            pending = {}
-        pending["Access-Control-Allow-Origin"] = "*"
-        pending["Access-Control-Expose-Headers"] = EXPOSE_HEADERS
+            return dict(ANY_ORIGIN_HEADERS)
+        pending.update(ANY_ORIGIN_HEADERS)
         return pending
     if pending:
         response.headers.update(pending)
@@ -110,11 +114,6 @@ def add_cors_headers(
         response.headers["Access-Control-Expose-Headers"] = EXPOSE_HEADERS
     _add_vary(response, "Origin")
     return None
-
-
-def request_policy(request: web.Request) -> CorsPolicy:
-    """The CORS step's policy for this request's application."""
-    return policy(request.app[appkeys.CONFIG].cors_origins)
 
 
 # The CORS step, in edge.app.edge_middleware: `preflight_response` for a preflight, else the

@@ -92,6 +92,12 @@ class Limiter(Protocol):
 
     async def hit(self, key: str, limit: int, window: int) -> RateState: ...
 
+    def hit_now(self, key: str, limit: int, window: int) -> RateState | None:
+        """`hit` when it needs no I/O (in memory: always), else None, counting nothing:
+        then the caller awaits `hit`. A plain call costs less than a coroutine, on a step
+        every request takes."""
+        ...
+
 
 class MemoryLimiter:
     """GCRA in one process's memory, with at most `capacity` keys remembered.
@@ -118,7 +124,10 @@ class MemoryLimiter:
         return len(self._tats)
 
     async def hit(self, key: str, limit: int, window: int) -> RateState:
-        # No await inside: on one event loop the read-modify-write below is atomic.
+        return self.hit_now(key, limit, window)
+
+    def hit_now(self, key: str, limit: int, window: int) -> RateState:
+        # A plain call: on one event loop the read-modify-write below is atomic.
         now = self._clock()
         tat, state = gcra(self._tats.get(key), now, limit, window)
         if tat is not None:
@@ -143,6 +152,14 @@ def rate_headers(state: RateState) -> dict[str, str]:
         "RateLimit-Remaining": str(state.remaining),
         "RateLimit-Reset": str(state.reset_seconds),
     }
+
+
+def rate_lines(state: RateState) -> str:
+    """`rate_headers(state)` as HTTP header lines (edge.wire.PreparedResponse.add_lines)."""
+    return (
+        f"RateLimit-Limit: {state.limit}\r\nRateLimit-Remaining: {state.remaining}\r\n"
+        f"RateLimit-Reset: {state.reset_seconds}\r\n"
+    )
 
 
 def create_limiter(config_redis_url: str | None, redis_timeout: float = 0.5) -> Limiter:
@@ -179,13 +196,14 @@ def setup(app: web.Application) -> None:
 
 async def count(
     request: web.Request, app: web.Application | None = None, principal: Any = _UNSET
-) -> dict[str, str] | None:
+) -> RateState | None:
     """The rate limit step: count an authenticated request (not a CORS preflight).
 
-    Raises the 429 over the limit; else returns the RateLimit-* headers for its answer
-    (`edge.app.edge_middleware` adds them to the response, or to the error raised below:
-    a raised 304 Not Modified counted too, so it says so), None when nothing was counted.
-    `app` is `request.app` and `principal` request[PRINCIPAL] (the middleware has both).
+    Raises the 429 over the limit; else returns the decision, whose headers
+    (`rate_headers`) `edge.app.edge_middleware` adds to the response, or to the error
+    raised below it (a raised 304 Not Modified counted too, so it says so); None when
+    nothing was counted. `app` is `request.app` and `principal` request[PRINCIPAL] (the
+    middleware has both).
     """
     if principal is _UNSET:
         principal = request.get(appkeys.PRINCIPAL)
@@ -194,14 +212,16 @@ async def count(
     if app is None:
         app = request.app
     limit, window = app[appkeys.CONFIG].rate_limit(principal.plan)
-    state = await app[appkeys.LIMITER].hit(principal.key_id, limit, window)
-    headers = rate_headers(state)
+    limiter = app[appkeys.LIMITER]
+    state = limiter.hit_now(principal.key_id, limit, window)
+    if state is None:
+        state = await limiter.hit(principal.key_id, limit, window)
     if not state.allowed:
         raise ApiError(
             "rate_limited",
             f"rate limit of {limit} requests per {window} s exceeded; "
             f"retry in {state.retry_after_seconds} s",
-            headers={**headers, "Retry-After": str(state.retry_after_seconds)},
+            headers={**rate_headers(state), "Retry-After": str(state.retry_after_seconds)},
         )
     request[appkeys.RATE_STATE] = state
-    return headers
+    return state

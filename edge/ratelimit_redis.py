@@ -186,6 +186,12 @@ class RedisLimiter:
             log.warning("rate limiting: Redis is back; limits are shared again")
         return state
 
+    def hit_now(self, key: str, limit: int, window: int) -> RateState | None:
+        """While Redis is tripped, the per-process decision `hit` would make; else None."""
+        if self._monotonic() < self._retry_at:
+            return self._fallback.hit_now(key, limit, window)
+        return None
+
     def _failed(self, exc: BaseException) -> None:
         """Count a failure; after `trip_after` in a row, stop trying for `cooldown` s.
 

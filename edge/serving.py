@@ -29,7 +29,7 @@ from edge.accesslog import JsonAccessLogger
 from edge.app import create_app
 from edge.config import Config
 from edge.errors import error_body
-from edge.middlewares import JSON, new_request_id
+from edge.middlewares import JSON, REQUEST_ID_HEADER, new_request_id
 
 log = logging.getLogger("edge")
 
@@ -55,7 +55,7 @@ def unparsable_response(status: int) -> web.Response:
         body=body,
         status=status,
         content_type=JSON,
-        headers={"Cache-Control": "no-store", "X-Request-Id": rid},
+        headers={"Cache-Control": "no-store", REQUEST_ID_HEADER: rid},
     )
     response.force_close()  # the connection's state is unknown after a refused request
     return response

@@ -17,8 +17,11 @@ and from then on the response is an ordinary `web.Response`. When nobody has loo
 the answer is a plain one (GET, a body, no cookies, compression or chunking, no
 `on_response_prepare` handler), `_start` writes the bytes aiohttp would have written:
 
-    <status line> <the page's header block> <the added headers> Content-Length, Date,
+    <status line> <the page's header block> <the added lines> Content-Length, Date,
     Server, and Connection when aiohttp would send one
+
+The added lines are edge_middleware's (`add_lines`: rate limit, CORS, request id), made
+from numbers, constants and the request id, so they need none of aiohttp's checks.
 
 and `write_eof` sends them with the body in one write, as aiohttp coalesces them. Any
 other case takes aiohttp's own path. tests/edge_programs/test_wire.py compares the bytes
@@ -48,8 +51,6 @@ from multidict import CIMultiDict
 # What aiohttp refuses in a header (http_writer._safe_header); anything but printable
 # ASCII and tab also takes aiohttp's path (its serialiser encodes the rest its own way).
 _NOT_PLAIN = re.compile(r"[^\t\x20-\x7e]")
-# Header lines of such characters: with one CRLF per header, no value holds a line break.
-_PLAIN_LINES = re.compile(r"(?:[\t\x20-\x7e]*\r\n)*")
 # Headers aiohttp adds or rewrites when it prepares a response: a block holding one of
 # them could not be sent as it is.
 _MANAGED = frozenset(
@@ -92,8 +93,9 @@ class PreparedResponse(web.Response):
     def __init__(self, body: bytes, headers: dict[str, str], head: bytes | None) -> None:
         self._given = headers
         self._head = head
-        self._pending = True  # `headers` (and `_added`) not yet in the CIMultiDict
-        self._added: dict[str, str] | None = None
+        self._pending = True  # `headers` (and `_lines`) not yet in the CIMultiDict
+        # Header lines added since (edge_middleware's: add_lines), sent after the page's.
+        self._lines = ""
         self._multidict: CIMultiDict[str] | None = None
         self._wire: bytes | None = None
         # What web.Response(body=body) sets (aiohttp 3.14), without its checks of
@@ -118,9 +120,9 @@ class PreparedResponse(web.Response):
             self._pending = False
             self._head = None
             headers.update(self._given)
-            if self._added is not None:
-                headers.update(self._added)
-                self._added = None
+            if self._lines:
+                headers.update(_parse_lines(self._lines))
+                self._lines = ""
         return headers
 
     @_headers.setter
@@ -128,13 +130,13 @@ class PreparedResponse(web.Response):
         # StreamResponse.__init__ sets an empty one; the headers go in when it is read.
         self._multidict = value
 
-    def add_headers(self, added: dict[str, str]) -> None:
-        """`self.headers.update(added)`, kept as a dict while the headers are not built
-        (the first time: the middleware's one call)."""
-        if self._pending and self._added is None:
-            self._added = added
+    def add_lines(self, lines: str) -> None:
+        """Add header lines made by the edge itself from values that need no check
+        (numbers, constants, request ids): `Name: value\r\n` each."""
+        if self._pending:
+            self._lines += lines
         else:
-            self._headers.update(added)
+            self._headers.update(_parse_lines(lines))
 
     # -- sending -----------------------------------------------------------------------
 
@@ -158,11 +160,6 @@ class PreparedResponse(web.Response):
             status_line = f"HTTP/1.0 {self._status} {self._reason}\r\n"
         else:
             return await super()._start(request)
-        added = ""
-        if self._added is not None:
-            added = "".join([f"{name}: {value}\r\n" for name, value in self._added.items()])
-            if added.count("\r\n") != len(self._added) or not _PLAIN_LINES.fullmatch(added):
-                return await super()._start(request)
         # What StreamResponse._start and _prepare_headers do for such a response.
         keep_alive = self._keep_alive
         if keep_alive is None:
@@ -181,7 +178,7 @@ class PreparedResponse(web.Response):
             (
                 status_line.encode("ascii"),
                 head,
-                f"{added}Content-Length: {len(body)}\r\nDate: {rfc822_formatted_time()}"
+                f"{self._lines}Content-Length: {len(body)}\r\nDate: {rfc822_formatted_time()}"
                 f"{_TAIL}{connection}\r\n".encode("ascii"),
                 body,
             )
@@ -204,6 +201,10 @@ class PreparedResponse(web.Response):
         self._payload_writer = None
 
 
+def _parse_lines(lines: str) -> dict[str, str]:
+    return dict(line.split(": ", 1) for line in lines.split("\r\n") if line)  # type: ignore[misc]
+
+
 def _prepare_hooks(request: web.BaseRequest) -> bool:
     """Whether an application of this request has `on_response_prepare` handlers."""
     match_info = getattr(request, "_match_info", None)
@@ -212,11 +213,3 @@ def _prepare_hooks(request: web.BaseRequest) -> bool:
             if app.on_response_prepare:
                 return True
     return False
-
-
-def add_headers(response: web.StreamResponse, added: dict[str, str]) -> None:
-    """`response.headers.update(added)`, without building a PreparedResponse's headers."""
-    if type(response) is PreparedResponse:
-        response.add_headers(added)
-    else:
-        response.headers.update(added)

@@ -7,7 +7,14 @@ from contract_support import FakeClock
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from edge.ratelimit import MemoryLimiter, RateState, create_limiter, gcra
+from edge.ratelimit import (
+    MemoryLimiter,
+    RateState,
+    create_limiter,
+    gcra,
+    rate_headers,
+    rate_lines,
+)
 
 
 def run(times: list[float], limit: int, window: int) -> list[RateState]:
@@ -199,3 +206,21 @@ def test_capacity_must_be_positive():
 
 def test_without_a_redis_url_the_limiter_is_in_memory():
     assert isinstance(create_limiter(None), MemoryLimiter)
+
+
+async def test_hit_now_is_hit_without_a_coroutine():
+    """The in-memory limiter answers `hit_now` (what the rate limit step calls first) with
+    the very decisions `hit` makes, counting once per call."""
+    clock = FakeClock()
+    now, awaited = MemoryLimiter(clock=clock), MemoryLimiter(clock=clock)
+    for step in range(12):
+        clock.advance(0.25 * (step % 3))
+        mine = now.hit_now("k", 5, 10)
+        assert mine == await awaited.hit("k", 5, 10)
+    assert not mine.allowed
+
+
+@pytest.mark.parametrize("state", [gcra(None, 0.0, 60, 60)[1], gcra(None, 0.0, 5, 1)[1]])
+def test_rate_lines_are_the_rate_headers(state):
+    lines = "".join(f"{name}: {value}\r\n" for name, value in rate_headers(state).items())
+    assert rate_lines(state) == lines

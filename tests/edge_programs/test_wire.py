@@ -43,7 +43,6 @@ def plain_aiohttp(monkeypatch: pytest.MonkeyPatch) -> None:
         return web.Response(body=body, headers=headers)
 
     monkeypatch.setattr(programs, "page_response", response)
-    monkeypatch.setattr(app_module, "add_headers", lambda resp, added: resp.headers.update(added))
     # aiohttp's Application._handle, with edge_middleware in its middleware chain.
     monkeypatch.setattr(app_module, "use_direct_handler", lambda app: None)
 
@@ -234,35 +233,22 @@ def test_encode_head_refuses_what_aiohttp_would_write_otherwise():
         assert wire.encode_head({**base, managed: "1"}) is None
 
 
-@pytest.mark.parametrize("value", ["a\r\nX-Injected: 1", "a\rb", "a\nb", "\x00", "caf\u00e9"])
-async def test_an_unusual_added_header_takes_aiohttps_path(
-    make_client, shared_dist, monkeypatch, value
-):
-    """A value the kept-block writer does not take is written (or refused) by aiohttp."""
-    real = app_module.add_headers
-
-    def add(response, added):
-        real(response, {**added, "X-Extra": value})
-
-    raw = f"GET /v1/programs HTTP/1.1\r\nHost: h\r\n{KEY}\r\n".encode()
-    got = []
-    for plain in (False, True):
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(app_module, "new_request_id", lambda: "req_1")
-            kept = spy_on_start(patch)
-            if plain:
-                plain_aiohttp(patch)
-            patch.setattr(app_module, "add_headers", add)
-            client = await make_client(dist=shared_dist)
-            port = client.server.port
-            assert port is not None
-            received = await exchange(port, raw)
-            got.append(DATE.sub(b"\r\nDate: -\r\n", received))
-            await client.close()
-            assert True not in kept
-    assert got[0] == got[1]
-    # aiohttp refuses control characters (and closes the connection): no injected header.
-    assert b"X-Injected" not in got[0]
+@pytest.mark.parametrize("built", [False, True])
+def test_added_lines_become_headers_whenever_the_headers_are_read(built):
+    """Lines added before the CIMultiDict is built go into it when it is; after, directly."""
+    headers = {"ETag": '"x"', "Content-Type": "application/json"}
+    prepared = wire.PreparedResponse(b"{}", dict(headers), wire.encode_head(headers))
+    if built:
+        assert prepared.headers["ETag"] == '"x"'
+    prepared.add_lines("RateLimit-Remaining: 7\r\nX-Request-Id: req_1\r\n")
+    prepared.add_lines("Access-Control-Expose-Headers: ETag, Link\r\n")
+    assert list(prepared.headers.items()) == [
+        ("ETag", '"x"'),
+        ("Content-Type", "application/json"),
+        ("RateLimit-Remaining", "7"),
+        ("X-Request-Id", "req_1"),
+        ("Access-Control-Expose-Headers", "ETag, Link"),
+    ]
 
 
 def test_a_prepared_response_has_the_state_of_a_web_response():

@@ -44,6 +44,7 @@ async def test_redis_down_falls_back_to_per_process_limits(private_redis, caplog
     limiter = limiter_for(private_redis.url)
     try:
         assert (await limiter.hit("k", 5, 60)).remaining == 4  # in Redis
+        assert limiter.hit_now("k", 5, 60) is None  # Redis needs a round trip: `hit`
         private_redis.stop()
         with caplog.at_level(logging.ERROR, "edge.ratelimit"):
             for _ in range(DEFAULT_TRIP_AFTER):
@@ -54,7 +55,8 @@ async def test_redis_down_falls_back_to_per_process_limits(private_redis, caplog
         assert limiter.degraded  # tripped: Redis is left alone for the cooldown
         assert [r.message for r in caplog.records if "per process" in r.message]
         # Still limited, by this process's own count (which started with the outage).
-        states = [await limiter.hit("k", 5, 60) for _ in range(3)]
+        states = [await limiter.hit("k", 5, 60) for _ in range(2)]
+        states.append(limiter.hit_now("k", 5, 60))  # the same count, without a coroutine
         assert [s.allowed for s in states] == [True, True, False]
         assert states[-1].retry_after_seconds >= 1
     finally:
