@@ -319,3 +319,37 @@ async def test_an_unverified_aiohttp_gets_aiohttps_own_paths(
     resp = await client.get("/v1/programs", headers={"Authorization": f"Bearer {TEST_KEY}"})
     assert resp.status == 200 and (await resp.json())["data"]
     assert kept == []  # PreparedResponse._start never ran: plain web.Response answers
+
+
+async def test_fixed_routes_are_the_routes_aiohttp_resolves():
+    """edge.app.fixed_routes answers (method, path) with the route aiohttp's `resolve`
+    finds, or not at all, for registrations that could tell them apart."""
+    from aiohttp.test_utils import make_mocked_request
+
+    async def handler(request):
+        return web.Response()
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", handler)  # added first: matches "/" too
+    app.router.add_get("/", handler)
+    app.router.add_get("/v1/programs", handler)
+    app.router.add_get("/v1/programs/{slug}", handler)
+    app.router.add_post("/v1/programs", handler)  # a second resource of the same path
+    app.router.add_route("*", "/any", handler)
+    app.router.add_get("/x{suffix}", handler)
+    app.router.add_get("/xy", handler)
+    app.freeze()
+    fixed = app_module.fixed_routes(app.router)
+    assert fixed  # the shortcut applies to some
+    for method, path in itertools.product(
+        ["GET", "HEAD", "POST", "PUT"],
+        ["/", "/v1/programs", "/v1/programs/", "/v1/programs/a", "/any", "/xy", "/xz", "/v1"],
+    ):
+        resolved = await app.router.resolve(make_mocked_request(method, path, app=app))
+        route = fixed.get((method, path))
+        if route is not None:
+            assert route is resolved.route, (method, path)
+    assert ("GET", "/") not in fixed and ("GET", "/any") not in fixed
+    assert ("GET", "/v1/programs") in fixed and ("GET", "/xy") in fixed
+    # The by-slug resource was indexed under /v1/programs before the POST's: `resolve`.
+    assert ("POST", "/v1/programs") not in fixed
