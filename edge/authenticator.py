@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -62,14 +63,15 @@ class _Bounded:
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
-        self.items: dict[str, _Entry] = {}
+        # An OrderedDict: its `get` is a dict's, and it drops its oldest entry in O(1).
+        self.items: OrderedDict[str, _Entry] = OrderedDict()
 
     def put(self, key: str, entry: _Entry) -> None:
         items = self.items
-        items.pop(key, None)  # to the end: a dict keeps insertion order
         items[key] = entry
+        items.move_to_end(key)
         while len(items) > self.capacity:
-            del items[next(iter(items))]
+            items.popitem(last=False)
 
     def pop(self, key: str) -> None:
         self.items.pop(key, None)

@@ -22,7 +22,7 @@ ALLOWED_METHODS = "GET, HEAD"
 
 # Request ids must be unique, not secret: 96 bits from a generator seeded by the OS (per
 # process: reseeded in every forked child) cost no system call per request, where
-# os.urandom is one `getrandbits` each time (bench/README.md, Directory, session 2). They
+# os.urandom is one `getrandom` system call each time (bench/README.md, Directory, session 2). They
 # are made 256 at a time: one id alone, an int of 96 random bits formatted as hex, cost
 # 4,000 CPU instructions (session 6), a pop from the pool 200.
 _ids = random.Random(os.urandom(32))

@@ -168,8 +168,9 @@ class RedisLimiter:
         await self._client.aclose()
 
     async def hit(self, key: str, limit: int, window: int) -> RateState:
-        if self._monotonic() < self._retry_at:
-            return await self._fallback.hit(key, limit, window)
+        tripped = self.hit_now(key, limit, window)
+        if tripped is not None:
+            return tripped
         args: list[int | str] = [limit, window]
         if self._clock is not None:
             args.append(repr(float(self._clock())))
