@@ -22,30 +22,14 @@ ALLOWED_METHODS = "GET, HEAD"
 
 # Request ids must be unique, not secret: 96 bits from a generator seeded by the OS (per
 # process: reseeded in every forked child) cost no system call per request, where
-# os.urandom is one `getrandom` system call each time (bench/README.md, Directory, session 2). They
-# are made 256 at a time: one id alone, an int of 96 random bits formatted as hex, cost
-# 4,000 CPU instructions (session 6), a pop from the pool 200.
+# os.urandom is one `getrandom` each time (bench/README.md, Directory, session 2).
 _ids = random.Random(os.urandom(32))
-_pool: list[str] = []
-_POOL_SIZE = 256
-
-
-def _reseed() -> None:
-    _ids.seed(os.urandom(32))
-    _pool.clear()  # the parent's ids: a forked worker must not hand out the same ones
-
-
-os.register_at_fork(after_in_child=_reseed)
+os.register_at_fork(after_in_child=lambda: _ids.seed(os.urandom(32)))
 
 
 def new_request_id() -> str:
     """A request id: `req_` and 96 random bits as 24 hex digits."""
-    try:
-        return _pool.pop()
-    except IndexError:
-        digits = f"{_ids.getrandbits(96 * _POOL_SIZE):0{24 * _POOL_SIZE}x}"
-        _pool.extend(["req_" + digits[i : i + 24] for i in range(0, len(digits), 24)])
-        return _pool.pop()
+    return f"req_{_ids.getrandbits(96):024x}"
 
 
 async def ignore_expectation(request: web.Request) -> None:

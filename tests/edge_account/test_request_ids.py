@@ -15,9 +15,8 @@ def test_request_ids_have_the_documented_shape_and_do_not_repeat():
 
 
 def test_a_forked_child_does_not_repeat_its_parents_ids():
-    # The generator is reseeded and its batch dropped after fork: without it a worker would
-    # replay the ids of its supervisor and of every other worker.
-    new_request_id()  # ids are made in batches: the parent holds some not yet handed out
+    # The generator is reseeded after fork: without it a worker would replay the ids of
+    # its supervisor and of every other worker.
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: report its next ids, then leave without pytest's teardown
