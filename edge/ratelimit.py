@@ -145,20 +145,23 @@ class MemoryLimiter:
             self._tats.popitem(last=False)
 
 
+LIMIT, REMAINING, RESET = "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"
+
+
 def rate_headers(state: RateState) -> dict[str, str]:
     """The RateLimit-* response headers for a decision."""
     return {
-        "RateLimit-Limit": str(state.limit),
-        "RateLimit-Remaining": str(state.remaining),
-        "RateLimit-Reset": str(state.reset_seconds),
+        LIMIT: str(state.limit),
+        REMAINING: str(state.remaining),
+        RESET: str(state.reset_seconds),
     }
 
 
 def rate_lines(state: RateState) -> str:
     """`rate_headers(state)` as HTTP header lines (edge.wire.PreparedResponse.add_lines)."""
     return (
-        f"RateLimit-Limit: {state.limit}\r\nRateLimit-Remaining: {state.remaining}\r\n"
-        f"RateLimit-Reset: {state.reset_seconds}\r\n"
+        f"{LIMIT}: {state.limit}\r\n{REMAINING}: {state.remaining}\r\n"
+        f"{RESET}: {state.reset_seconds}\r\n"
     )
 
 
