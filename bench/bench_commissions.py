@@ -59,8 +59,8 @@ PAGE = 25
 
 def generate(path: Path, accounts: int, commissions: int, others: int, seed: int) -> dict:
     """Write the account store; return what the benchmark needs (uid, key)."""
-    from edge import apikeys
-    from edge.store.sqlite import migrate
+    from accounts import apikeys
+    from accounts.store.sqlite import migrate
 
     rng = random.Random(seed)
     path.parent.mkdir(parents=True, exist_ok=True)

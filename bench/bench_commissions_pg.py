@@ -77,7 +77,7 @@ async def load(sqlite_path: Path, url: str) -> dict[str, Any]:
     """Copy the SQLite store into an empty PostgreSQL database with the real schema."""
     import asyncpg
 
-    from edge.store.postgres import PostgresStore
+    from accounts.store.postgres import PostgresStore
 
     store = await PostgresStore.open(url, writable=True, timeout=60.0)  # migrates
     await store.close()
@@ -143,9 +143,9 @@ async def explain(url: str, uid: str) -> dict[str, str]:
     """The plan of each measured query shape (index used, rows read), for the README."""
     import asyncpg
 
-    from edge.store.base import CommissionQuery
-    from edge.store.postgres import numbered
-    from edge.store.sqlite import commissions_sql
+    from accounts.store.base import CommissionQuery
+    from accounts.store.postgres import numbered
+    from accounts.store.sqlite import commissions_sql
 
     shapes = {
         "first page": CommissionQuery(uid, base.PAGE + 1),

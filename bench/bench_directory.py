@@ -48,7 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 
-from edge import apikeys  # noqa: E402
+from accounts import apikeys  # noqa: E402
 
 OUT = ROOT / "bench" / "out" / "directory"
 # A well-formed key, issued into the bench's real account store (make_accounts): the edge
@@ -117,7 +117,7 @@ def make_accounts(path: Path) -> None:
     """A fresh real account store at `path`: one pro account owning KEY."""
     import asyncio
 
-    from edge.store import open_store
+    from accounts.store import open_store
 
     async def make() -> None:
         for stale in path.parent.glob(path.name + "*"):
@@ -182,7 +182,7 @@ def make_dist(n: int, seed: int, mini_writer: bool) -> tuple[Path, str]:
     how = "mini-writer" if mini_writer else "synth.py + build.py"
     dist = OUT / "dist"
     stamp = OUT / "dist.stamp"
-    from catalog.shardformat import FORMAT_VERSION
+    from contract.shardformat import FORMAT_VERSION
 
     # A dist/ of another format version (or catalogue) is remade, never served stale.
     wanted = json.dumps({"n": n, "seed": seed, "how": how, "format": FORMAT_VERSION})

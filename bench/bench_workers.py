@@ -62,8 +62,8 @@ class Run:
 
 def seed_key(database: Path) -> str:
     """A fresh store with one pro account and key; returns the key."""
-    from edge import apikeys
-    from edge.store import open_store
+    from accounts import apikeys
+    from accounts.store import open_store
 
     async def seed() -> str:
         store = await open_store(str(database), writable=True, readers=1)

@@ -80,7 +80,7 @@ VALIDATION_SOURCES = (
     "catalog/rendering.py",
     "catalog/scoring.py",
     "catalog/model.py",
-    "catalog/shardformat.py",
+    "contract/shardformat.py",
     "contract/vocabulary.py",
     "contract/resources.py",
     "contract/openapi.py",

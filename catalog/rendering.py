@@ -1,4 +1,4 @@
-"""Stage 5: every byte of the new dist/, in memory, as `catalog/shardformat.py` lays it out.
+"""Stage 5: every byte of the new dist/, in memory, as `contract/shardformat.py` lays it out.
 
 Nothing here depends on time or on the machine: the same programmes give the same bytes,
 and the build id is a digest of the rendered rows (what the API serves).
@@ -14,10 +14,10 @@ from typing import Any
 
 import orjson
 
-from catalog import scoring, shardformat
+from catalog import scoring
 from catalog.cache import output_digest
 from catalog.model import Existing, Listing, Program, program_of
-from contract import openapi
+from contract import openapi, shardformat
 from contract.resources import PROGRAM
 
 OPENAPI = "openapi.json"

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from catalog import shardformat
 from catalog.model import Listing
+from contract import shardformat
 
 
 def shard(programs: Sequence[Listing]) -> dict[str, list[int]]:

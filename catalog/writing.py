@@ -45,8 +45,9 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from catalog import cache, shardformat
+from catalog import cache
 from catalog.model import Existing
+from contract import shardformat
 
 RENAME_EXCHANGE = 2  # from <linux/fs.h>
 AT_FDCWD = -100

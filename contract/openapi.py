@@ -275,7 +275,7 @@ HEADERS: dict[str, dict[str, Any]] = {
 }
 
 RATE_HEADERS = ("RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")
-# Statuses whose answer has always been through the rate limiter (see edge.ratelimit): the
+# Statuses whose answer has always been through the rate limiter (see edge.http.ratelimit): the
 # others can also be answered before it (a 404 by routing, a 503 by authentication).
 RATE_COUNTED = frozenset({200, 304, 400, 403, 429})
 

@@ -8,13 +8,14 @@ from collections.abc import AsyncIterator
 import aiohttp
 from aiohttp import hdrs, web
 
-from edge import appkeys, cors, health, ratelimit, static, wire
-from edge.auth import authenticate
+from edge import appkeys
+from edge.auth.authenticate import authenticate
 from edge.config import Config
-from edge.errors import ApiError
-from edge.handlers import account, openapi, programs
-from edge.middlewares import REQUEST_ID_HEADER, Handler, new_request_id, response_for
-from edge.wire import PreparedResponse
+from edge.handlers import account, health, openapi, programs, static
+from edge.http import cors, ratelimit, wire
+from edge.http.errors import ApiError
+from edge.http.middlewares import REQUEST_ID_HEADER, Handler, new_request_id, response_for
+from edge.http.wire import PreparedResponse
 
 log = logging.getLogger("edge")
 
@@ -61,7 +62,7 @@ async def edge_middleware(request: web.Request, handler: Handler) -> web.StreamR
             # The headers this step adds to the answer, in their order (rate limit, CORS,
             # request id), written at once: each CIMultiDict write has its cost.
             if policy.any_origin and type(response) is PreparedResponse:
-                # A directory page (edge.wire): these as header lines, which need no
+                # A directory page (edge.http.wire): these as header lines, which need no
                 # check; every value is a number, a constant or the request id.
                 rate = "" if state is None else ratelimit.rate_lines(state)
                 response.add_lines(f"{rate}{cors.ANY_ORIGIN_LINES}{REQUEST_ID_HEADER}: {rid}\r\n")
@@ -157,7 +158,7 @@ def use_direct_handler(app: web.Application) -> None:
     as their request handler once it has started; this is the one place it is replaced,
     on startup, when the middlewares are set. With other middlewares (the site's, with
     `serve_site`), sub-applications, or an aiohttp the fast path was not checked against
-    (`edge.wire.VERIFIED_AIOHTTP`), aiohttp's own `_handle` and chain serve it."""
+    (`edge.http.wire.VERIFIED_AIOHTTP`), aiohttp's own `_handle` and chain serve it."""
     app.on_startup.insert(0, _choose_handler)
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from edge.errors import ApiError
+from edge.http.errors import ApiError
 
 _MAC_BYTES = 12
 _VERSION = 1

@@ -1,6 +1,6 @@
 """The directory the edge serves: one loaded build, held by one reference, swapped whole.
 
-- `load_build` reads `dist/` (`catalog.shardformat.load`) and precomputes what the by-slug
+- `load_build` reads `dist/` (`contract.shardformat.load`) and precomputes what the by-slug
   endpoint answers, so that no request ever parses, sorts or serialises a programme.
 - `select_page` is the whole list query: a shard lookup, two binary searches, a slice.
 - `PageCache` keeps a build's rendered list pages by query string (bounded LRU).
@@ -33,10 +33,10 @@ from pathlib import Path
 import orjson
 from aiohttp import web
 
-from catalog import shardformat
-from catalog.shardformat import Combo, Directory, FormatError, combo_key
+from contract import shardformat
+from contract.shardformat import Combo, Directory, FormatError, combo_key
 from edge import appkeys
-from edge.httpcache import GZIP_MIN_BYTES, gzip_bytes
+from edge.http.httpcache import GZIP_MIN_BYTES, gzip_bytes
 
 log = logging.getLogger("edge.directory")
 
@@ -47,7 +47,7 @@ PAGE_CACHE_BYTES = 16 * 1024 * 1024
 # OrderedDict entry, the objects' own headers. Measured with tracemalloc: an entry with a
 # 65-byte body, a 20-character key and no next link took 480 bytes; a next link adds about
 # four times its length (the link, the Link header, their dict entry, the header block).
-# With the answer's headers kept as a dict and as bytes (edge.wire), the page cache test
+# With the answer's headers kept as a dict and as bytes (edge.http.wire), the page cache test
 # counts about 830 bytes besides the body, key and link.
 ENTRY_OVERHEAD = 832
 # By-slug documents are compressed once per build, so they can afford zlib's default level.
@@ -87,7 +87,7 @@ class RenderedPage:
     # absolute): a repeat from the same host reuses the dict (aiohttp copies it).
     headers_origin: tuple[str, str | None] | None = None
     identity_headers: dict[str, str] | None = None
-    identity_head: bytes | None = None  # identity_headers as edge.wire.encode_head has them
+    identity_head: bytes | None = None  # identity_headers as edge.http.wire.encode_head has them
 
 
 class PageCache:

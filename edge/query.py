@@ -17,7 +17,7 @@ from typing import Any
 
 from contract.countries import COUNTRIES, NOT_ASSIGNED
 from contract.endpoints import Endpoint, Param
-from edge.errors import ApiError, invalid
+from edge.http.errors import ApiError, invalid
 
 _DIGITS = re.compile(r"[0-9]+")
 # Leading zeros aside, more digits than this is out of every range (and int() of thousands

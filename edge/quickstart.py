@@ -11,9 +11,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from accounts.demo import seed_demo
 from edge.__main__ import serve
 from edge.config import Config, ConfigError, load
-from edge.demo import seed_demo
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -58,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     config = dataclasses.replace(config, serve_site=True)
     build_sample(config)
-    key = seed_demo(config)
+    key = seed_demo(config.database, config.resolved_secret())
     print(banner(config, key), flush=True)
     serve(config)
     return 0

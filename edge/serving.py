@@ -25,11 +25,11 @@ from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 from aiohttp.web_request import BaseRequest
 
-from edge.accesslog import JsonAccessLogger
 from edge.app import create_app
 from edge.config import Config
-from edge.errors import error_body
-from edge.middlewares import JSON, REQUEST_ID_HEADER, new_request_id
+from edge.http.accesslog import JsonAccessLogger
+from edge.http.errors import error_body
+from edge.http.middlewares import JSON, REQUEST_ID_HEADER, new_request_id
 
 log = logging.getLogger("edge")
 

@@ -15,16 +15,8 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from contract.endpoints import COMMISSIONS, ME
-from edge import appkeys, cursor
-from edge.auth import Principal, unverifiable
-from edge.authenticator import CachedAuthenticator
-from edge.errors import ApiError
-from edge.links import request_origin
-from edge.middlewares import ignore_expectation
-from edge.query import parse_query
-from edge.store import open_store
-from edge.store.base import (
+from accounts.store import open_store
+from accounts.store.base import (
     AMOUNT_RE,
     TIMESTAMP_RE,
     AccountView,
@@ -34,6 +26,14 @@ from edge.store.base import (
     StoreUnavailable,
     commission_id,
 )
+from contract.endpoints import COMMISSIONS, ME
+from edge import appkeys, cursor
+from edge.auth.authenticate import Principal, unverifiable
+from edge.auth.authenticator import CachedAuthenticator
+from edge.http.errors import ApiError
+from edge.http.middlewares import ignore_expectation
+from edge.links import request_origin
+from edge.query import parse_query
 
 log = logging.getLogger("edge.account")
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from contract import openapi
-from edge.middlewares import JSON, ignore_expectation
+from edge.http.middlewares import JSON, ignore_expectation
 
 CACHE_CONTROL = "public, max-age=300"
 

@@ -17,8 +17,8 @@ from contract.endpoints import PROGRAM, PROGRAMS
 from contract.vocabulary import SCORE_MAX, SCORE_MIN
 from edge import appkeys, cursor
 from edge.directory import Build, DirectoryState, RenderedPage, directory_context, select_page
-from edge.errors import ApiError
-from edge.httpcache import (
+from edge.http.errors import ApiError
+from edge.http.httpcache import (
     CACHE_CONTROL,
     GZIP_MIN_BYTES,
     VARY,
@@ -26,10 +26,10 @@ from edge.httpcache import (
     gzip_tag,
     none_match,
 )
+from edge.http.middlewares import ignore_expectation
+from edge.http.wire import encode_head, page_response
 from edge.links import request_origin, valid_authority
-from edge.middlewares import ignore_expectation
 from edge.query import parse_query
-from edge.wire import encode_head, page_response
 
 # The list filters, in the endpoint's order: what a cursor is bound to (limit is not).
 FILTERS = ("vertical", "model", "market", "recurring", "minScore")
@@ -196,7 +196,7 @@ async def list_programs(request: web.Request) -> web.StreamResponse:
         if valid_authority(asked_origin[1]):
             page.headers_origin, page.identity_headers = asked_origin, headers
             page.identity_head = head
-    # Its header block sent as kept (edge.wire): the same bytes as web.Response's.
+    # Its header block sent as kept (edge.http.wire): the same bytes as web.Response's.
     return page_response(body, headers, head)
 
 

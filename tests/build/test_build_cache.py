@@ -169,8 +169,9 @@ def test_the_listing_made_with_the_outcome_is_what_rendering_makes(content: Cont
     """The cached listing (catalog.rendering.listing_of, made beside the check) holds byte
     for byte the row rendering a programme gives, for published files only, and comes back
     the same from the cache."""
-    from catalog import rendering, scoring, shardformat
+    from catalog import rendering, scoring
     from catalog.model import Program
+    from contract import shardformat
 
     for i in range(5):
         content.add(f"p-{i}", submission(cookieDays=str(i * 40), markets="[FR, BE]"))

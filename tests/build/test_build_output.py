@@ -9,8 +9,9 @@ import orjson
 import pytest
 from buildkit import VALID, Content, leftovers, snapshot, submission
 
-from catalog import rendering, shardformat, writing
+from catalog import rendering, writing
 from catalog.errors import BuildError
+from contract import shardformat
 
 
 def catalogue(content: Content, n: int = 6) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import orjson
 from buildkit import ROOT, Content, snapshot
 
-from catalog import shardformat
+from contract import shardformat
 from contract import vocabulary as v
 
 

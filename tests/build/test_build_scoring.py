@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from catalog import scoring, sharding
 from catalog.model import Program, program_from_row
 from catalog.rendering import listing_of
-from catalog.shardformat import combo_key, combos_of
 from contract import vocabulary as v
+from contract.shardformat import combo_key, combos_of
 
 
 def record(**changes: Any) -> dict[str, Any]:
@@ -119,7 +119,8 @@ def test_shards_agree_with_shardformat_combos(recs: list[dict[str, Any]]) -> Non
 
 @given(records, st.text(max_size=20))
 def test_native_rows_are_the_encoded_api_objects(rec: dict[str, Any], name: str) -> None:
-    from catalog import rendering, shardformat
+    from catalog import rendering
+    from contract import shardformat
 
     program = Program(**dict(rec, name=name), score=scoring.score(rec))
     assert rendering._NATIVE_ROWS
@@ -140,8 +141,8 @@ def test_breakdown_adds_up_to_the_score(rec: dict[str, Any]) -> None:
 def test_a_listing_holds_its_programme(rec: dict[str, Any]) -> None:
     """The cache keeps listings, not records: the row gives the programme back whole, and
     the other members agree with it."""
-    from catalog import shardformat
     from catalog.cache import output_digest
+    from contract import shardformat
 
     listing, program = listing_of(rec), Program(**rec, score=scoring.score(rec))
     assert program_from_row(listing.row) == program

@@ -9,7 +9,7 @@ import orjson
 import pytest
 from buildkit import Content, submission
 
-from catalog import shardformat as sf
+from contract import shardformat as sf
 
 
 def test_encode_shards_lays_out_sorted_combinations_and_indexes_them() -> None:

@@ -21,9 +21,10 @@ from buildkit import Content
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from catalog import scoring, shardformat, site
-from catalog.shardformat import Directory, combo_key
+from catalog import scoring, site
+from contract import shardformat
 from contract import vocabulary as v
+from contract.shardformat import Directory, combo_key
 
 # Many small builds: in memory when the machine offers it (creating directories on the
 # development machines' disks costs ~0.1 ms each; the writing code is the same).

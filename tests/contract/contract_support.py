@@ -16,9 +16,9 @@ from pathlib import Path
 from aiohttp import web
 from support import sample
 
-from edge import apikeys
+from accounts import apikeys
+from accounts.store import open_store
 from edge.config import Config
-from edge.store import open_store
 
 
 @dataclass
@@ -139,11 +139,11 @@ class LiveEdge:
 
 @contextlib.contextmanager
 def live_edge(workdir: Path, commissions: int = 400) -> Iterator[LiveEdge]:
+    from accounts.demo import seed_demo
     from edge.app import create_app
-    from edge.demo import seed_demo
 
     config = live_config(workdir)
     built = build_sample(config.dist)
-    key = seed_demo(config, n=commissions)
+    key = seed_demo(config.database, config.resolved_secret(), n=commissions)
     with serve_in_thread(create_app(config)) as server:
         yield LiveEdge(server=server, config=config, key=key, built=built)

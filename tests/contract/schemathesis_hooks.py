@@ -19,7 +19,7 @@ import schemathesis
 
 from contract.endpoints import COMMISSIONS, PROGRAMS, Endpoint
 from edge import cursor
-from edge.errors import ApiError
+from edge.http.errors import ApiError
 from edge.query import parse_query
 
 SECRET_ENV = "CONTRACT_CURSOR_SECRET"

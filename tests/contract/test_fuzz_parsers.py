@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from contract.endpoints import ENDPOINTS, Endpoint
 from contract.vocabulary import ERROR_CODES
 from edge import cursor
-from edge.errors import ApiError
+from edge.http.errors import ApiError
 from edge.query import parse_query
 
 SECRET = b"fuzz-secret-" + b"x" * 40

@@ -6,7 +6,7 @@ from aiohttp import web
 from contract_support import FREE_KEY, PRO_KEY, bearer
 
 from edge import appkeys
-from edge.errors import invalid
+from edge.http.errors import invalid
 
 RATE_HEADERS = ("RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")
 

@@ -16,7 +16,7 @@ from contract import vocabulary as v
 from contract.endpoints import COMMISSIONS, ENDPOINTS, PROGRAMS
 from contract.resources import RESOURCES
 from edge import query
-from edge.errors import ApiError
+from edge.http.errors import ApiError
 
 DOC = orjson.loads(openapi.render())
 

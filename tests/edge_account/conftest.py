@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
+from accounts.store import AccountStore, open_store
 from edge.app import create_app
 from edge.config import Config
 from edge.handlers.account import AUTH_CLOCK
-from edge.store import AccountStore, open_store
 
 from .support import FakeClock, Seeded, new_account
 

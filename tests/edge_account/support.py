@@ -7,9 +7,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from accounts import apikeys
+from accounts.store import AccountStore
 from contract.resources import BY_NAME, Field, Resource
-from edge import apikeys
-from edge.store import AccountStore
 
 DATE_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 
@@ -69,7 +69,7 @@ def check_scalar(value: Any, kind: str, where: str) -> None:
 
 async def read_all(store: AccountStore, sql: str, *params: Any) -> list[tuple[Any, ...]]:
     """Run one statement (`?` placeholders) on a read connection of either store."""
-    from edge.store.postgres import PostgresStore, numbered
+    from accounts.store.postgres import PostgresStore, numbered
 
     if isinstance(store, PostgresStore):
         return [tuple(r) for r in await store._read(lambda s: s.fetch(numbered(sql), *params))]

@@ -1,4 +1,4 @@
-"""The admin CLI (`python -m edge.admin`) and the demo seeder."""
+"""The admin CLI (`python -m admin`) and the demo seeder."""
 
 from __future__ import annotations
 
@@ -19,12 +19,13 @@ import orjson
 import pytest
 from support.slowcommit import COMMITTING, slow_commits
 
-from edge import admin, apikeys
-from edge.admin import build_parser, main
+from accounts import apikeys
+from accounts.demo import DEMO_UID, seed_demo
+from accounts.store import open_store
+from accounts.store.base import CommissionQuery
+from admin import cli as admin
+from admin.cli import build_parser, main
 from edge.config import Config
-from edge.demo import DEMO_UID, seed_demo
-from edge.store import open_store
-from edge.store.base import CommissionQuery
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "cli-secret-" + "y" * 40
@@ -46,7 +47,7 @@ def run_cli(
     env: dict[str, str], *args: str, stdin: bytes = b""
 ) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
-        [sys.executable, "-m", "edge.admin", *args],
+        [sys.executable, "-m", "admin", *args],
         input=stdin,
         capture_output=True,
         cwd=ROOT,
@@ -89,7 +90,7 @@ async def started_cli(env: dict[str, str], *args: str) -> AsyncIterator[asyncio.
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "edge.admin",
+        "admin",
         *args,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
@@ -479,7 +480,7 @@ async def test_demo_seeding_is_repeatable(database: str):
 
 def test_seed_demo_takes_a_config(tmp_path):
     config = Config(database=f"sqlite:///{tmp_path}/q.sqlite3", secret_key=SECRET)
-    assert apikeys.is_well_formed(seed_demo(config, n=30))
+    assert apikeys.is_well_formed(seed_demo(config.database, config.resolved_secret(), n=30))
     assert (tmp_path / "q.sqlite3").exists()
 
 

@@ -6,16 +6,16 @@ import asyncio
 
 import pytest
 
-from edge import apikeys
-from edge.auth import NOT_CACHED
-from edge.authenticator import CachedAuthenticator
-from edge.store.base import (
+from accounts import apikeys
+from accounts.store.base import (
     AccountView,
     CapabilityView,
     KeyRecord,
     KeyView,
     StoreUnavailable,
 )
+from edge.auth.authenticate import NOT_CACHED
+from edge.auth.authenticator import CachedAuthenticator
 
 from .support import FakeClock
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from yarl import URL
 
+from accounts import apikeys
 from contract.endpoints import COMMISSIONS, ME
-from edge import apikeys, cursor
+from edge import cursor
 
 from .support import new_key
 

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 import pytest
 from yarl import URL
 
+from accounts.store import AccountStore
+from accounts.store.base import NewCommission, commission_id
 from contract.resources import COMMISSION, PAGE_INFO
 from contract.vocabulary import COMMISSION_STATUSES
-from edge.store import AccountStore
-from edge.store.base import NewCommission, commission_id
 
 from .support import Seeded, check_resource, new_account, read_all
 

@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from edge.importer import (
+from accounts.importer import (
     ExportError,
     parse_amount,
     parse_currency,
@@ -16,9 +16,9 @@ from edge.importer import (
     parse_text,
     parse_timestamp,
 )
-from edge.statusmap import load_status_map
-from edge.store import AccountStore
-from edge.store.base import NewCommission
+from accounts.statusmap import load_status_map
+from accounts.store import AccountStore
+from accounts.store.base import NewCommission
 
 from .support import new_account
 
@@ -119,7 +119,7 @@ def test_a_currency_typo_is_refused_not_made_a_currency(raw, message):
 
 
 def test_the_currency_list_holds_codes_only():
-    from edge import currencies
+    from accounts import currencies
 
     assert not currencies.CURRENT & currencies.WITHDRAWN
     assert all(re.fullmatch("[A-Z]{3}", code) for code in currencies.CODES)
@@ -319,8 +319,8 @@ def test_text_keeps_spaces_and_joiners_and_refuses_controls(raw, kept):
 
 
 def test_a_row_states_the_fields_of_the_columns_it_has():
-    from edge.importer import COLUMNS, FIELDS_OF
-    from edge.store.base import VALUE_FIELDS
+    from accounts.importer import COLUMNS, FIELDS_OF
+    from accounts.store.base import VALUE_FIELDS
 
     # Every stored value is stated by exactly one column; the id by its own.
     stated = [field for column in COLUMNS for field in FIELDS_OF[column]]
@@ -388,7 +388,7 @@ async def test_a_reimport_without_a_column_keeps_what_is_stored(admin_store: Acc
 
 
 async def _listed(store: AccountStore, uid: str) -> list:
-    from edge.store.base import CommissionQuery
+    from accounts.store.base import CommissionQuery
 
     return await store.list_commissions(CommissionQuery(uid, 100))
 

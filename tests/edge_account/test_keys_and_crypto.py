@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from edge import apikeys
-from edge.crypto import CredentialsError, decrypt_credentials, encrypt_credentials
+from accounts import apikeys
+from accounts.crypto import CredentialsError, decrypt_credentials, encrypt_credentials
 
 SECRET = b"s" * 40
 

@@ -9,14 +9,14 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import make_mocked_request
 
+from accounts.crypto import encrypt_credentials
+from accounts.store.base import AccountView, CapabilityView
 from contract.endpoints import ME
 from contract.resources import ACCOUNT
 from edge import appkeys
-from edge.auth import Principal
+from edge.auth.authenticate import Principal
 from edge.config import Config
-from edge.crypto import encrypt_credentials
 from edge.handlers.account import me
-from edge.store.base import AccountView, CapabilityView
 
 from .support import check_resource, new_account
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 
-from edge.accesslog import JsonAccessLogger
-from edge.crypto import encrypt_credentials
+from accounts.crypto import encrypt_credentials
+from edge.http.accesslog import JsonAccessLogger
 
 from .support import new_account, new_key
 

@@ -1,4 +1,4 @@
-"""Per-network status normalisation, kept as data in edge/data/status_map.json."""
+"""Per-network status normalisation, kept as data in accounts/data/status_map.json."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from importlib import resources
 
 import pytest
 
+from accounts.statusmap import fold, load_status_map, parse_status_map
 from contract.vocabulary import COMMISSION_STATUSES
-from edge.statusmap import fold, load_status_map, parse_status_map
 
 REQUIRED_NETWORKS = (
     "awin",
@@ -31,7 +31,7 @@ def test_the_packaged_map_covers_the_networks_and_every_status():
 
 
 def test_the_data_file_is_written_folded():
-    raw = json.loads(resources.files("edge").joinpath("data/status_map.json").read_text())
+    raw = json.loads(resources.files("accounts").joinpath("data/status_map.json").read_text())
     for network, table in raw.items():
         if not network.startswith("_"):
             assert all(fold(word) == word for word in table), network

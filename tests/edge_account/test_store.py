@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from edge import apikeys
-from edge.store import (
+from accounts import apikeys
+from accounts.store import (
     AccountStore,
     Conflict,
     NotFound,
@@ -26,8 +26,8 @@ from edge.store import (
     UnsupportedDatabaseError,
     open_store,
 )
-from edge.store.base import CommissionQuery, NewCommission, commission_id, commission_seq
-from edge.store.sqlite import MIGRATIONS, SqliteStore, commissions_sql, database_path, page_sql
+from accounts.store.base import CommissionQuery, NewCommission, commission_id, commission_seq
+from accounts.store.sqlite import MIGRATIONS, SqliteStore, commissions_sql, database_path, page_sql
 
 from .support import FakeWallClock, new_account, new_key, read_all
 

@@ -7,8 +7,9 @@ import time
 
 import pytest
 
+from accounts import apikeys
 from contract.endpoints import COMMISSIONS, ENDPOINTS
-from edge import apikeys, appkeys
+from edge import appkeys
 
 from .support import new_account
 

@@ -1,4 +1,4 @@
-"""A faithful mini-writer of dist/ (catalog.shardformat's encode_* functions) and random
+"""A faithful mini-writer of dist/ (contract.shardformat's encode_* functions) and random
 catalogues, so the edge's tests do not depend on the real build pipeline.
 
 Programmes here are API dicts (the Programme resource), already published and scored.
@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from catalog import shardformat as sf
+from contract import shardformat as sf
 from contract import vocabulary as v
 from contract.resources import PROGRAM
 

@@ -12,9 +12,10 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient
 
-from edge import apikeys, appkeys
+from accounts import apikeys
+from accounts.store import open_store
+from edge import appkeys
 from edge.directory import DirectoryState
-from edge.store import open_store
 
 # A well-formed key (marker, 32 base62 characters, checksum) fixed so tests can name it.
 _RANDOM = "DirectoryTests0123456789abcdefgh"

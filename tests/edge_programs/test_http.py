@@ -9,7 +9,7 @@ import pytest
 from yarl import URL
 
 from edge import appkeys
-from edge.httpcache import CACHE_CONTROL, accepts_gzip, none_match
+from edge.http.httpcache import CACHE_CONTROL, accepts_gzip, none_match
 
 from .distwriter import publish, random_catalogue
 from .support import AUTH, wait_for_build

@@ -9,8 +9,9 @@ import tracemalloc
 
 import pytest
 
-from edge import directory, wire
+from edge import directory
 from edge.directory import PageCache, RenderedPage
+from edge.http import wire
 
 from .distwriter import publish, random_catalogue
 from .support import AUTH, directory_state, wait_for_build
@@ -79,7 +80,7 @@ def test_keys_and_links_are_charged_so_memory_stays_within_the_budget(padding):
             key = f"market=zz&limit={i % 100 + 1}{'&' * padding}&n={i}"
             cache.put(key, entry)
             # What the handler keeps with a page: its headers for the last origin asked, as
-            # a dict and as bytes (edge.wire).
+            # a dict and as bytes (edge.http.wire).
             kept = {**HEADERS, "Link": f"<http://api.example{link}>", "ETag": entry.etag}
             entry.identity_headers, entry.identity_head = kept, wire.encode_head(kept)
         held = tracemalloc.get_traced_memory()[0] - before

@@ -13,7 +13,7 @@ from collections import Counter
 import orjson
 import pytest
 
-from catalog import shardformat as sf
+from contract import shardformat as sf
 
 from .distwriter import brute_force, install, publish, random_catalogue, write_dist
 from .support import AUTH, directory_state, wait_for_build, walk

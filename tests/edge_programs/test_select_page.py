@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from catalog.shardformat import FormatError
 from contract import vocabulary as v
+from contract.shardformat import FormatError
 from edge.directory import Index, check, select_page
 
 from .distwriter import MARKETS, brute_force, directory_of, random_catalogue

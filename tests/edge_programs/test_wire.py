@@ -1,9 +1,9 @@
-"""edge.wire and edge.app.direct_handler: the same bytes as aiohttp's own paths.
+"""edge.http.wire and edge.app.direct_handler: the same bytes as aiohttp's own paths.
 
 Every request of a matrix (methods, HTTP versions, keep-alive and close, gzip,
 If-None-Match, Origin, Host, query strings, preflights, Expect, unknown paths and
 methods, errors) is sent twice over raw sockets to an edge as it is and to the same edge
-with `web.Response` and `headers.update` in place of edge.wire, served by aiohttp's own
+with `web.Response` and `headers.update` in place of edge.http.wire, served by aiohttp's own
 `Application._handle` and middleware chain (the code before both); the bytes received
 must be equal, up to the Date value.
 """
@@ -20,8 +20,8 @@ import pytest
 from aiohttp import web
 
 from edge import app as app_module
-from edge import wire
 from edge.handlers import programs
+from edge.http import wire
 
 from .distwriter import publish, random_catalogue
 from .support import TEST_KEY
@@ -37,7 +37,7 @@ def shared_dist(tmp_path_factory):
 
 
 def plain_aiohttp(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The edge as it was before edge.wire: aiohttp builds and writes every header."""
+    """The edge as it was before edge.http.wire: aiohttp builds and writes every header."""
 
     def response(body: bytes, headers: dict[str, str], head: bytes | None) -> web.Response:
         return web.Response(body=body, headers=headers)

@@ -12,10 +12,10 @@ import pytest
 from aiohttp.test_utils import TestClient
 from edge_account.support import FakeClock
 
+from accounts.store.postgres import PostgresStore
 from edge.app import create_app
 from edge.config import Config
 from edge.handlers.account import AUTH_CLOCK
-from edge.store.postgres import PostgresStore
 
 UNLIMITED = (1_000_000, 60)
 

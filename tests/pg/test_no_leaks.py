@@ -7,7 +7,7 @@ from pathlib import Path
 
 from edge_account.support import new_account
 
-from edge.crypto import encrypt_credentials
+from accounts.crypto import encrypt_credentials
 
 PLANTED = b"PLANTED-PG-CREDENTIAL-5d1e"
 

@@ -19,9 +19,9 @@ import pytest
 from edge_account.support import Seeded, new_account
 from support.pgserver import PgServer
 
-from edge.store import StoreUnavailable
-from edge.store.base import NewCommission
-from edge.store.postgres import PostgresStore
+from accounts.store import StoreUnavailable
+from accounts.store.base import NewCommission
+from accounts.store.postgres import PostgresStore
 
 TIMEOUT = 1.0
 

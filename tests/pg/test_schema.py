@@ -14,12 +14,12 @@ from typing import Any
 import asyncpg
 import pytest
 
-from edge.store import StoreError, StoreUnavailable
-from edge.store import migrations_pg as pg_migrations
-from edge.store import sqlite as sqlite_store
-from edge.store.base import CommissionQuery
-from edge.store.postgres import PostgresStore, numbered
-from edge.store.sqlite import SqliteStore, commissions_sql
+from accounts.store import StoreError, StoreUnavailable
+from accounts.store import migrations_pg as pg_migrations
+from accounts.store import sqlite as sqlite_store
+from accounts.store.base import CommissionQuery
+from accounts.store.postgres import PostgresStore, numbered
+from accounts.store.sqlite import SqliteStore, commissions_sql
 
 Schema = dict[str, Any]
 

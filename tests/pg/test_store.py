@@ -14,9 +14,9 @@ from edge_account.support import new_account
 from support.pgserver import free_port
 from support.slowcommit import slow_commits
 
-from edge.store import OutcomeUnknown, StoreError, StoreUnavailable, open_store
-from edge.store.base import CommissionQuery, NewCommission, commission_id
-from edge.store.postgres import PoolSize, PostgresStore, numbered, parse_url, redact
+from accounts.store import OutcomeUnknown, StoreError, StoreUnavailable, open_store
+from accounts.store.base import CommissionQuery, NewCommission, commission_id
+from accounts.store.postgres import PoolSize, PostgresStore, numbered, parse_url, redact
 
 
 def commission(
@@ -106,7 +106,7 @@ async def test_the_api_reads_work_for_a_role_that_cannot_read_credentials(
     seen: list[str] = []
     edge = await open_store(pg_url.replace("postgres@", "edge_reader@"), trace=seen.append)
     try:
-        from edge import apikeys
+        from accounts import apikeys
 
         record = await edge.lookup_key(apikeys.key_hash(seeded.key))
         assert record is not None and record.account.networks[0].network == "awin"

@@ -24,8 +24,8 @@ import redis.asyncio as aioredis
 from support.redisserver import RedisServer, find_redis_server, free_port
 from support.sample import build_sample
 
-from edge import apikeys
-from edge.store import open_store
+from accounts import apikeys
+from accounts.store import open_store
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 SECRET = "scale-test-secret-" + "s" * 40

@@ -7,10 +7,10 @@ import dataclasses
 
 import pytest
 
+from accounts.store import StoreUnavailable
 from edge import appkeys
 from edge.app import create_app
-from edge.health import READY_TIMEOUT
-from edge.store import StoreUnavailable
+from edge.handlers.health import READY_TIMEOUT
 
 from .conftest import bearer, seed_key
 

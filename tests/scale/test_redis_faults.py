@@ -16,7 +16,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from edge import appkeys
-from edge.ratelimit_redis import (
+from edge.http.ratelimit_redis import (
     DEFAULT_COOLDOWN,
     DEFAULT_TRIP_AFTER,
     KEY_PREFIX,
@@ -46,7 +46,7 @@ async def test_redis_down_falls_back_to_per_process_limits(private_redis, caplog
         assert (await limiter.hit("k", 5, 60)).remaining == 4  # in Redis
         assert limiter.hit_now("k", 5, 60) is None  # Redis needs a round trip: `hit`
         private_redis.stop()
-        with caplog.at_level(logging.ERROR, "edge.ratelimit"):
+        with caplog.at_level(logging.ERROR, "edge.http.ratelimit"):
             for _ in range(DEFAULT_TRIP_AFTER):
                 assert not limiter.degraded
                 state, took = await timed(limiter.hit("k", 5, 60))
@@ -116,7 +116,7 @@ async def test_back_to_redis_by_itself_after_a_restart(private_redis, caplog):
         assert limiter.degraded
         private_redis.start()  # empty: nothing was saved, and the script cache is gone
         await asyncio.sleep(COOLDOWN + 0.05)
-        with caplog.at_level(logging.WARNING, "edge.ratelimit"):
+        with caplog.at_level(logging.WARNING, "edge.http.ratelimit"):
             state = await limiter.hit("k", 10, 60)
         assert not limiter.degraded
         assert state.remaining == 9  # counted in the new Redis, from scratch
@@ -128,7 +128,7 @@ async def test_back_to_redis_by_itself_after_a_restart(private_redis, caplog):
 async def test_an_edge_starting_with_redis_down_starts_degraded(private_redis, caplog):
     private_redis.stop()
     limiter = limiter_for(private_redis.url)
-    with caplog.at_level(logging.ERROR, "edge.ratelimit"):
+    with caplog.at_level(logging.ERROR, "edge.http.ratelimit"):
         async with limiter:
             assert limiter.degraded
             assert (await limiter.hit("k", 2, 60)).allowed

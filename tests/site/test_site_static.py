@@ -1,4 +1,4 @@
-"""edge/static.py: the real edge serving a real build's site, next to the API."""
+"""edge/handlers/static.py: the real edge serving a real build's site, next to the API."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from edge import static
+from edge.handlers import static
 
 pytestmark = pytest.mark.usefixtures("built_dist")
 

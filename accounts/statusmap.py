@@ -1,6 +1,6 @@
 """Normalisation of each network's own commission status words (the mapping is data).
 
-`edge/data/status_map.json` maps, per network, the words the network uses to the API's
+`accounts/data/status_map.json` maps, per network, the words the network uses to the API's
 statuses. Matching ignores case, accents, surrounding spaces and runs of spaces, `-` or
 `_` ("Validée", "VALIDEE " and "validee" are one word). A word its network's table lacks
 becomes `unknown`; the network's own wording is always kept as rawStatus.
@@ -67,7 +67,7 @@ def parse_status_map(data: Mapping[str, object]) -> StatusMap:
 def load_status_map(path: Path | None = None) -> StatusMap:
     """The packaged mapping, or the one at `path`."""
     if path is None:
-        text = resources.files("edge").joinpath("data/status_map.json").read_text("utf-8")
+        text = resources.files("accounts").joinpath("data/status_map.json").read_text("utf-8")
     else:
         text = path.read_text("utf-8")
     return parse_status_map(json.loads(text))

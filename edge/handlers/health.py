@@ -22,12 +22,12 @@ import logging
 import orjson
 from aiohttp import web
 
+from accounts.store.base import StoreError
 from edge import appkeys
-from edge.errors import ApiError
-from edge.middlewares import ignore_expectation
-from edge.store.base import StoreError
+from edge.http.errors import ApiError
+from edge.http.middlewares import ignore_expectation
 
-log = logging.getLogger("edge.health")
+log = logging.getLogger("edge.handlers.health")
 
 HEALTHZ = "/healthz"
 READYZ = "/readyz"

@@ -1,8 +1,8 @@
 """The PostgreSQL account store: an asyncpg connection pool, the SQLite store's semantics.
 
 `open_store("postgresql://user:password@host:port/database")` makes one. Same schema
-versions (edge.store.migrations_pg), same statements where SQL allows (the keyset query
-comes from edge.store.sqlite, with numbered parameters), same values out: the
+versions (accounts.store.migrations_pg), same statements where SQL allows (the keyset query
+comes from accounts.store.sqlite, with numbered parameters), same values out: the
 two stores are interchangeable, and tests/edge_account runs against both.
 
 Pool: `pool_min` (default 1) to `pool_max` (default 10) connections per process, settable
@@ -51,8 +51,7 @@ from typing import Any, TypeVar
 
 import asyncpg
 
-from contract import vocabulary as v
-from edge.store.base import (
+from accounts.store.base import (
     VALUE_FIELDS,
     AccountView,
     CapabilityView,
@@ -82,8 +81,9 @@ from edge.store.base import (
     values,
     with_stored,
 )
-from edge.store.migrations_pg import lock_key, migrate
-from edge.store.sqlite import commissions_sql, new_id
+from accounts.store.migrations_pg import lock_key, migrate
+from accounts.store.sqlite import commissions_sql, new_id
+from contract import vocabulary as v
 
 T = TypeVar("T")
 

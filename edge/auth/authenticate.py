@@ -7,10 +7,10 @@ from typing import Any, Protocol
 
 from aiohttp import web
 
+from accounts.store.base import StoreUnavailable
 from contract.endpoints import ENDPOINTS, ME
 from edge import appkeys
-from edge.errors import ApiError
-from edge.store.base import StoreUnavailable
+from edge.http.errors import ApiError
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +24,7 @@ class Principal:
     label: str
     scopes: tuple[str, ...]
     suspended: bool = False
-    # The account as read together with the key (edge.store.AccountView): /v1/me shows it,
+    # The account as read together with the key (accounts.store.AccountView): /v1/me shows it,
     # so it is as fresh as the key's cache entry and never needs a store call of its own.
     account: Any = field(default=None, compare=False, repr=False)
 

@@ -18,8 +18,8 @@ from urllib.parse import quote
 from aiohttp import hdrs, web
 
 from edge import appkeys
-from edge.httpcache import none_match
-from edge.middlewares import Handler
+from edge.http.httpcache import none_match
+from edge.http.middlewares import Handler
 
 # What the site is made of; anything else in dist/ is not served from here.
 CONTENT_TYPES: dict[str, str] = {

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from edge import appkeys
-from edge.errors import ApiError, error_body
+from edge.http.errors import ApiError, error_body
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 log = logging.getLogger("edge")

@@ -3,7 +3,7 @@
 `open_store(database)` picks the implementation from the database setting:
 `sqlite:///path/to/file`, `sqlite:relative/file` or a plain path open the embedded SQLite
 store; `postgresql://user:password@host:port/database` (or `postgres://`) opens the
-PostgreSQL store (edge.store.postgres), same schema and semantics.
+PostgreSQL store (accounts.store.postgres), same schema and semantics.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 
-from edge.store.base import (
+from accounts.store.base import (
     AccountStore,
     AccountView,
     CapabilityView,
@@ -71,15 +71,15 @@ async def open_store(
     the importer and the demo seeder open it writable. `timeout` bounds every read and every
     wait for a connection or a lock; `write_timeout` bounds a write's work, none by default:
     a write runs until it commits or fails, and one cut off is rolled back unless it was
-    committing already (edge.store.base: a write's caller is told what the store holds).
+    committing already (accounts.store.base: a write's caller is told what the store holds).
     """
     scheme = database.split(":", 1)[0].lower() if "://" in database else ""
     if scheme in {"postgres", "postgresql"}:
         # Imported here: SQLite-only deployments never load asyncpg.
-        from edge.store.postgres import PostgresStore
+        from accounts.store.postgres import PostgresStore
 
         # `readers` sizes SQLite's thread pool; a PostgreSQL pool is sized by the URL
-        # (?pool_min=&pool_max=, see edge.store.postgres).
+        # (?pool_min=&pool_max=, see accounts.store.postgres).
         return await PostgresStore.open(
             database,
             timeout=timeout,
@@ -92,7 +92,7 @@ async def open_store(
         raise UnsupportedDatabaseError(
             f"unknown database URL scheme {scheme!r}; use sqlite:///path or postgresql://"
         )
-    from edge.store.sqlite import SqliteStore, database_path
+    from accounts.store.sqlite import SqliteStore, database_path
 
     return await SqliteStore.open(
         database_path(database),

@@ -27,9 +27,9 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from edge import apikeys
-from edge.auth import NOT_CACHED, NotCached, Principal
-from edge.store.base import AccountStore, KeyRecord, StoreUnavailable
+from accounts import apikeys
+from accounts.store.base import AccountStore, KeyRecord, StoreUnavailable
+from edge.auth.authenticate import NOT_CACHED, NotCached, Principal
 
 DEFAULT_CAPACITY = 10_000
 
@@ -81,7 +81,7 @@ class _Bounded:
 
 
 class CachedAuthenticator:
-    """edge.auth.Authenticator over an AccountStore."""
+    """edge.auth.authenticate.Authenticator over an AccountStore."""
 
     def __init__(
         self,

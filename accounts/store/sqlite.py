@@ -40,8 +40,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-from contract import vocabulary as v
-from edge.store.base import (
+from accounts.store.base import (
     VALUE_FIELDS,
     AccountView,
     CapabilityView,
@@ -70,6 +69,7 @@ from edge.store.base import (
     values,
     with_stored,
 )
+from contract import vocabulary as v
 
 T = TypeVar("T")
 

@@ -10,7 +10,7 @@ API and the cursors rely on:
 - Commissions are ordered by (transacted_at DESC, seq DESC); `seq` is the store's integer
   identity of a row, stable across re-imports. Its public form is `commission_id(seq)`.
 - Reads of the API never touch network credentials; the store only receives them already
-  encrypted (edge.crypto) and never returns them.
+  encrypted (accounts.crypto) and never returns them.
 - A write is one transaction, and what its caller is told is what the store holds: it
   returns once committed and raises when it was not. Reads are bounded by the store's
   `timeout`; writes by `write_timeout`, none by default (an import of millions of rows
@@ -184,7 +184,7 @@ class CommissionRow:
 
 @dataclass(frozen=True, slots=True)
 class NewCommission:
-    """One imported commission, validated and normalised (see edge.importer).
+    """One imported commission, validated and normalised (see accounts.importer).
 
     `stated`: the fields its export gave (a column it has, a member its line has), None
     for all of them. Updating a stored row keeps the stored value of every other field:

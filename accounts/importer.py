@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from accounts import currencies
+from accounts.statusmap import StatusMap
+from accounts.store.base import AMOUNT_RE, NewCommission, format_timestamp
 from contract.vocabulary import FLAG_PATTERN
-from edge import currencies
-from edge.statusmap import StatusMap
-from edge.store.base import AMOUNT_RE, NewCommission, format_timestamp
 
 REQUIRED: frozenset[str] = frozenset({"externalId", "commissionAmount", "currency", "transactedAt"})
 # The accepted columns (JSON members), in the order problems are reported, and the

@@ -1,4 +1,4 @@
-"""`python -m edge.admin` (also `affdir-admin`): accounts, keys, networks, imports, demo.
+"""`python -m admin` (also `affdir-admin`): accounts, keys, networks, imports, demo.
 
 Works on the configured account store, with the edge's own settings: `--database` /
 EDGE_DATABASE, and for the commands that encrypt credentials `--secret-key` /
@@ -28,15 +28,15 @@ from typing import Any
 
 import orjson
 
+from accounts import apikeys
+from accounts.crypto import encrypt_credentials
+from accounts.demo import DEMO_UID, seed_store
+from accounts.importer import ExportError, decode, detect_format, parse_export, zone_named
+from accounts.statusmap import load_status_map
+from accounts.store import AccountStore, OutcomeUnknown, StoreError, open_store
+from accounts.store.base import AccountView, KeyView, WriteWait
 from contract import vocabulary as v
-from edge import apikeys
 from edge.config import Config, ConfigError, from_env
-from edge.crypto import encrypt_credentials
-from edge.demo import DEMO_UID, seed_store
-from edge.importer import ExportError, decode, detect_format, parse_export, zone_named
-from edge.statusmap import load_status_map
-from edge.store import AccountStore, OutcomeUnknown, StoreError, open_store
-from edge.store.base import AccountView, KeyView, WriteWait
 
 PROG = "affdir-admin"
 MAX_CREDENTIALS_BYTES = 64 * 1024

@@ -5,7 +5,7 @@ Re-running is safe: the account, its networks and its commissions are upserted (
 day gives the same rows; another day shifts them with the clock), and every run issues a
 new key labelled `demo` (keys are stored as hashes only, so an old one cannot be shown).
 
-    seed_demo(config_or_database, secret=None, n=5000) -> key       (sync; opens the store)
+    seed_demo(database, secret, n=5000) -> key                       (sync; opens the store)
     await seed_store(store, secret, n=5000) -> key                   (async; your store)
 """
 
@@ -21,12 +21,11 @@ from pathlib import Path
 
 import orjson
 
-from edge import apikeys
-from edge.config import Config
-from edge.crypto import encrypt_credentials
-from edge.statusmap import load_status_map
-from edge.store import AccountStore, open_store
-from edge.store.base import NewCommission, format_timestamp, utc_now
+from accounts import apikeys
+from accounts.crypto import encrypt_credentials
+from accounts.statusmap import load_status_map
+from accounts.store import AccountStore, open_store
+from accounts.store.base import NewCommission, format_timestamp, utc_now
 
 DEMO_UID = "acc_demo000000000000"
 DEMO_EMAIL = "demo@example.com"
@@ -145,17 +144,10 @@ async def seed_store(
     return issued.key
 
 
-def seed_demo(
-    target: Config | str | os.PathLike[str], secret: bytes | None = None, n: int = 5000
-) -> str:
-    """Seed the demo account into a database (a Config, a path or a sqlite URL); return a
-    new key. Synchronous: call it before the server starts, not from a running loop."""
-    if isinstance(target, Config):
-        database, secret = target.database, secret or target.resolved_secret()
-    else:
-        database = str(Path(target)) if isinstance(target, os.PathLike) else target
-    if secret is None:
-        raise ValueError("seed_demo needs the secret that encrypts network credentials")
+def seed_demo(database: str | os.PathLike[str], secret: bytes, n: int = 5000) -> str:
+    """Seed the demo account into a database (a path or a database URL); return a new key.
+    Synchronous: call it before the server starts, not from a running loop."""
+    database = str(Path(database)) if isinstance(database, os.PathLike) else database
 
     async def run() -> str:
         store = await open_store(database, writable=True, readers=1, timeout=60.0)

@@ -1,10 +1,10 @@
 """The PostgreSQL account store's schema: the SQLite store's migrations, version for version.
 
 Same version numbers, tables, columns, constraints and index names as
-`edge.store.sqlite.MIGRATIONS` (tests/pg/test_schema.py compares the two), in PostgreSQL's
+`accounts.store.sqlite.MIGRATIONS` (tests/pg/test_schema.py compares the two), in PostgreSQL's
 types: booleans for the 0/1 flags, bigint identities for the integer keys, bytea for the
 ciphertext. Timestamps and amounts stay text, exactly as in SQLite, so the conventions of
-edge.store.base hold unchanged.
+accounts.store.base hold unchanged.
 
 Text that is sorted or range-compared (timestamps, ids, network names) is declared
 `COLLATE "C"`: byte order, as SQLite compares, whatever collation the database was created
@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 import asyncpg
 
-from edge.store.base import StoreError
+from accounts.store.base import StoreError
 
 # Append new migrations (and their SQLite twins); never edit one that has shipped.
 MIGRATIONS: tuple[tuple[str, ...], ...] = (

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from edge.middlewares import ALLOWED_METHODS
+from edge.http.middlewares import ALLOWED_METHODS
 
 ALLOW_HEADERS = "Authorization, If-None-Match"
 EXPOSE_HEADERS = (
