@@ -15,7 +15,7 @@ response serialisation. Figures are CPU µs per request, best of `--rounds` (int
 - `/v1/programs` through `create_app` (page cache hit) when bench/out/directory/dist exists
   (made by bench_directory.py);
 - `real auth` rows: the same two paths with a well-formed key checked by the real
-  `edge.authenticator.CachedAuthenticator` (cache hit; a stub store behind it), as the
+  `edge.auth.authenticator.CachedAuthenticator` (cache hit; a stub store behind it), as the
   edge serves bench_directory.py's wrk load.
 
 The stack's own cost is the row minus `bare`; the ratio is after / before of that.
@@ -41,7 +41,7 @@ from aiohttp import web  # noqa: E402
 from aiohttp.test_utils import make_mocked_request  # noqa: E402
 
 from edge import appkeys  # noqa: E402
-from edge.auth import Principal  # noqa: E402
+from edge.auth.authenticate import Principal  # noqa: E402
 from edge.config import Config  # noqa: E402
 
 KEY = "aff_bench_0123456789abcdef0123456789abcdef"
@@ -72,9 +72,9 @@ REAL_KEY = "afk_DirectoryBench0123456789abcdefgh"  # + its checksum, below
 
 
 def _real_authenticator() -> Any:
-    from edge import apikeys
-    from edge.authenticator import CachedAuthenticator
-    from edge.store.base import AccountView, KeyRecord, KeyView
+    from accounts import apikeys
+    from accounts.store.base import AccountView, KeyRecord, KeyView
+    from edge.auth.authenticator import CachedAuthenticator
 
     record = KeyRecord(
         key=KeyView("key_bench", "acct_bench", REAL_KEY[:12], "bench", ("read",), "", None),
@@ -90,7 +90,7 @@ def _real_authenticator() -> Any:
 
 
 def _real_key() -> str:
-    from edge import apikeys
+    from accounts import apikeys
 
     random_part = REAL_KEY.removeprefix(apikeys.MARKER)
     return REAL_KEY + apikeys.checksum(random_part)
@@ -112,12 +112,12 @@ async def constant(request: web.Request) -> web.Response:
 
 
 def _before_middlewares() -> list[Any]:
-    from edge.auth import bearer_token, requires_key, unverifiable
-    from edge.cors import is_preflight as _is_preflight
-    from edge.cors import policy, preflight_response
-    from edge.errors import ApiError
-    from edge.middlewares import response_for
-    from edge.store.base import StoreUnavailable
+    from accounts.store.base import StoreUnavailable
+    from edge.auth.authenticate import bearer_token, requires_key, unverifiable
+    from edge.http.cors import is_preflight as _is_preflight
+    from edge.http.cors import policy, preflight_response
+    from edge.http.errors import ApiError
+    from edge.http.middlewares import response_for
 
     expose = (
         "ETag, Link, X-Request-Id, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, "
@@ -226,7 +226,7 @@ def _config() -> Config:
 
 
 def _install(app: web.Application, config: Config) -> None:
-    from edge.ratelimit import MemoryLimiter
+    from edge.http.limiter import MemoryLimiter
 
     app[appkeys.CONFIG] = config
     app[appkeys.AUTHENTICATOR] = BenchAuthenticator()

@@ -16,7 +16,7 @@ from contract_support import FakeClock, make_accounts
 from edge import appkeys
 from edge.app import create_app
 from edge.config import Config
-from edge.ratelimit import MemoryLimiter
+from edge.http.limiter import MemoryLimiter
 
 ClientFactory = Callable[..., Awaitable[TestClient]]
 

@@ -7,14 +7,8 @@ from contract_support import FakeClock
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from edge.ratelimit import (
-    MemoryLimiter,
-    RateState,
-    create_limiter,
-    gcra,
-    rate_headers,
-    rate_lines,
-)
+from edge.http.limiter import MemoryLimiter, RateState, gcra
+from edge.http.ratelimit import create_limiter, rate_headers, rate_lines
 
 
 def run(times: list[float], limit: int, window: int) -> list[RateState]:

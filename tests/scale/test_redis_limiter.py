@@ -9,8 +9,9 @@ import random
 import pytest
 
 from edge.config import ConfigError
-from edge.ratelimit import MemoryLimiter, RateState, create_limiter
-from edge.ratelimit_redis import KEY_PREFIX, RedisLimiter, connect
+from edge.http.limiter import MemoryLimiter, RateState
+from edge.http.ratelimit import create_limiter
+from edge.http.ratelimit_redis import KEY_PREFIX, RedisLimiter, connect
 
 pytestmark = pytest.mark.usefixtures("redis_url")
 
