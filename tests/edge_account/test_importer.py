@@ -310,7 +310,7 @@ def test_naive_timestamps_use_the_given_zone():
 )
 def test_text_keeps_spaces_and_joiners_and_refuses_controls(raw, kept):
     # A no-break space before '%' is how French exports write it, a joiner how an emoji
-    # family or a Persian word is written (audits found both refused: whole files failed).
+    # family or a Persian word is written: refusing either would fail whole files.
     if kept:
         assert parse_text(raw, 500) == raw
     else:
