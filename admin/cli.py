@@ -324,8 +324,8 @@ async def commissions_import(store: AccountStore, args: argparse.Namespace, _: C
     if account is None:
         raise CommandError(f"no account {args.account}")
     if args.network not in {n.network for n in account.networks}:
-        # Commissions come from the networks an account connected (api-spec.md); a typo in
-        # --network would otherwise make a network of its own that /v1/me never lists.
+        # Commissions come from the networks an account connected (docs/spec/api-spec.md); a
+        # typo in --network would otherwise make a network of its own that /v1/me never lists.
         raise CommandError(
             f"{args.account} has not connected {args.network}: connect it first "
             "(network connect), or check --network"

@@ -18,8 +18,8 @@ directory), flushes them to disk (os.sync), then measures, each in a fresh proce
 and prints per-stage times, the process's wall time with Python's start-up and its CPU time
 (with its workers'; steadier than wall on a shared machine), peak memory (max RSS of the
 process and of its workers), the file count and size of dist/, and ratios against the
-baseline. `--no-site` builds as `build.py --no-site` does (the API's files only). bench/README.md records
-results.
+baseline. `--no-site` builds as `build.py --no-site` does (the API's files only).
+bench/README.md has the current figures.
 """
 
 from __future__ import annotations

@@ -7,10 +7,11 @@
    build.py into bench/out/directory/dist (kept between runs for the same n and seed). With
    `--mini-writer`, or when synth.py/build.py are missing, it writes dist/ directly with the
    tests' mini-writer instead (n published programmes).
-2. Starts ONE edge process (the real app; a bench authenticator accepting one key, since the
-   account half may not be there; rate limits out of reach; access log off) and, as its own
-   process with the same server settings, a bare aiohttp handler returning a constant byte
-   string: the edge's own first page (same bytes on the wire), and a tiny body.
+2. Starts ONE edge process (the real app; the real authenticator and a SQLite account store
+   holding the bench's key; rate limits out of reach; access log off) and, as their own
+   processes with the same server settings, a bare aiohttp handler returning a constant byte
+   string: the edge's own first page (same bytes on the wire), and a tiny body; and the
+   floor: the same page through one no-op middleware with the edge's very headers.
 3. Drives them with wrk over loopback: requests/s, p50/p99 latency and the server's CPU per
    request (/proc/PID/stat) for /v1/programs with no filter, with two filters + minScore,
    and with a deep cursor; the same with the page cache off (a second edge process); the

@@ -13,8 +13,8 @@ user-space work; requests per second remain bench_directory.py's to report.
 
 1. The catalogue and account store of bench_directory.py (bench/out/directory), and the same
    servers, each run under `valgrind --tool=callgrind`:
-   - `bare`: aiohttp returning the edge's own first page as a constant (the issue's
-     reference, as in bench_directory.py);
+   - `bare`: aiohttp returning the edge's own first page as a constant (the reference of
+     the throughput target, as in bench_directory.py);
    - `floor`: the same, plus one no-op aiohttp middleware and the very response headers the
      edge sends with that page (ETag, Cache-Control, Link, rate limit, CORS, request id):
      what the contract costs in aiohttp before any work of ours;

@@ -9,9 +9,10 @@ response serialisation. Figures are CPU µs per request, best of `--rounds` (int
 
 - `bare`: an application without middlewares answering a constant page (the floor: routing
   and the handler; the mocked requests are made before the clock starts);
-- `before`: the stack as it was before the middlewares were composed into one (five aiohttp
-  middlewares; a frozen copy below, `_before_middlewares`), around the same constant page;
-- `after`: the stack `edge.app.create_app` installs now, around the same constant page;
+- `before`: the same steps as five separate aiohttp middlewares (a frozen reference below,
+  `_before_middlewares`), around the same constant page;
+- `after`: the stack `edge.app.create_app` installs (one middleware calling the steps),
+  around the same constant page;
 - `/v1/programs` through `create_app` (page cache hit) when bench/out/directory/dist exists
   (made by bench_directory.py);
 - `real auth` rows: the same two paths with a well-formed key checked by the real
@@ -108,7 +109,7 @@ async def constant(request: web.Request) -> web.Response:
     return web.Response(body=PAGE, content_type="application/json")
 
 
-# --- the stack before (a frozen copy of the five middlewares as they were) ---------------
+# --- `before`: the same steps as five aiohttp middlewares (a frozen reference) ----------
 
 
 def _before_middlewares() -> list[Any]:
@@ -135,7 +136,7 @@ def _before_middlewares() -> list[Any]:
     async def error_middleware(request, handler):  # type: ignore[no-untyped-def]
         try:
             return await handler(request)
-        except Exception as exc:  # the same three cases as before, in one function now
+        except Exception as exc:  # response_for tells the three cases apart
             return response_for(request, exc)
 
     def add_vary(response, name):  # type: ignore[no-untyped-def]

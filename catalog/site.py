@@ -1,4 +1,4 @@
-"""The HTML directory: renders the static website from templates/ (issue 6).
+"""The HTML directory: renders the static website from templates/.
 
 `render_site` is called once per build with the published programmes in directory order and
 returns every file of the site as {path relative to dist/: bytes}. The output depends only

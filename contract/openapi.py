@@ -19,8 +19,8 @@ from contract.resources import BY_NAME, RESOURCES, Field, Resource
 
 OPENAPI_VERSION = "3.1.0"
 DOCUMENT_VERSION = "1.0.0"
-# Outside /v1: every /v1 path needs a key and answers {"data": ...} (api-decisions.md); this
-# document is for tools, readable without a key, as it is.
+# Outside /v1: every /v1 path needs a key and answers {"data": ...}
+# (docs/spec/api-decisions.md); this document is for tools, readable without a key, as it is.
 PATH = "/openapi.json"
 SECURITY_SCHEME = "apiKey"
 

@@ -30,8 +30,8 @@ async def edge_middleware(request: web.Request, handler: Handler) -> web.StreamR
     """The steps every request goes through, outermost first: request id, errors, CORS,
     key (auth), rate limit; each is its module's plain function.
 
-    One aiohttp middleware calling them costs less than one middleware each (a coroutine
-    and its frames per layer and per request: bench/README.md, Directory, "Middleware stack").
+    One aiohttp middleware calling them costs fewer instructions per request than a chain
+    of them: each layer adds a coroutine, its awaits and its frames to every request.
     """
     # Request id: every response, errors included, gets it.
     request[appkeys.REQUEST_ID] = rid = new_request_id()

@@ -95,8 +95,7 @@ class PageCache:
 
     A page is a pure function of (build, query string), so a repeat (the first pages of
     the popular filters, mostly) is answered without parsing, seeking, signing a cursor or
-    copying rows: a quarter to a half of the edge's CPU per request in the benchmark
-    (bench/README.md, Directory). The cache dies with
+    copying rows, most of a page's own cost (docs/performance.md). The cache dies with
     its build, so a reload can never serve a stale page. Only valid queries get in: a key
     is stored after its page rendered, and the same string is valid again for this build.
 

@@ -301,7 +301,8 @@ class Supervisor:
 def supervise(config: Config) -> None:
     """Run `config.workers` workers on one port until SIGTERM/SIGINT (logging configured)."""
     # config.load refuses several workers without --redis-url: a key's limit holds across
-    # every worker (api-decisions.md, Rate limits), which memory in one process cannot do.
+    # every worker (docs/spec/api-decisions.md, Rate limits), which memory in one process
+    # cannot do.
     reservation = reserve_port(config.host, config.port)
     config = dataclasses.replace(config, port=reservation.getsockname()[1])
     # Made once here, so that N workers starting at once never race to create it.

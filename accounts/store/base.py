@@ -1,6 +1,6 @@
 """The account store's interface: value types, errors and the `AccountStore` protocol.
 
-Every implementation (SQLite now, PostgreSQL later) keeps these conventions, which the
+Every implementation (SQLite, PostgreSQL) keeps these conventions, which the
 API and the cursors rely on:
 
 - Timestamps are UTC text in exactly one form, `YYYY-MM-DDTHH:MM:SSZ` (`TIMESTAMP_FORMAT`),

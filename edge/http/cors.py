@@ -70,7 +70,7 @@ def is_preflight(request: web.Request) -> bool:
 
 def preflight_response(cors: CorsPolicy, origin: str | None) -> web.Response:
     # 200 with an empty body, not the usual 204: an endpoint answers 200, 304 or one of its
-    # listed errors, nothing else (api-decisions.md), and a browser takes any 2xx.
+    # listed errors, nothing else (docs/spec/api-decisions.md), and a browser takes any 2xx.
     response = web.Response(status=200)
     allowed = cors.allowed(origin)
     if allowed is not None:

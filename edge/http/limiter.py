@@ -30,7 +30,7 @@ class RateState(NamedTuple):
     """The limiter's decision for one request: what the RateLimit-* headers and /v1/me say.
 
     Immutable; a NamedTuple, not a frozen dataclass: made once per request, it costs a
-    quarter of the frozen dataclass's `__init__` (bench/README.md, Directory).
+    quarter of the frozen dataclass's `__init__`.
     """
 
     limit: int

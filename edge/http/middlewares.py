@@ -22,7 +22,7 @@ ALLOWED_METHODS = "GET, HEAD"
 
 # Request ids must be unique, not secret: 96 bits from a generator seeded by the OS (per
 # process: reseeded in every forked child) cost no system call per request, where
-# os.urandom is one `getrandom` each time (bench/README.md, Directory, session 2).
+# os.urandom is one `getrandom` each time.
 _ids = random.Random(os.urandom(32))
 os.register_at_fork(after_in_child=lambda: _ids.seed(os.urandom(32)))
 

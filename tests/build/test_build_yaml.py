@@ -114,7 +114,7 @@ def test_billion_laughs_is_refused_without_expanding() -> None:
     assert all("anchor" in p.message or "alias" in p.message for p in problems)
 
 
-# --- found by a review: inputs that still crashed, or slipped through ---------------------
+# --- edge cases: inputs that could crash the checks, or slip through them ----------------
 
 
 def test_a_duplicate_key_past_the_depth_limit_is_reported_not_a_crash() -> None:

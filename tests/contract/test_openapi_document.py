@@ -226,8 +226,8 @@ def test_values_matching_the_patterns_pass_the_parser(market, token):
 
 
 async def test_the_document_is_outside_v1_where_every_path_needs_a_key(edge_client):
-    # At /v1/openapi.json it was the one /v1 path without a key and without a data member
-    # (a contract audit); it moved out of /v1.
+    # At /v1/openapi.json it would be the one /v1 path without a key and without a data
+    # member; so it is outside /v1, and /v1/openapi.json is an unknown path.
     client = await edge_client()
     resp = await client.get("/v1/openapi.json")
     assert resp.status == 404 and (await resp.json())["code"] == "not_found"

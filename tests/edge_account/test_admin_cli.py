@@ -371,7 +371,7 @@ def test_an_import_slower_than_the_store_timeout_is_done_and_reported_done(
     env, capsys, tmp_path, monkeypatch, database
 ):
     # The store timeout bounds the edge's reads. An import of millions of rows takes minutes:
-    # it was cut at the timeout, reported failed, yet committed. Now the admin CLI's writes
+    # cut at a timeout it could be reported failed, yet committed. The admin CLI's writes
     # have no deadline (Ctrl-C stops them), so an import slower than any timeout is done, and
     # the report says so.
     uid = new_publisher(env, "awin")
@@ -387,8 +387,8 @@ def test_an_import_slower_than_the_store_timeout_is_done_and_reported_done(
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 async def test_a_stop_signal_mid_import_rolls_it_back_and_says_so(env, database, tmp_path, signum):
     # Ctrl-C (or a supervisor's SIGTERM) while the rows are being written: the transaction
-    # is rolled back before the CLI says so. (It used to leave a traceback, or die, with
-    # the import possibly committing after it.)
+    # is rolled back before the CLI says so: no traceback, and no import committing after
+    # the CLI has gone.
     uid = new_publisher(env, "awin")
     first = export_csv(tmp_path / "first.csv", 100)
     assert run_cli(env, *import_args(uid, first)).returncode == 0
@@ -492,8 +492,8 @@ def test_demo_command_prints_a_key(env, capsys):
 
 
 def test_the_admin_never_makes_a_secret_of_its_own(env, tmp_path):
-    # A typo in the secret file's path, or another working directory, made a new secret
-    # and encrypted the credentials with it: the edge could not open them (an audit).
+    # A typo in the secret file's path, or another working directory, would make a new
+    # secret and encrypt the credentials with it: the edge could not open them.
     uid = new_publisher(env, "awin")
     typo = tmp_path / "secrte.key"
     env = {**env, "EDGE_SECRET_KEY": "", "EDGE_SECRET_FILE": str(typo)}
@@ -553,8 +553,8 @@ def test_a_whole_key_revokes_itself_and_is_never_printed(env):
 @pytest.mark.sqlite_only
 async def test_a_second_ctrl_c_quits_at_once_and_says_the_outcome_is_unknown(env, tmp_path):
     # The first SIGINT cannot cut the parse of a big export short (it takes effect when the
-    # parse ends); the second quits now. It used to raise KeyboardInterrupt into asyncio.run,
-    # which waited and printed a traceback (a review).
+    # parse ends); the second quits now. A KeyboardInterrupt raised into asyncio.run would
+    # wait for the parse and print a traceback.
     uid = new_publisher(env, "awin")
     export = export_csv(tmp_path / "big.csv", 300_000)
     async with started_cli(env, *import_args(uid, export)) as cli_:
@@ -578,8 +578,8 @@ async def seed_key_free(database: str) -> None:
 
 @pytest.mark.sqlite_only
 async def test_ctrl_c_stops_a_command_waiting_for_the_write_lock(env, database):
-    # SQLite's own wait for a lock sleeps through an interrupt: the first Ctrl-C took
-    # effect only once the lock came free, up to a minute later (a review).
+    # SQLite's own wait for a lock sleeps through an interrupt: left to it, the first Ctrl-C
+    # would take effect only once the lock came free, up to a minute later.
     await seed_key_free(database)
     holder = sqlite3.connect(database, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")

@@ -152,7 +152,7 @@ def test_timestamp_forms_become_utc(raw, zone, expected):
         ("2026-02-30T10:00:00Z", "real date"),
         ("04/03/2026", "ISO 8601"),
         ("12345", "ISO 8601"),
-        ("9999-12-31T23:00:00-05:00", "out of range"),  # year 10000 in UTC (was a crash)
+        ("9999-12-31T23:00:00-05:00", "out of range"),  # year 10000 in UTC: no crash
         ("0001-01-01T00:30:00+01:00", "out of range"),
         ("0999-01-01T00:00:00Z", "out of range"),
     ],
@@ -223,7 +223,7 @@ def test_a_bad_row_names_its_line_and_field():
             "jsonl",
             "f:1: extra: unknown column",
         ),
-        # Found by an audit: data that was dropped or changed without a word.
+        # Data that would otherwise be dropped or changed without a word.
         (
             "externalId,commissionAmount,currency,transactedAt,,saleAmount\n"
             "E1,1,EUR,2026-03-04T10:11:12Z,999.99,\n",
@@ -310,7 +310,7 @@ def test_naive_timestamps_use_the_given_zone():
 )
 def test_text_keeps_spaces_and_joiners_and_refuses_controls(raw, kept):
     # A no-break space before '%' is how French exports write it, a joiner how an emoji
-    # family or a Persian word is written (audits found both refused: whole files failed).
+    # family or a Persian word is written: refusing either would fail whole files.
     if kept:
         assert parse_text(raw, 500) == raw
     else:
@@ -429,8 +429,8 @@ def test_a_local_time_the_clocks_skipped_is_refused():
     ],
 )
 def test_control_characters_at_the_ends_are_refused_not_trimmed(parse, raw):
-    # str.strip() took them off unseen: "CT1\x1f" was stored as "CT1" (an audit found two
-    # ids colliding so).
+    # str.strip() would take them off unseen: "CT1\x1f" stored as "CT1" makes two ids
+    # collide.
     with pytest.raises(ValueError):
         parse(raw)
 
@@ -457,13 +457,13 @@ def test_a_row_of_control_characters_is_not_a_blank_row():
 
 def test_a_hidden_message_dressed_as_a_flag_is_refused():
     # Tag capitals and spaces between a black flag and a cancel tag would spell a message
-    # a reader does not see (a review found the first rule let any tags through there).
+    # a reader does not see: no tag character gets through there.
     def flag(code: str) -> str:
         return "\U0001f3f4" + "".join(chr(0xE0000 + ord(c)) for c in code) + "\U000e007f"
 
     with pytest.raises(ValueError, match="U\\+E0049"):
         parse_text("Nice shop " + flag("IGNORE ALL"), 500)
-    # Lowercase "flags" of made-up regions spell it too (a second review).
+    # Lowercase "flags" of made-up regions spell it too.
     with pytest.raises(ValueError, match="U\\+E0069"):
         parse_text("Nice shop " + flag("ignore") + flag("allpre"), 500)
     for code in ("gbeng", "gbsct", "gbwls"):
@@ -472,8 +472,8 @@ def test_a_hidden_message_dressed_as_a_flag_is_refused():
 
 @pytest.mark.parametrize("eol", ["\n", "\r\n"])
 def test_a_csv_with_a_leading_blank_line_finds_its_header_and_delimiter(eol):
-    # A CRLF file's blank line is "\r": taken as the header, it left every delimiter
-    # scoring 0 and the file refused whole (a review).
+    # A CRLF file's blank line is "\r": taken as the header, it would leave every delimiter
+    # scoring 0 and the file refused whole.
     text = eol.join(
         [
             "",
@@ -496,8 +496,8 @@ def test_a_csv_with_a_leading_blank_line_finds_its_header_and_delimiter(eol):
     ],
 )
 def test_the_delimiter_is_read_from_the_header_row_as_the_csv_reader_sees_it(header):
-    # Split as raw text, a row of empty cells or quoted names scored every delimiter 0 and
-    # the file was read with "," and refused whole (a second review).
+    # Split as raw text, a row of empty cells or quoted names would score every delimiter 0
+    # and the file be read with "," and refused whole.
     delimiter = "\t" if "\t" in header else (";" if ";" in header else ",")
     text = header + "\r\n" + delimiter.join(["A1", "12.30", "EUR", "2024-01-02T00:00:00Z"]) + "\r\n"
     (row,) = parse_export(text, "csv", "awin", STATUSES)

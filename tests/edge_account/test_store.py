@@ -247,9 +247,9 @@ async def test_a_stopped_write_is_all_or_nothing_and_its_caller_is_told_which(
 
 @pytest.mark.parametrize("stop", ["deadline", "cancel"])
 async def test_a_write_stopped_between_two_statements_is_rolled_back(tmp_path: Path, stop):
-    # The audit's case: `interrupt()` is a no-op while no statement runs (between the rows
-    # of an executemany, while Python prepares the next ones). The write used to go on to
-    # COMMIT there, while its caller was told it had failed.
+    # `interrupt()` is a no-op while no statement runs (between the rows of an
+    # executemany, while Python prepares the next ones). The write must not go on to
+    # COMMIT there while its caller is told it failed.
     path = tmp_path / "t.sqlite3"
     deadline = 0.1 if stop == "deadline" else None
     store = await SqliteStore.open(path, writable=True, readers=1, write_timeout=deadline)
@@ -392,7 +392,7 @@ async def test_upsert_keeps_the_identity_of_a_row(admin_store, seeded):
     "email", ["", "not an email", "a\x01b@example.com", "a@b@c", "x" * 250 + "@e.co"]
 )
 async def test_an_email_that_is_no_address_is_refused(admin_store, email):
-    # Stored as given before: /v1/me showed "" or a terminal escape (an audit).
+    # Stored as given, /v1/me would show "" or a terminal escape.
     with pytest.raises(ValueError, match="email must be an address"):
         await admin_store.create_account(email, "free")
 

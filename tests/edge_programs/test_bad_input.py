@@ -271,7 +271,7 @@ async def test_other_methods_are_405_with_allow(client, method):
 @pytest.mark.parametrize("target", [b"/v1/programs", b"/v1/nope", b"api.example:443"])
 async def test_connect_is_405_whatever_its_target(client, target):
     # CONNECT names a host and port, not a path: it is a method the API does not take,
-    # never an unknown path (an audit found 404 without Allow).
+    # never an unknown path (a 404 would have no Allow).
     import asyncio
     import json
 

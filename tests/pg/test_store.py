@@ -265,7 +265,7 @@ async def test_a_write_cut_off_during_commit_reports_what_the_server_did(
     pg_url, store, admin_conn, stop, fate
 ):
     # The COMMIT had been sent when the write was stopped: only the server knows whether it
-    # went through. Reporting failure for a committed import was the audit's defect.
+    # went through. A committed import must never be reported as failed.
     uid = await store.create_account(None, "pro")
     async with slow_commits(admin_conn, seconds=1.0, fail=fate == "aborted"):
         outcome = await cut_off_write(

@@ -183,7 +183,8 @@ def test_several_workers_without_redis_are_refused(tmp_path):
 
 async def test_a_stop_signal_during_start_up_stops_cleanly(tmp_path, edges):
     # A PostgreSQL that accepts and never answers: the edge is still starting when SIGINT
-    # comes. It used to end in a KeyboardInterrupt traceback (a review).
+    # comes. It must stop as cleanly as a running edge, not end in a KeyboardInterrupt
+    # traceback.
     async def silent(reader, writer):
         await reader.read()  # until the edge hangs up: it never gets an answer
         writer.close()
@@ -238,8 +239,9 @@ async def slow_request(edge: EdgeProcess, seconds: float) -> float:
 async def test_a_stopping_edge_is_done_within_its_shutdown_timeout(
     tmp_path, edges, workers, request
 ):
-    # aiohttp waits its shutdown timeout for a request in flight, then as long again: a
-    # worker was SIGKILLed at 15 s before its cleanups, one process took 21 s (a review).
+    # aiohttp waits its shutdown timeout for a request in flight, then as long again: left
+    # to itself a worker could be SIGKILLed at 15 s before its cleanups, or one process take
+    # 21 s.
     args = ["--database", str(tmp_path / "e.sqlite3"), "--workers", str(workers)]
     if workers > 1:
         args += ["--redis-url", request.getfixturevalue("shared_redis").url]
