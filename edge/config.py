@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from accounts.keyring import Keyring, SecretError, check_secret
 from contract.vocabulary import DEFAULT_RATE_LIMITS
 from edge.links import valid_authority
 
@@ -62,14 +63,24 @@ def _port(text: str) -> int:
     return value
 
 
-SECRET_MIN = 32  # characters of a secret: cursor signatures and credential encryption
-
-
 def _secret(text: str) -> str:
     # The message never quotes the value: it is a secret, even when a bad one.
-    if len(text.strip()) < SECRET_MIN:
-        raise ConfigError(f"the secret must be at least {SECRET_MIN} characters")
+    try:
+        check_secret(text)
+    except SecretError as exc:
+        raise ConfigError(str(exc)) from None
     return text
+
+
+def _secrets(text: str) -> tuple[str, ...]:
+    """Comma-separated secrets (a generated secret never holds a comma)."""
+    parts = tuple(part.strip() for part in text.split(",") if part.strip())
+    for number, part in enumerate(parts, 1):
+        try:
+            check_secret(part, f"secret {number} of the list")
+        except SecretError as exc:
+            raise ConfigError(str(exc)) from None
+    return parts
 
 
 def _public_url(text: str) -> str:
@@ -115,6 +126,7 @@ class Config:
     database: str = "var/edge.sqlite3"
     secret_key: str | None = None
     secret_file: Path = Path("var/secret.key")
+    retired_secret_keys: tuple[str, ...] = ()
     rate_limit_free: tuple[int, int] = DEFAULT_RATE_LIMITS["free"]
     rate_limit_pro: tuple[int, int] = DEFAULT_RATE_LIMITS["pro"]
     key_cache_seconds: float = 5.0
@@ -141,10 +153,27 @@ class Config:
         return {"free": self.rate_limit_free, "pro": self.rate_limit_pro}
 
     def resolved_secret(self, *, create: bool = True) -> bytes:
-        """The secret key: the configured one, else the secret file (created on first use,
-        unless `create` is False: then a missing file is a ConfigError)."""
+        """The current secret (see `keyring`)."""
+        return self.keyring(create=create).current
+
+    def keyring(self, *, create: bool = True) -> Keyring:
+        """The secrets: the configured one, else the secret file's (created with one new
+        secret on first use, unless `create` is False: then a missing file is a
+        ConfigError), then the retired ones still accepted.
+
+        The secret file holds one secret per line, the current one first: an operator
+        rotates by putting a new line in front (docs/deploy.md, "Rotating the secret")."""
         if self.secret_key:
-            return self.secret_key.encode()
+            found = [self.secret_key.encode()]
+        else:
+            found = self._file_secrets(create)
+        retired = [s.encode() for s in self.retired_secret_keys]
+        try:
+            return Keyring.of(found[0], [*found[1:], *retired])
+        except SecretError as exc:
+            raise ConfigError(str(exc)) from None
+
+    def _file_secrets(self, create: bool) -> list[bytes]:
         path = self.secret_file
         if not path.exists() and not create:
             # The admin CLI must use the edge's secret: one made up here (a typo in the path,
@@ -163,11 +192,14 @@ class Config:
                 pass
             else:
                 with os.fdopen(fd, "w") as fh:
-                    fh.write(secrets.token_urlsafe(48))
-        text = path.read_text().strip()
-        if len(text) < SECRET_MIN:
-            raise ConfigError(f"{path}: the secret must be at least {SECRET_MIN} characters")
-        return text.encode()
+                    fh.write(secrets.token_urlsafe(48) + "\n")
+        lines = [line.strip() for line in path.read_text().splitlines() if line.strip()]
+        if not lines:
+            raise ConfigError(f"{path}: holds no secret")
+        try:
+            return [check_secret(line, f"{path}: line {n}") for n, line in enumerate(lines, 1)]
+        except SecretError as exc:
+            raise ConfigError(str(exc)) from None
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -188,7 +220,15 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "secret_file",
         Path,
-        "Where the secret is kept when --secret-key is unset; created (mode 600) on first start.",
+        "Where the secrets are kept when --secret-key is unset, one per line, the current "
+        "one first; created (mode 600) with one secret on first start.",
+    ),
+    Setting(
+        "retired_secret_keys",
+        _secrets,
+        "Retired secrets, comma-separated: still accepted for cursors and stored credentials, "
+        "never used to sign or encrypt. Remove one once `affdir-admin credentials reencrypt` "
+        "reports nothing left under it.",
     ),
     Setting("rate_limit_free", _rate, "Rate limit of free-plan keys, REQUESTS/SECONDS."),
     Setting("rate_limit_pro", _rate, "Rate limit of pro-plan keys, REQUESTS/SECONDS."),

@@ -2,7 +2,9 @@
 
 A cursor carries the sort key of the last row of a page. It is bound to the endpoint and
 to the filters it was made with (not to `limit`), and signed with the edge's secret so a
-tampered or foreign cursor is refused instead of silently starting somewhere else.
+tampered or foreign cursor is refused instead of silently starting somewhere else. The
+current secret signs; every configured one verifies, so cursors outlive a secret's rotation
+until the retired secret is removed.
 
 Wire form: base64url(orjson([endpoint, filters digest, *position])) "." base64url(mac).
 """
@@ -19,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from accounts.keyring import Keyring
 from edge.http.errors import ApiError
 
 _MAC_BYTES = 12
@@ -50,10 +53,16 @@ def _mac(secret: bytes, payload: bytes) -> bytes:
     return hmac.digest(secret, b"cursor:" + payload, "sha256")[:_MAC_BYTES]
 
 
-def encode(secret: bytes, endpoint: str, filters: Mapping[str, Any], position: list[Any]) -> str:
+def _secrets(secrets: Keyring | bytes) -> tuple[bytes, ...]:
+    return secrets.secrets if isinstance(secrets, Keyring) else (secrets,)
+
+
+def encode(
+    secrets: Keyring | bytes, endpoint: str, filters: Mapping[str, Any], position: list[Any]
+) -> str:
     """A cursor that resumes after `position` (the last row's sort key)."""
     payload = orjson.dumps([_VERSION, endpoint, filters_digest(filters), *position])
-    return _b64(payload) + "." + _b64(_mac(secret, payload))
+    return _b64(payload) + "." + _b64(_mac(_secrets(secrets)[0], payload))
 
 
 def _not_ours() -> ApiError:
@@ -61,7 +70,9 @@ def _not_ours() -> ApiError:
     return ApiError("invalid_cursor", "cursor is not one this API issued", param="cursor")
 
 
-def decode(secret: bytes, token: str, endpoint: str, filters: Mapping[str, Any]) -> list[Any]:
+def decode(
+    secrets: Keyring | bytes, token: str, endpoint: str, filters: Mapping[str, Any]
+) -> list[Any]:
     """The position in a cursor; ApiError(invalid_cursor) unless made here, for these filters."""
     body, dot, sig = token.partition(".")
     if not dot or not body or not sig or not token.isascii():
@@ -75,7 +86,7 @@ def decode(secret: bytes, token: str, endpoint: str, filters: Mapping[str, Any])
     # would otherwise pass as the same cursor.
     if _b64(payload) != body or _b64(mac) != sig:
         raise _not_ours()
-    if not hmac.compare_digest(mac, _mac(secret, payload)):
+    if not any(hmac.compare_digest(mac, _mac(s, payload)) for s in _secrets(secrets)):
         raise _not_ours()
     try:
         version, made_for, digest, *position = orjson.loads(payload)

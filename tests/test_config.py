@@ -140,3 +140,44 @@ def test_a_missing_secret_file_is_made_only_when_asked(tmp_path):
     assert not (tmp_path / "typo").exists()
     made = config.resolved_secret()
     assert config.resolved_secret(create=False) == made
+
+
+def test_the_secret_file_holds_the_current_secret_first_then_retired_ones(tmp_path):
+    path = tmp_path / "secret.key"
+    path.write_text("c" * 40 + "\n\n" + "r" * 40 + "\n")
+    keyring = Config(secret_file=path).keyring(create=False)
+    assert keyring.secrets == (b"c" * 40, b"r" * 40) and keyring.current == b"c" * 40
+
+
+def test_retired_secrets_come_after_the_configured_one():
+    config = load(
+        [], {"EDGE_SECRET_KEY": "k" * 40, "EDGE_RETIRED_SECRET_KEYS": "a" * 40 + ", " + "b" * 40}
+    )
+    assert config.keyring().secrets == (b"k" * 40, b"a" * 40, b"b" * 40)
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"EDGE_RETIRED_SECRET_KEYS": "short"}, "secret 1 of the list must be at least 32"),
+        ({"EDGE_RETIRED_SECRET_KEYS": "a" * 40 + ",tiny"}, "secret 2 of the list"),
+    ],
+)
+def test_bad_retired_secrets_are_named_but_never_quoted(env, message):
+    with pytest.raises(ConfigError, match=message) as caught:
+        load([], env)
+    assert "tiny" not in str(caught.value) and "short" not in str(caught.value)
+
+
+def test_a_secret_file_line_too_short_is_named_by_its_line(tmp_path):
+    path = tmp_path / "secret.key"
+    path.write_text("c" * 40 + "\nshort\n")
+    with pytest.raises(ConfigError, match="line 2 must be at least 32"):
+        Config(secret_file=path).keyring()
+
+
+def test_a_retired_copy_of_the_current_secret_adds_nothing():
+    config = load([], {"EDGE_SECRET_KEY": "k" * 40, "EDGE_RETIRED_SECRET_KEYS": "k" * 40})
+    assert config.keyring().secrets == (
+        b"k" * 40,
+    )

@@ -9,7 +9,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from accounts import apikeys
-from accounts.crypto import CredentialsError, decrypt_credentials, encrypt_credentials
+from accounts.crypto import (
+    CredentialsError,
+    decrypt_credentials,
+    encrypt_credentials,
+    is_current,
+    sealed_key_id,
+)
+from accounts.keyring import Keyring, SecretError, key_id
 
 SECRET = b"s" * 40
 
@@ -83,3 +90,63 @@ def test_credentials_round_trip_and_are_bound_to_their_row_and_secret():
         decrypt_credentials(SECRET, "acc_1", "awin", blob[:-1] + bytes([blob[-1] ^ 1]))
     with pytest.raises(CredentialsError):
         decrypt_credentials(SECRET, "acc_1", "awin", b"v0" + blob[2:])
+
+
+NEW = b"n" * 40
+OLD = b"o" * 40
+
+
+def test_credentials_name_the_secret_that_sealed_them_and_open_under_a_keyring():
+    sealed = encrypt_credentials(Keyring((OLD,)), "acc_1", "awin", b'{"token":"t"}')
+    assert sealed_key_id(sealed) == key_id(OLD) and key_id(OLD) not in OLD
+    rotated = Keyring.of(NEW, [OLD])
+    assert decrypt_credentials(rotated, "acc_1", "awin", sealed) == b'{"token":"t"}'
+    assert not is_current(rotated, sealed)
+    resealed = encrypt_credentials(rotated, "acc_1", "awin", b'{"token":"t"}')
+    assert is_current(rotated, resealed) and sealed_key_id(resealed) == key_id(NEW)
+    with pytest.raises(CredentialsError, match="not configured any more") as caught:
+        decrypt_credentials(Keyring((NEW,)), "acc_1", "awin", sealed)
+    assert "o" * 8 not in str(caught.value)
+
+
+def test_v1_credentials_without_a_key_id_still_open_under_any_configured_secret():
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    from accounts.crypto import CREDENTIALS_LABEL, derive_key
+
+    nonce = b"\x01" * 12
+    v1 = (
+        b"v1"
+        + nonce
+        + AESGCM(derive_key(OLD, CREDENTIALS_LABEL)).encrypt(nonce, b"plain", b"acc_1\x00cj")
+    )
+    assert decrypt_credentials(Keyring.of(NEW, [OLD]), "acc_1", "cj", v1) == b"plain"
+    assert sealed_key_id(v1) is None and not is_current(Keyring((OLD,)), v1)
+    with pytest.raises(CredentialsError):
+        decrypt_credentials(Keyring((NEW,)), "acc_1", "cj", v1)
+
+
+@pytest.mark.parametrize(
+    ("secrets", "message"),
+    [((), "at least one"), ((NEW, NEW), "twice")],
+)
+def test_a_keyring_refuses_what_cannot_work(secrets, message):
+    with pytest.raises(SecretError, match=message):
+        Keyring(secrets)
+
+
+def test_a_keyring_never_shows_its_secrets():
+    assert "n" * 8 not in repr(Keyring.of(NEW, [OLD])) and "o" * 8 not in str(Keyring((OLD,)))
+
+
+def test_cursors_signed_with_a_retired_secret_pass_until_it_is_removed():
+    from edge import cursor
+    from edge.http.errors import ApiError
+
+    token = cursor.encode(Keyring((OLD,)), "commissions", {}, ["2026-01-01", 7])
+    assert cursor.decode(Keyring.of(NEW, [OLD]), token, "commissions", {}) == ["2026-01-01", 7]
+    with pytest.raises(ApiError) as refused:
+        cursor.decode(Keyring((NEW,)), token, "commissions", {})
+    assert refused.value.code == "invalid_cursor"
+    fresh = cursor.encode(Keyring.of(NEW, [OLD]), "commissions", {}, [1])
+    assert cursor.decode(Keyring((NEW,)), fresh, "commissions", {}) == [1]
