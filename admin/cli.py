@@ -29,12 +29,15 @@ from typing import Any
 import orjson
 
 from accounts import apikeys
+from accounts import backup as backup_files
 from accounts.crypto import encrypt_credentials
 from accounts.demo import DEMO_UID, seed_store
 from accounts.importer import ExportError, decode, detect_format, parse_export, zone_named
 from accounts.statusmap import load_status_map
 from accounts.store import AccountStore, OutcomeUnknown, StoreError, open_store
 from accounts.store.base import AccountView, KeyView, WriteWait
+from accounts.store.sqlite import MIGRATIONS as SQLITE_MIGRATIONS
+from accounts.store.sqlite import database_path
 from contract import vocabulary as v
 from edge.config import Config, ConfigError, from_env
 
@@ -352,6 +355,46 @@ async def demo(store: AccountStore, args: argparse.Namespace, config: Config) ->
     }
 
 
+def _sqlite_file(config: Config, command: str) -> Path:
+    """The SQLite file of the configured store; PostgreSQL has its own tools for this."""
+    if "://" in config.database and not config.database.startswith("sqlite:"):
+        raise CommandError(
+            f"{command} handles the embedded SQLite store; for PostgreSQL use pg_dump -Fc and "
+            "pg_restore (docs/deploy.md, 'Backing up and restoring the account store')"
+        )
+    return database_path(config.database)
+
+
+def _backup_result(info: backup_files.BackupInfo, verb: str) -> Result:
+    return {
+        "file": str(info.path),
+        "schemaVersion": info.schema_version,
+        "accounts": info.accounts,
+        "commissions": info.commissions,
+        "bytes": info.bytes,
+        "text": f"{verb} {info.path}: schema {info.schema_version}, {info.accounts} accounts, "
+        f"{info.commissions} commissions",
+    }
+
+
+async def backup(_: AccountStore | None, args: argparse.Namespace, config: Config) -> Result:
+    database = _sqlite_file(config, "backup")
+    target = Path(args.file)
+    info = await asyncio.to_thread(backup_files.backup, database, target, overwrite=args.force)
+    return _backup_result(info, "backed up to")
+
+
+async def restore(_: AccountStore | None, args: argparse.Namespace, config: Config) -> Result:
+    database = _sqlite_file(config, "restore")
+    info = await asyncio.to_thread(
+        backup_files.restore, Path(args.file), database, latest_schema=len(SQLITE_MIGRATIONS)
+    )
+    # Opening the store brings an older backup's schema up to date.
+    store = await open_store(config.database, writable=True, readers=1, timeout=ADMIN_TIMEOUT)
+    await store.close()
+    return _backup_result(info, "restored from")
+
+
 # --- Parser -----------------------------------------------------------------------------
 
 
@@ -495,6 +538,28 @@ def build_parser() -> argparse.ArgumentParser:
     partly = "the demo account may be partly seeded; run demo again"  # several transactions
     p.set_defaults(not_done=partly, maybe_done=partly)
     p.add_argument("--commissions", type=_count, default=5000, metavar="N")
+
+    p = command(
+        groups,
+        "backup",
+        backup,
+        "copy the SQLite account store to FILE while it is in use (SQLite's online backup)",
+    )
+    p.set_defaults(needs_store=False, not_done="no backup written", maybe_done="no backup written")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--force", action="store_true", help="replace FILE if it exists")
+    p = command(
+        groups,
+        "restore",
+        restore,
+        "replace the SQLite account store's contents with a backup FILE, in one step",
+    )
+    p.set_defaults(
+        needs_store=False,
+        not_done="nothing restored",
+        maybe_done="the restore is all or nothing: check with `account show`",
+    )
+    p.add_argument("file", metavar="FILE")
     return parser
 
 
@@ -517,6 +582,8 @@ async def run(args: argparse.Namespace, config: Config, stopper: Stopper | None 
     if stopper is not None:
         stopper.attach(task)
     try:
+        if not getattr(args, "needs_store", True):
+            return await args.run(None, args, config)
         # No write_timeout: a write runs until it commits or fails (see ADMIN_TIMEOUT).
         store = await open_store(
             config.database,
@@ -573,7 +640,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: {exc}", file=sys.stderr)
         print(f"{PROG}: {args.maybe_done}", file=sys.stderr)
         return 1
-    except (CommandError, StoreError, ConfigError, ValueError, OSError) as exc:
+    except (
+        CommandError,
+        StoreError,
+        ConfigError,
+        backup_files.BackupError,
+        ValueError,
+        OSError,
+    ) as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         if args.run is commissions_import:  # a failed import never leaves part of the file
             print(f"{PROG}: {args.not_done}", file=sys.stderr)
