@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable
+import signal
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,3 +45,17 @@ def edge_client(aiohttp_client: Any, edge_config: Config) -> EdgeClientFactory:
         return await aiohttp_client(create_app(cfg))
 
     return make
+
+
+@pytest.fixture
+def sigint_delivered() -> Iterator[None]:
+    """SIGINT raises KeyboardInterrupt during the test, even when the suite runs with it
+    ignored (a background job, `nohup`, some CI runners): a test that sends itself SIGINT
+    tests the program, not how it was started. The disposition is restored afterwards."""
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import orjson
@@ -188,6 +190,7 @@ def test_a_yaml_name_that_cannot_be_read_is_an_error(content: Content, run_cli: 
 
 @pytest.mark.parametrize("stage", ["shard", "report"])
 @pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.usefixtures("sigint_delivered")
 def test_an_interrupted_build_says_so_and_keeps_dist(
     content: Content, monkeypatch: pytest.MonkeyPatch, capsys, signum: int, status: int, stage: str
 ) -> None:
@@ -261,3 +264,30 @@ def test_every_option_is_documented(run_cli: CliRunner) -> None:
     table = set(re.findall(r"^\| `(--[a-z][a-z-]+)", docs, flags=re.MULTILINE))
     assert "--no-site" in helped
     assert helped == table
+
+
+def test_the_interrupt_tests_hold_when_the_suite_runs_with_sigint_ignored(tmp_path) -> None:
+    """As under a background job or nohup: the children inherit SIGINT ignored."""
+
+    def ignore_sigint() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            f"--basetemp={tmp_path / 'inner'}",
+            f"{__file__}::test_an_interrupted_build_says_so_and_keeps_dist",
+        ],
+        capture_output=True,
+        text=True,
+        preexec_fn=ignore_sigint,
+        cwd=Path(__file__).resolve().parents[2],
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "4 passed" in result.stdout
