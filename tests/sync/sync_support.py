@@ -117,7 +117,7 @@ def decrypt(conn: Connection, blob: bytes) -> Mapping[str, object]:
     return values
 
 
-class StoreCrash(Exception):
+class StoreCrashError(Exception):
     """The store failed while writing (the process died there)."""
 
 
@@ -181,7 +181,7 @@ class MemoryStore:
     ) -> WriteResult:
         self.writes += 1
         if self.crash_on_write is not None and self.writes >= self.crash_on_write:
-            raise StoreCrash("the store went away")
+            raise StoreCrashError("the store went away")
         ids = [r.external_id for r in rows]
         assert len(ids) == len(set(ids)), "one window's rows repeat an id"
         for row in rows:
