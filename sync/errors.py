@@ -80,6 +80,12 @@ class NetworkRefused(SyncError):  # noqa: N818 - named for the outcome it report
     code = "network_error"
 
 
+class InternalFault(SyncError):  # noqa: N818 - named for the outcome it reports
+    """A connector could not handle an answer (a fault on our side, reported as such)."""
+
+    code = "internal_error"
+
+
 class UnsupportedNetwork(SyncError):  # noqa: N818 - named for the outcome it reports
     """No connector for the connection's network."""
 

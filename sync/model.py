@@ -34,11 +34,6 @@ class Window:
     def length(self) -> dt.timedelta:
         return self.end - self.start
 
-    def halves(self) -> tuple[Window, Window]:
-        """The window cut in two at whole seconds (callers check it is long enough)."""
-        middle = self.start + dt.timedelta(seconds=int(self.length.total_seconds()) // 2)
-        return Window(self.start, middle), Window(middle, self.end)
-
     def __str__(self) -> str:
         return f"{format_timestamp(self.start)}..{format_timestamp(self.end)}"
 

@@ -24,6 +24,7 @@ from sync.errors import (
     CredentialsIncomplete,
     CredentialsUnreadable,
     CurrencyMissing,
+    InternalFault,
     MalformedResponse,
     SyncError,
     UnsupportedNetwork,
@@ -200,13 +201,15 @@ async def open_credentials(
 ) -> Credentials:
     """The connection's credentials, decrypted in memory and checked against the spec."""
     blob = await store.load_credentials(connection)
+    failed: str | None = None
     try:
         values = decrypt(connection, blob)
     except Exception as exc:
-        # The exception's text is not trusted to be free of secrets: its type only.
-        raise CredentialsUnreadable(
-            f"the stored credentials could not be opened ({type(exc).__name__})"
-        ) from None
+        # The exception is not trusted to be free of secrets: keep its type only, and
+        # raise outside the handler so it is not even kept as the context.
+        failed = type(exc).__name__
+    if failed is not None:
+        raise CredentialsUnreadable(f"the stored credentials could not be opened ({failed})")
     if not isinstance(values, Mapping):
         raise CredentialsUnreadable("the stored credentials are not a JSON object")
     creds = Credentials(values)
@@ -254,6 +257,15 @@ async def _windows(
             raise
         except SyncError as exc:
             _failed(run, item, exc)
+            continue
+        except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+            # A connector fault on an answer it did not expect: the window fails, the run
+            # goes on; the exception's text may quote the answer, so only its type is kept.
+            _failed(
+                run,
+                item,
+                InternalFault(f"{ctx.spec.network}: unreadable answer ({type(exc).__name__})"),
+            )
             continue
         position = Position(item.window.end) if item.advances else None
         result = await store.write_window(connection, item.window, rows, position)

@@ -121,7 +121,9 @@ def json_body(network: str, response: HttpResponse) -> Any:
     try:
         return decode_json(response.body)
     except (ValueError, UnicodeDecodeError):
-        raise MalformedResponse(f"{network}: the answer is not valid JSON") from None
+        pass
+    # Raised outside the handler: the decoder's error holds the whole body.
+    raise MalformedResponse(f"{network}: the answer is not valid JSON")
 
 
 def member(data: Any, *path: str | int) -> Any:

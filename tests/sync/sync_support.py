@@ -3,6 +3,7 @@ networks replaying the recordings under recordings/<network>/."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import csv
 import datetime as dt
@@ -89,8 +90,6 @@ class FakeClock:
         seconds = max(0.0, seconds)
         self.slept.append(seconds)
         self.advance(seconds)
-        import asyncio
-
         await asyncio.sleep(0)
 
     def advance(self, seconds: float) -> None:
@@ -279,6 +278,8 @@ class NetState:
     revoke_token_after: int | None = None
     data_calls: int = 0
     on_request: Callable[[NetState], None] | None = None
+    # Real seconds each answer takes (a slow network).
+    delay: float = 0.0
 
     def times(self) -> list[float]:
         return [s.at for s in self.seen]
@@ -356,6 +357,8 @@ class FakeNetworks:
         )
         if st.on_request is not None:
             st.on_request(st)
+        if st.delay:
+            await asyncio.sleep(st.delay)
         if st.inject:
             canned = st.inject.popleft()
             return web.Response(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 from decimal import Decimal
 
 import pytest
@@ -26,7 +27,7 @@ def test_windows_are_cut_to_the_largest_window_and_cover_the_range_once():
     windows = cut(NOW - 100 * DAY, NOW, 31 * DAY, SECOND)
     assert all(w.length <= 31 * DAY for w in windows)
     assert windows[0].start == NOW - 100 * DAY and windows[-1].end == NOW
-    assert all(a.end == b.start for a, b in zip(windows, windows[1:], strict=False))
+    assert all(a.end == b.start for a, b in itertools.pairwise(windows))
 
 
 def test_day_granular_windows_fall_on_midnight():
