@@ -1,0 +1,36 @@
+"""The connectors, by network id: one module per network (its spec, requests, parsing)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from sync.connectors.admitad import Admitad
+from sync.connectors.affilae import Affilae
+from sync.connectors.awin import Awin
+from sync.connectors.base import Connector
+from sync.connectors.cj import CJ
+from sync.connectors.effiliation import Effiliation
+from sync.connectors.impact import Impact
+from sync.connectors.kwanko import Kwanko
+from sync.connectors.partnerize import Partnerize
+from sync.connectors.tradedoubler import Tradedoubler
+
+CONNECTORS: Mapping[str, Connector] = {
+    c.spec.network: c
+    for c in (
+        Awin(),
+        CJ(),
+        Impact(),
+        Tradedoubler(),
+        Effiliation(),
+        Kwanko(),
+        Partnerize(),
+        Affilae(),
+        Admitad(),
+    )
+}
+
+
+def connector_for(network: str) -> Connector | None:
+    """The connector of `network`, None when there is none."""
+    return CONNECTORS.get(network)

@@ -1,0 +1,245 @@
+"""What every connector shares: the call context, the page it parses, the connector shape
+and the pure helpers that turn one record into a Transaction (or a reasoned refusal)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from sync.errors import MalformedResponse, UnexpectedStatus
+from sync.http import HttpRequest, HttpResponse
+from sync.model import Refused, Transaction, Window
+from sync.spec import AmountFormat, ConnectorSpec, CurrencySource
+from sync.statuses import MapStatus
+from sync.values import (
+    ValueProblem,
+    decode_json,
+    optional_text,
+    parse_amount,
+    parse_currency,
+    parse_timestamp,
+)
+
+PAID = "paid"
+Send = Callable[[HttpRequest], Awaitable[HttpResponse]]
+
+
+class Credentials:
+    """Decrypted credentials, in memory for one sync. Neither repr nor str shows a value."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self, values: Mapping[str, object]) -> None:
+        self._values = {str(k): "" if v is None else str(v) for k, v in values.items()}
+
+    def __getitem__(self, name: str) -> str:
+        return self._values[name]
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        return self._values.get(name, default)
+
+    def missing(self, required: Iterable[str]) -> list[str]:
+        """The required field names that are absent or blank."""
+        return [name for name in required if not self._values.get(name, "").strip()]
+
+    def secret_values(self) -> list[str]:
+        """Every value, for the last-resort redaction of messages."""
+        return [v for v in self._values.values() if v]
+
+    def as_dict(self) -> dict[str, str]:
+        return dict(self._values)
+
+    def __repr__(self) -> str:
+        return f"Credentials(<{len(self._values)} fields redacted>)"
+
+    __str__ = __repr__
+
+
+@dataclass(slots=True)
+class CallContext:
+    """Everything one connection's requests need, for the length of one sync."""
+
+    spec: ConnectorSpec
+    base_url: str
+    credentials: Credentials = field(repr=False)
+    # The connection's declared currency (for networks whose records carry none).
+    currency: str | None
+    page_size: int
+    map_status: MapStatus = field(repr=False)
+    # Filled by authenticate() (an OAuth token): repr never shows it.
+    auth_headers: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def url(self, path: str) -> str:
+        return self.base_url.rstrip("/") + path
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One answer, parsed: its transactions, the records refused and why, and the page
+    state of the next request (None: the window is complete)."""
+
+    transactions: list[Transaction]
+    refused: list[Refused]
+    next: Any = None
+
+
+class Connector:
+    """A network's connector: its spec, its requests, and pure parsing of its answers.
+
+    Subclasses set `spec` and implement `request` and `parse`; those with a token exchange
+    override `authenticate` and set `reauthenticates` (an expired token is then renewed
+    once instead of failing the sync as auth_failed)."""
+
+    spec: ClassVar[ConnectorSpec]
+    reauthenticates: ClassVar[bool] = False
+
+    async def authenticate(self, ctx: CallContext, send: Send) -> None:
+        """Prepare ctx.auth_headers (default: nothing to exchange)."""
+
+    def request(self, ctx: CallContext, window: Window, state: Any) -> HttpRequest:
+        """The request for `window`; `state` is None first, then the previous Page.next."""
+        raise NotImplementedError
+
+    def parse(self, ctx: CallContext, window: Window, state: Any, response: HttpResponse) -> Page:
+        """Pure: an answer to the request for (window, state) -> Page, or a SyncError."""
+        raise NotImplementedError
+
+
+# --- Helpers for parsing --------------------------------------------------------------
+
+
+def expect_ok(network: str, response: HttpResponse) -> None:
+    """Raise for a non-2xx answer the HTTP layer passed on (auth and retries are done)."""
+    if not 200 <= response.status < 300:
+        raise UnexpectedStatus(f"{network}: HTTP {response.status}")
+
+
+def json_body(network: str, response: HttpResponse) -> Any:
+    """The decoded JSON body, or MalformedResponse (truncated, not JSON)."""
+    try:
+        return decode_json(response.body)
+    except (ValueError, UnicodeDecodeError):
+        pass
+    # Raised outside the handler: the decoder's error holds the whole body.
+    raise MalformedResponse(f"{network}: the answer is not valid JSON")
+
+
+def member(data: Any, *path: str | int) -> Any:
+    """data[path[0]][path[1]]..., None when any step is absent."""
+    for step in path:
+        if isinstance(step, int):
+            if not isinstance(data, list) or len(data) <= step:
+                return None
+        elif not isinstance(data, dict):
+            return None
+        data = data[step] if isinstance(step, int) else data.get(step)
+    return data
+
+
+def resolve_currency(ctx: CallContext, record_currency: object) -> str:
+    """The record's currency, or the connection's where the spec allows: ValueProblem when
+    neither is known (the record is refused, never given a guessed currency)."""
+    source = ctx.spec.currency_source
+    from_record = (
+        parse_currency(record_currency) if source is not CurrencySource.CONNECTION else None
+    )
+    if from_record:
+        return from_record
+    if source is not CurrencySource.RECORD and ctx.currency:
+        return ctx.currency
+    if source is CurrencySource.CONNECTION:
+        raise ValueProblem("currency: the connection declares none and the network sends none")
+    raise ValueProblem("currency: missing")
+
+
+@dataclass(frozen=True, slots=True)
+class Fields:
+    """One record's fields, as the connector read them from the wire."""
+
+    external_id: object
+    raw_status: object
+    commission: object
+    currency: object
+    transacted_at: object
+    sale: object = None
+    clicked_at: object = None
+    program_id: object = None
+    program_name: object = None
+    sub_ids: Mapping[str, object] = field(default_factory=dict)
+    # Explicit payment evidence: the status is then `paid`, whatever the word.
+    paid_reason: str | None = None
+    status_reason: str | None = None
+    original_id: object = None
+
+
+def transaction(ctx: CallContext, f: Fields) -> Transaction:
+    """A Transaction from a record's fields, or ValueProblem naming the field at fault."""
+    network = ctx.spec.network
+    external_id = optional_text(f.external_id)
+    if external_id is None:
+        raise ValueProblem("id: missing")
+    raw = optional_text(f.raw_status)
+    amount_format: AmountFormat = ctx.spec.amount_format
+    status = PAID if f.paid_reason else ctx.map_status(network, raw)
+    sub_ids = {k: t for k, v in f.sub_ids.items() if (t := optional_text(v)) is not None}
+    primary = sub_ids.get(ctx.spec.sub_id_field)
+    return Transaction(
+        network=network,
+        external_id=external_id,
+        status=status,
+        raw_status=raw,
+        commission_amount=parse_amount(f.commission, amount_format, "commission"),
+        currency=resolve_currency(ctx, f.currency),
+        transacted_at=parse_timestamp(f.transacted_at, "transaction date"),
+        sale_amount=None if f.sale is None else parse_amount(f.sale, amount_format, "sale"),
+        clicked_at=None
+        if f.clicked_at in (None, "")
+        else parse_timestamp(f.clicked_at, "click date"),
+        program_external_id=optional_text(f.program_id),
+        program_name=optional_text(f.program_name),
+        sub_id=primary,
+        sub_ids=sub_ids,
+        status_reason=f.paid_reason or f.status_reason,
+        original_id=optional_text(f.original_id),
+    )
+
+
+def collect(
+    ctx: CallContext, records: Iterable[Any], read: Callable[[Any], Fields]
+) -> tuple[list[Transaction], list[Refused]]:
+    """Every record turned into a Transaction, or into a Refused with its reason."""
+    done: list[Transaction] = []
+    refused: list[Refused] = []
+    for record in records:
+        if not isinstance(record, dict):
+            refused.append(Refused(None, "record_malformed", "a record is not an object"))
+            continue
+        fields: Fields | None = None
+        try:
+            fields = read(record)
+            done.append(transaction(ctx, fields))
+        except (KeyError, TypeError, AttributeError, IndexError):
+            external_id = optional_text(fields.external_id) if fields is not None else None
+            refused.append(Refused(external_id, "record_malformed", "a record lacks its shape"))
+        except ValueProblem as problem:
+            external_id = optional_text(fields.external_id) if fields is not None else None
+            code = "currency_missing" if str(problem).startswith("currency") else "record_invalid"
+            refused.append(Refused(external_id, code, str(problem)))
+    return done, refused
+
+
+def iso_z(moment: dt.datetime) -> str:
+    """`YYYY-MM-DDTHH:MM:SSZ`, the form most networks take."""
+    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def last_second(window: Window) -> dt.datetime:
+    """The window's last whole second, for APIs whose end bound is inclusive."""
+    return window.end - dt.timedelta(seconds=1)
+
+
+def last_day(window: Window) -> dt.date:
+    """The window's last day, for date-only APIs whose end date is inclusive."""
+    return (window.end - dt.timedelta(microseconds=1)).date()

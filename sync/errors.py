@@ -1,0 +1,100 @@
+"""The failures a sync tells apart. Messages are built from fixed text, the network's id and
+HTTP statuses only: never from URLs, bodies or credentials."""
+
+from __future__ import annotations
+
+
+class SyncError(Exception):
+    """A failure with a stable code; `str()` is the human message."""
+
+    code = "error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class AuthRejected(SyncError):  # noqa: N818 - named for the outcome it reports
+    """The network refused the credentials (401/403, or its own bad-credential answer)."""
+
+    code = "auth_rejected"
+
+
+class CredentialsIncomplete(SyncError):  # noqa: N818 - named for the outcome it reports
+    """The stored credentials lack a field the connector needs (named, never valued)."""
+
+    code = "credentials_incomplete"
+
+
+class CredentialsUnreadable(SyncError):  # noqa: N818 - named for the outcome it reports
+    """The stored credentials could not be decrypted or decoded."""
+
+    code = "credentials_unreadable"
+
+
+class CurrencyMissing(SyncError):  # noqa: N818 - named for the outcome it reports
+    """The network's records carry no currency and the connection declares none."""
+
+    code = "currency_missing"
+
+
+class WindowTooLarge(SyncError):  # noqa: N818 - named for the outcome it reports
+    """The network refused or capped the window: it must be split."""
+
+    code = "window_capped"
+
+
+class MalformedResponse(SyncError):  # noqa: N818 - named for the outcome it reports
+    """The answer could not be read (truncated, not the documented shape)."""
+
+    code = "malformed_response"
+
+
+class RateLimited(SyncError):  # noqa: N818 - named for the outcome it reports
+    """The network kept answering 429, or asked to wait longer than we may."""
+
+    code = "rate_limited"
+
+
+class NetworkUnavailable(SyncError):  # noqa: N818 - named for the outcome it reports
+    """5xx or connection failures outlasted the retries."""
+
+    code = "network_unavailable"
+
+
+class NetworkTimeout(SyncError):  # noqa: N818 - named for the outcome it reports
+    """Requests kept taking longer than the connector's timeout."""
+
+    code = "timeout"
+
+
+class UnexpectedStatus(SyncError):  # noqa: N818 - named for the outcome it reports
+    """An HTTP status the connector does not expect (a 4xx other than auth)."""
+
+    code = "unexpected_status"
+
+
+class NetworkRefused(SyncError):  # noqa: N818 - named for the outcome it reports
+    """The network answered with a well-formed error of its own (not about credentials)."""
+
+    code = "network_error"
+
+
+class InternalFault(SyncError):  # noqa: N818 - named for the outcome it reports
+    """A connector could not handle an answer (a fault on our side, reported as such)."""
+
+    code = "internal_error"
+
+
+class UnsupportedNetwork(SyncError):  # noqa: N818 - named for the outcome it reports
+    """No connector for the connection's network."""
+
+    code = "unsupported_network"
+
+
+def redact(text: str, secrets: list[str]) -> str:
+    """`text` with every secret value replaced: a last guard, messages carry none anyway."""
+    for secret in sorted(secrets, key=len, reverse=True):
+        if len(secret) >= 4:
+            text = text.replace(secret, "[redacted]")
+    return text

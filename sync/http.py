@@ -1,0 +1,160 @@
+"""Requests to a network: rate limit, timeout, retries with backoff and jitter, Retry-After,
+and recognition of refused credentials.
+
+Errors leave this module as `SyncError`s built from the network's id and HTTP statuses
+only: aiohttp's own exceptions name the URL, whose query may carry a key, so they are
+never re-raised, chained or logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import email.utils
+import logging
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+from multidict import CIMultiDict, CIMultiDictProxy
+
+from sync.clock import Clock
+from sync.errors import (
+    AuthRejected,
+    NetworkTimeout,
+    NetworkUnavailable,
+    RateLimited,
+    SyncError,
+)
+from sync.ratelimit import SlidingLimiter
+
+log = logging.getLogger("sync.http")
+
+RETRIED_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+AUTH_STATUSES = frozenset({401, 403})
+
+
+@dataclass(frozen=True, slots=True)
+class HttpRequest:
+    """One request, built by a connector. Its repr never shows headers, query or body."""
+
+    method: str
+    url: str = field(repr=False)
+    params: Sequence[tuple[str, str]] = field(default=(), repr=False)
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    json: Any = field(default=None, repr=False)
+    form: Mapping[str, str] | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class HttpResponse:
+    status: int
+    headers: CIMultiDictProxy[str] | CIMultiDict[str] = field(repr=False)
+    body: bytes = field(repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How hard to try: attempts per request, exponential backoff with jitter, and the
+    longest Retry-After honoured (a longer one fails the window as rate_limited)."""
+
+    attempts: int = 5
+    backoff_base: float = 1.0
+    backoff_cap: float = 60.0
+    max_retry_after: float = 900.0
+
+
+def backoff_delay(attempt: int, policy: RetryPolicy, rand: Callable[[], float]) -> float:
+    """Exponential backoff with "equal jitter": half fixed, half random, capped."""
+    ceiling = min(policy.backoff_cap, policy.backoff_base * 2**attempt)
+    return ceiling / 2 + ceiling / 2 * rand()
+
+
+def retry_after_seconds(headers: Mapping[str, str], now: dt.datetime) -> float | None:
+    """Retry-After as seconds (delta-seconds or an HTTP date), None when absent or unreadable."""
+    value = headers.get("Retry-After")
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return max(0.0, (when - now).total_seconds())
+
+
+@dataclass
+class NetworkClient:
+    """Sends connectors' requests through one aiohttp session."""
+
+    session: aiohttp.ClientSession
+    clock: Clock
+    policy: RetryPolicy = field(default_factory=RetryPolicy)
+    rand: Callable[[], float] = field(default_factory=lambda: random.random)
+    # Counts requests actually sent, for the run's report.
+    sent: int = 0
+
+    async def send(
+        self, network: str, request: HttpRequest, limiter: SlidingLimiter, time_limit: float
+    ) -> HttpResponse:
+        """The network's answer to `request`, after retries. Raises AuthRejected on 401/403,
+        RateLimited, NetworkUnavailable or NetworkTimeout when retries run out. Any other
+        answer (2xx, other 4xx) is returned for the connector to read."""
+        failure: SyncError = NetworkUnavailable(f"{network}: no attempt made")
+        for attempt in range(self.policy.attempts):
+            await limiter.acquire()
+            self.sent += 1
+            try:
+                response = await self._once(request, time_limit)
+            except TimeoutError:
+                failure = NetworkTimeout(f"{network}: no answer within {time_limit:g}s")
+            except (aiohttp.ClientError, OSError) as exc:
+                # The exception's text names the URL: keep only its type.
+                failure = NetworkUnavailable(f"{network}: connection failed ({type(exc).__name__})")
+            else:
+                if response.status in AUTH_STATUSES:
+                    raise AuthRejected(
+                        f"{network} refused the credentials (HTTP {response.status})"
+                    )
+                if response.status not in RETRIED_STATUSES and response.status < 500:
+                    return response
+                wait = retry_after_seconds(response.headers, self.clock.now())
+                if response.status == 429:
+                    failure = RateLimited(f"{network}: rate limited (HTTP 429)")
+                else:
+                    failure = NetworkUnavailable(f"{network}: HTTP {response.status}")
+                if wait is not None:
+                    if wait > self.policy.max_retry_after:
+                        raise RateLimited(
+                            f"{network} asked to wait {wait:g}s, longer than {self.policy.max_retry_after:g}s"
+                        )
+                    log.info("%s: HTTP %s, waiting %.1fs as asked", network, response.status, wait)
+                    await limiter.hold_off(wait)
+                    continue
+            if attempt + 1 < self.policy.attempts:
+                delay = backoff_delay(attempt, self.policy, self.rand)
+                log.info("%s: %s; retrying in %.1fs", network, failure.code, delay)
+                await self.clock.sleep(delay)
+        raise failure
+
+    async def _once(self, request: HttpRequest, time_limit: float) -> HttpResponse:
+        async with (
+            asyncio.timeout(time_limit),
+            self.session.request(
+                request.method,
+                request.url,
+                params=list(request.params) or None,
+                headers=dict(request.headers),
+                json=request.json,
+                data=dict(request.form) if request.form is not None else None,
+                allow_redirects=False,
+            ) as resp,
+        ):
+            body = await resp.read()
+            return HttpResponse(resp.status, CIMultiDict(resp.headers), body)

@@ -1,0 +1,135 @@
+"""The neutral values of a sync: windows, transactions, outcomes and reports."""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+
+def format_timestamp(moment: dt.datetime) -> str:
+    """The stored form of a moment: UTC, whole seconds, `Z` (as the account store keeps it)."""
+    if moment.tzinfo is None:
+        raise ValueError("a naive datetime has no defined UTC moment")
+    return moment.astimezone(dt.UTC).strftime(TIMESTAMP_FORMAT)
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Window:
+    """A half-open span of time [start, end), both ends UTC-aware."""
+
+    start: dt.datetime
+    end: dt.datetime
+
+    def __post_init__(self) -> None:
+        if self.start.tzinfo is None or self.end.tzinfo is None:
+            raise ValueError("window ends must be timezone-aware")
+        if self.end <= self.start:
+            raise ValueError("a window must end after it starts")
+
+    @property
+    def length(self) -> dt.timedelta:
+        return self.end - self.start
+
+    def __str__(self) -> str:
+        return f"{format_timestamp(self.start)}..{format_timestamp(self.end)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """How far a connection's sync got: every window before `complete_through` was fetched
+    in full and committed at least once."""
+
+    complete_through: dt.datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Transaction:
+    """One commission as a network reported it, normalised (amounts are signed decimal text,
+    timestamps are `YYYY-MM-DDTHH:MM:SSZ`). The store upserts by (account, network,
+    external_id)."""
+
+    network: str
+    external_id: str
+    status: str
+    raw_status: str | None
+    commission_amount: str
+    currency: str
+    transacted_at: str
+    sale_amount: str | None = None
+    clicked_at: str | None = None
+    program_external_id: str | None = None
+    program_name: str | None = None
+    sub_id: str | None = None
+    # Every sub-id the network sent (Awin clickRef..clickRef6, Impact SubId1-3, ...).
+    sub_ids: Mapping[str, str] = field(default_factory=dict)
+    # Why the status is what it is when not the plain mapping (e.g. "awin:paidToPublisher").
+    status_reason: str | None = None
+    # A correction's original record (CJ originalActionId).
+    original_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """A record the sync could not turn into a Transaction, and why (never silently)."""
+
+    external_id: str | None
+    code: str
+    message: str
+
+
+class Outcome(enum.StrEnum):
+    """The outcome a connection records after a run (`NETWORK_SYNC_STATUSES` minus never)."""
+
+    OK = "ok"
+    PARTIAL = "partial"
+    AUTH_FAILED = "auth_failed"
+    ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """Why an outcome is not plainly ok: a stable code and a message without secrets."""
+
+    code: str
+    message: str
+
+
+@dataclass(slots=True)
+class Counts:
+    """What one run did."""
+
+    windows_planned: int = 0
+    windows_ok: int = 0
+    windows_failed: int = 0
+    windows_split: int = 0
+    requests: int = 0
+    fetched: int = 0
+    inserted: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    refused: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class WriteResult:
+    """What the store did with one window's rows."""
+
+    inserted: int
+    updated: int
+    unchanged: int
+
+
+@dataclass(frozen=True, slots=True)
+class SyncReport:
+    """The result of one connection's run, as recorded by the store."""
+
+    outcome: Outcome
+    reason: Reason | None
+    counts: Counts
+    started_at: dt.datetime
+    finished_at: dt.datetime
+    position: Position | None

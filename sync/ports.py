@@ -1,0 +1,85 @@
+"""What the sync needs from the account store: the `SyncStore` protocol.
+
+The account store implements it; the sync never touches storage otherwise. Its contract:
+
+- `write_window` is one transaction: the rows (upserted by (account, network, external_id):
+  inserting new ids, updating changed ones, leaving equal ones alone) and, when given, the
+  connection's new position commit together or not at all. Writing the same rows again
+  changes nothing. This is what makes a killed sync resumable without loss or duplicates.
+- `claim` takes a lease on a connection for one worker (False when another worker holds an
+  unexpired lease); `release` gives it back. A lease that expires frees the connection for
+  another worker, so a crashed worker holds nothing for long.
+- Credentials leave the store only encrypted (`load_credentials`); the caller's `Decrypt`
+  opens them in memory for the one sync that needs them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from sync.model import Position, SyncReport, Transaction, Window, WriteResult
+
+
+@dataclass(frozen=True, slots=True)
+class Connection:
+    """One account's connection to one network, as the store hands it to the sync."""
+
+    account_uid: str
+    network: str
+    # The account's currency at the network, for networks whose records carry none (CJ).
+    currency: str | None = None
+    # How far back the first sync starts (None: the worker's default backfill).
+    backfill: dt.timedelta | None = None
+
+    def __str__(self) -> str:
+        return f"{self.account_uid}/{self.network}"
+
+
+# Opens a connection's stored credentials: (connection, ciphertext) -> the credential JSON.
+# The connection is passed because a ciphertext is bound to its (account, network) row.
+Decrypt = Callable[[Connection, bytes], Mapping[str, object]]
+
+
+class SyncStore(Protocol):
+    """The account store, as the sync worker and `sync_connection` use it."""
+
+    async def due_connections(
+        self, not_synced_since: dt.datetime, limit: int
+    ) -> Sequence[Connection]:
+        """Up to `limit` connections whose last sync started before `not_synced_since` (or
+        that never synced) and that no unexpired lease holds, oldest first."""
+        ...
+
+    async def claim(self, connection: Connection, worker_id: str, lease_seconds: float) -> bool:
+        """Lease `connection` to `worker_id` for `lease_seconds`; False if another worker
+        holds an unexpired lease. Claiming also marks the attempt (for due_connections)."""
+        ...
+
+    async def release(self, connection: Connection, worker_id: str) -> None:
+        """End `worker_id`'s lease on `connection` (no effect if it holds none)."""
+        ...
+
+    async def load_credentials(self, connection: Connection) -> bytes:
+        """The connection's encrypted credentials (never decrypted by the store)."""
+        ...
+
+    async def load_position(self, connection: Connection) -> Position | None:
+        """The last committed position, None before the first committed window."""
+        ...
+
+    async def write_window(
+        self,
+        connection: Connection,
+        window: Window,
+        rows: Sequence[Transaction],
+        position: Position | None,
+    ) -> WriteResult:
+        """Upsert `rows` and, when not None, set the position: one atomic, idempotent commit."""
+        ...
+
+    async def record_outcome(self, connection: Connection, report: SyncReport) -> None:
+        """Record the run: outcome, reason (code and message), counts, lastSyncAt."""
+        ...

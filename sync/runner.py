@@ -1,0 +1,345 @@
+"""One connection's sync: plan the windows, fetch each, commit each with the new position,
+and record an honest outcome.
+
+`sync_connection` is what the worker runs for every due connection and what the admin
+command calls on demand.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import logging
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import aiohttp
+
+from sync.clock import Clock, SystemClock
+from sync.connectors import CONNECTORS
+from sync.connectors.base import CallContext, Connector, Credentials, Send
+from sync.errors import (
+    AuthRejected,
+    CredentialsIncomplete,
+    CredentialsUnreadable,
+    CurrencyMissing,
+    InternalFault,
+    MalformedResponse,
+    SyncError,
+    UnsupportedNetwork,
+    WindowTooLarge,
+    redact,
+)
+from sync.http import HttpRequest, HttpResponse, NetworkClient, RetryPolicy
+from sync.model import Counts, Outcome, Position, Reason, Refused, SyncReport, Transaction, Window
+from sync.planner import PlannedWindow, plan, split
+from sync.ports import Connection, Decrypt, SyncStore
+from sync.ratelimit import Limiters, credential_key
+from sync.spec import ConnectorSpec, CurrencySource, Rate
+from sync.statuses import MapStatus
+
+log = logging.getLogger("sync.runner")
+
+
+@dataclass(frozen=True, slots=True)
+class SyncSettings:
+    """Overrides and limits of a deployment (or a test). Published rates stay declared in
+    each spec; `rates` only ever replaces them on purpose (a test, a negotiated quota)."""
+
+    base_urls: Mapping[str, str] = field(default_factory=dict)
+    rates: Mapping[str, Rate] = field(default_factory=dict)
+    page_sizes: Mapping[str, int] = field(default_factory=dict)
+    timeouts: Mapping[str, float] = field(default_factory=dict)
+    # How far back a connection's first sync starts, unless the connection says.
+    backfill: dt.timedelta = dt.timedelta(days=90)
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    # A window that needs more pages than this is treated as a network fault.
+    max_pages: int = 10_000
+
+    def spec_for(self, spec: ConnectorSpec) -> ConnectorSpec:
+        """The spec with this deployment's overrides applied."""
+        changes: dict[str, object] = {}
+        if spec.network in self.base_urls:
+            changes["base_url"] = self.base_urls[spec.network]
+        if spec.network in self.rates:
+            changes["rate"] = self.rates[spec.network]
+        if spec.network in self.page_sizes:
+            changes["page_size"] = self.page_sizes[spec.network]
+        if spec.network in self.timeouts:
+            changes["timeout"] = self.timeouts[spec.network]
+        return dataclasses.replace(spec, **changes) if changes else spec
+
+
+@dataclass
+class _Run:
+    """The mutable state of one run."""
+
+    counts: Counts = field(default_factory=Counts)
+    failures: list[SyncError] = field(default_factory=list)
+    refused: list[Refused] = field(default_factory=list)
+    position: Position | None = None
+    forward_blocked: bool = False
+    stopped_early: bool = False
+
+
+async def sync_connection(
+    store: SyncStore,
+    connection: Connection,
+    *,
+    decrypt: Decrypt,
+    map_status: MapStatus,
+    clock: Clock | None = None,
+    settings: SyncSettings | None = None,
+    client: NetworkClient | None = None,
+    limiters: Limiters | None = None,
+    connectors: Mapping[str, Connector] = CONNECTORS,
+    deadline: float | None = None,
+) -> SyncReport:
+    """Sync one connection now and record its outcome through the store.
+
+    `client` and `limiters` are shared by a worker's syncs (one session, one limiter per
+    credential); when absent, a session of its own is opened for this call. `deadline`
+    (on `clock.monotonic()`): no new window starts after it; the run then ends `partial`.
+    Raises only what the store raises (and cancellation); every network failure becomes the
+    recorded outcome.
+    """
+    clock = clock or SystemClock()
+    settings = settings or SyncSettings()
+    limiters = limiters or Limiters(clock)
+    if client is None:
+        async with aiohttp.ClientSession() as session:
+            own = NetworkClient(session, clock, settings.retry)
+            return await sync_connection(
+                store,
+                connection,
+                decrypt=decrypt,
+                map_status=map_status,
+                clock=clock,
+                settings=settings,
+                client=own,
+                limiters=limiters,
+                connectors=connectors,
+                deadline=deadline,
+            )
+    started = clock.now()
+    run = _Run()
+    secrets: list[str] = []
+    outcome: Outcome
+    reason: Reason | None
+    try:
+        connector = connectors.get(connection.network)
+        if connector is None:
+            raise UnsupportedNetwork(f"no connector for network {connection.network!r}")
+        spec = settings.spec_for(connector.spec)
+        creds = await open_credentials(store, connection, decrypt, spec)
+        secrets = creds.secret_values()
+        if spec.currency_source is CurrencySource.CONNECTION and not connection.currency:
+            raise CurrencyMissing(
+                f"{spec.network} records carry no currency: the connection must declare its currency"
+            )
+        run.position = await store.load_position(connection)
+        ctx = CallContext(
+            spec=spec,
+            base_url=spec.base_url,
+            credentials=creds,
+            currency=connection.currency,
+            page_size=spec.page_size or 0,
+            map_status=map_status,
+        )
+        limiter = limiters.get(credential_key(spec.network, creds.as_dict()), spec.rate)
+
+        async def send(request: HttpRequest) -> HttpResponse:
+            return await client.send(spec.network, request, limiter, spec.timeout)
+
+        windows = plan(
+            run.position,
+            clock.now(),
+            max_window=spec.max_window,
+            granularity=spec.granularity,
+            rescan=spec.rescan,
+            horizon=spec.horizon,
+            backfill=connection.backfill or settings.backfill,
+        )
+        run.counts.windows_planned = len(windows)
+        sent_before = client.sent
+        try:
+            await connector.authenticate(ctx, send)
+            await _windows(
+                store, connection, connector, ctx, send, windows, run, settings, clock, deadline
+            )
+        finally:
+            run.counts.requests = client.sent - sent_before
+        outcome, reason = _verdict(run)
+    except AuthRejected as exc:
+        outcome, reason = Outcome.AUTH_FAILED, Reason(exc.code, exc.message)
+    except CredentialsIncomplete as exc:
+        outcome, reason = Outcome.AUTH_FAILED, Reason(exc.code, exc.message)
+    except SyncError as exc:
+        outcome, reason = Outcome.ERROR, Reason(exc.code, exc.message)
+    reason = Reason(reason.code, redact(reason.message, secrets)) if reason else None
+    report = SyncReport(outcome, reason, run.counts, started, clock.now(), run.position)
+    await store.record_outcome(connection, report)
+    log.info(
+        "sync %s: %s%s (windows %d/%d, rows +%d ~%d =%d, refused %d, requests %d)",
+        connection,
+        outcome.value,
+        f" [{reason.code}] {reason.message}" if reason else "",
+        run.counts.windows_ok,
+        run.counts.windows_planned,
+        run.counts.inserted,
+        run.counts.updated,
+        run.counts.unchanged,
+        run.counts.refused,
+        run.counts.requests,
+    )
+    return report
+
+
+async def open_credentials(
+    store: SyncStore, connection: Connection, decrypt: Decrypt, spec: ConnectorSpec
+) -> Credentials:
+    """The connection's credentials, decrypted in memory and checked against the spec."""
+    blob = await store.load_credentials(connection)
+    failed: str | None = None
+    try:
+        values = decrypt(connection, blob)
+    except Exception as exc:
+        # The exception is not trusted to be free of secrets: keep its type only, and
+        # raise outside the handler so it is not even kept as the context.
+        failed = type(exc).__name__
+    if failed is not None:
+        raise CredentialsUnreadable(f"the stored credentials could not be opened ({failed})")
+    if not isinstance(values, Mapping):
+        raise CredentialsUnreadable("the stored credentials are not a JSON object")
+    creds = Credentials(values)
+    missing = creds.missing(spec.required_credentials)
+    if missing:
+        raise CredentialsIncomplete(
+            f"{spec.network} credentials lack: {', '.join(missing)} (reconnect the network)"
+        )
+    return creds
+
+
+async def _windows(
+    store: SyncStore,
+    connection: Connection,
+    connector: Connector,
+    ctx: CallContext,
+    send: Send,
+    planned: Sequence[PlannedWindow],
+    run: _Run,
+    settings: SyncSettings,
+    clock: Clock,
+    deadline: float | None,
+) -> None:
+    """Fetch and commit each window in order; splits capped windows; stops moving the
+    position at the first forward window that fails."""
+    queue = deque(planned)
+    while queue:
+        item = queue.popleft()
+        if item.advances and run.forward_blocked:
+            continue
+        if deadline is not None and clock.monotonic() >= deadline:
+            run.stopped_early = True
+            return
+        try:
+            rows, refused = await _fetch_renewing(connector, ctx, send, item.window, settings)
+        except WindowTooLarge as exc:
+            halves = split(item.window, ctx.spec.granularity)
+            if halves is None:
+                _failed(run, item, exc)
+                continue
+            run.counts.windows_split += 1
+            queue.extendleft(PlannedWindow(h, item.advances) for h in reversed(halves))
+            continue
+        except AuthRejected:
+            raise
+        except SyncError as exc:
+            _failed(run, item, exc)
+            continue
+        except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+            # A connector fault on an answer it did not expect: the window fails, the run
+            # goes on; the exception's text may quote the answer, so only its type is kept.
+            _failed(
+                run,
+                item,
+                InternalFault(f"{ctx.spec.network}: unreadable answer ({type(exc).__name__})"),
+            )
+            continue
+        position = Position(item.window.end) if item.advances else None
+        result = await store.write_window(connection, item.window, rows, position)
+        if position is not None:
+            run.position = position
+        run.counts.windows_ok += 1
+        run.counts.fetched += len(rows) + len(refused)
+        run.counts.inserted += result.inserted
+        run.counts.updated += result.updated
+        run.counts.unchanged += result.unchanged
+        run.counts.refused += len(refused)
+        run.refused.extend(refused)
+
+
+def _failed(run: _Run, item: PlannedWindow, exc: SyncError) -> None:
+    run.failures.append(exc)
+    run.counts.windows_failed += 1
+    if item.advances:
+        run.forward_blocked = True
+    log.warning("window %s failed: [%s] %s", item.window, exc.code, exc.message)
+
+
+async def _fetch_renewing(
+    connector: Connector, ctx: CallContext, send: Send, window: Window, settings: SyncSettings
+) -> tuple[list[Transaction], list[Refused]]:
+    """fetch_window, renewing an expired token once for connectors that exchange one."""
+    try:
+        return await fetch_window(connector, ctx, send, window, settings.max_pages)
+    except AuthRejected:
+        if not connector.reauthenticates:
+            raise
+        log.info("%s: credentials refused mid-sync; renewing the token once", ctx.spec.network)
+        await connector.authenticate(ctx, send)
+        return await fetch_window(connector, ctx, send, window, settings.max_pages)
+
+
+async def fetch_window(
+    connector: Connector, ctx: CallContext, send: Send, window: Window, max_pages: int
+) -> tuple[list[Transaction], list[Refused]]:
+    """Every page of one window: its transactions (last answer wins per id) and refusals."""
+    rows: dict[str, Transaction] = {}
+    refused: list[Refused] = []
+    state = None
+    for _ in range(max_pages):
+        response = await send(connector.request(ctx, window, state))
+        page = connector.parse(ctx, window, state, response)
+        for row in page.transactions:
+            rows[row.external_id] = row
+        refused.extend(page.refused)
+        if page.next is None:
+            return list(rows.values()), refused
+        state = page.next
+    raise MalformedResponse(f"{ctx.spec.network}: more than {max_pages} pages for one window")
+
+
+def _verdict(run: _Run) -> tuple[Outcome, Reason | None]:
+    """ok only when every planned window was fetched whole and every record kept."""
+    if run.failures:
+        first = run.failures[0]
+        if run.counts.windows_ok == 0:
+            return Outcome.ERROR, Reason(first.code, first.message)
+        failed = run.counts.windows_failed
+        return Outcome.PARTIAL, Reason(
+            first.code, f"{failed} window(s) failed; first: {first.message}"
+        )
+    if run.stopped_early:
+        return Outcome.PARTIAL, Reason(
+            "deadline", "the run reached its time limit; the rest follows next run"
+        )
+    if run.refused:
+        codes = sorted({r.code for r in run.refused})
+        example = run.refused[0]
+        return Outcome.PARTIAL, Reason(
+            "records_refused",
+            f"{len(run.refused)} record(s) refused ({', '.join(codes)}); e.g. {example.external_id or 'a record'}: {example.message}",
+        )
+    return Outcome.OK, None

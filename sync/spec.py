@@ -1,0 +1,94 @@
+"""What each connector declares about its network, in one place."""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+class Pagination(enum.StrEnum):
+    """How a network hands out a result set larger than one answer."""
+
+    NONE = "none"  # one answer per window: the window bounds the result set
+    OFFSET = "offset"  # offset + limit
+    PAGE = "page"  # page number, or a next-page link
+    CURSOR = "cursor"  # an opaque cursor the answer gives
+    WATERMARK = "watermark"  # "since id" the last answer's highest id
+
+
+class AmountFormat(enum.StrEnum):
+    """How amounts arrive on the wire."""
+
+    STRING = "string"  # decimal text, e.g. "6.00"
+    NUMBER = "number"  # JSON numbers (parsed as Decimal, never float)
+    CENTS = "cents"  # integers of minor units: 1250 means 12.50
+
+
+class CurrencySource(enum.StrEnum):
+    """Where a record's currency comes from."""
+
+    RECORD = "record"  # each record names its currency
+    CONNECTION = "connection"  # records carry none: the connection declares it
+    RECORD_OR_CONNECTION = "record_or_connection"  # the record's, else the connection's
+
+
+@dataclass(frozen=True, slots=True)
+class CredentialField:
+    """One member of the credential JSON `network connect` must require."""
+
+    name: str
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
+class Rate:
+    """At most `requests` per `seconds`, per credential."""
+
+    requests: int
+    seconds: float
+
+    def __post_init__(self) -> None:
+        if self.requests < 1 or self.seconds <= 0:
+            raise ValueError("a rate needs at least one request per positive period")
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectorSpec:
+    """A network's reporting API as the sync needs to know it. `[U]` in a comment marks a
+    value the public research could not confirm (a conservative choice)."""
+
+    network: str
+    base_url: str
+    credential_fields: tuple[CredentialField, ...]
+    # How the credentials are presented (documentation for `network connect`).
+    auth: str
+    # The longest window one request may ask for.
+    max_window: dt.timedelta
+    # Window boundaries fall on multiples of this (one day for date-only APIs).
+    granularity: dt.timedelta
+    pagination: Pagination
+    # The published rate limit; None would mean unpublished, so every spec sets a cautious one.
+    rate: Rate
+    rate_source: str
+    amount_format: AmountFormat
+    currency_source: CurrencySource
+    # The record field holding the primary sub-id.
+    sub_id_field: str
+    # The network's status words (folded: lowercase ASCII) -> affdir status.
+    status_words: Mapping[str, str]
+    # How far back each run re-scans, so late approvals, declines, amendments and
+    # payments reach rows already stored (the network's lock period plus a margin).
+    rescan: dt.timedelta
+    # How far back the network's API answers at all (the backfill horizon).
+    horizon: dt.timedelta
+    # Records per page asked for (None when the API has no page size).
+    page_size: int | None = None
+    # Seconds one request may take before it counts as failed.
+    timeout: float = 60.0
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def required_credentials(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.credential_fields)

@@ -1,0 +1,146 @@
+"""The long-lived worker: syncs every due connection, a bounded number at a time.
+
+Each connection is claimed with a lease before it syncs and released after, so several
+workers can share one store. A slot frees as soon as its sync ends: one slow or failing
+network never holds up the others. Stopping (SIGTERM, SIGINT) lets running syncs finish
+within a grace period, then cancels them; every window they committed stands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+from dataclasses import dataclass, field
+
+import aiohttp
+
+from sync.clock import Clock, SystemClock
+from sync.http import NetworkClient
+from sync.model import SyncReport
+from sync.ports import Connection, Decrypt, SyncStore
+from sync.ratelimit import Limiters
+from sync.runner import SyncSettings, sync_connection
+from sync.statuses import MapStatus
+
+log = logging.getLogger("sync.worker")
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerConfig:
+    worker_id: str
+    # A connection is due again this long after its last sync started.
+    interval: dt.timedelta = dt.timedelta(hours=6)
+    concurrency: int = 4
+    lease_seconds: float = 3600.0
+    # How often the store is asked for due connections while slots are free.
+    poll_seconds: float = 30.0
+    # How long running syncs may finish after a stop is asked.
+    grace_seconds: float = 30.0
+
+
+@dataclass
+class Worker:
+    store: SyncStore
+    decrypt: Decrypt
+    map_status: MapStatus
+    config: WorkerConfig
+    settings: SyncSettings = field(default_factory=SyncSettings)
+    clock: Clock = field(default_factory=SystemClock)
+    reports: list[SyncReport] = field(default_factory=list)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Sync due connections until `stop` is set."""
+        async with aiohttp.ClientSession() as session:
+            client = NetworkClient(session, self.clock, self.settings.retry)
+            limiters = Limiters(self.clock)
+            running: dict[tuple[str, str], asyncio.Task[None]] = {}
+            stopping = asyncio.create_task(stop.wait())
+            try:
+                while not stop.is_set():
+                    await self._start_due(running, client, limiters)
+                    waiting = {stopping, *running.values()}
+                    await asyncio.wait(
+                        waiting,
+                        timeout=self.config.poll_seconds,
+                        return_when=asyncio.FIRST_COMPLETED,
+                    )
+                    for key in [k for k, t in running.items() if t.done()]:
+                        running.pop(key)
+            finally:
+                stopping.cancel()
+                await self._finish(running)
+
+    async def _start_due(
+        self,
+        running: dict[tuple[str, str], asyncio.Task[None]],
+        client: NetworkClient,
+        limiters: Limiters,
+    ) -> None:
+        free = self.config.concurrency - len(running)
+        if free <= 0:
+            return
+        since = self.clock.now() - self.config.interval
+        try:
+            due = await self.store.due_connections(since, free + len(running))
+        except Exception as exc:
+            log.error("the store could not list due connections (%s)", type(exc).__name__)
+            return
+        for connection in due:
+            key = (connection.account_uid, connection.network)
+            if free <= 0:
+                break
+            if key in running:
+                continue
+            try:
+                claimed = await self.store.claim(
+                    connection, self.config.worker_id, self.config.lease_seconds
+                )
+            except Exception as exc:
+                log.error("claiming %s failed (%s)", connection, type(exc).__name__)
+                continue
+            if claimed:
+                running[key] = asyncio.create_task(self._sync(connection, client, limiters))
+                free -= 1
+
+    async def _sync(
+        self, connection: Connection, client: NetworkClient, limiters: Limiters
+    ) -> None:
+        # Stop starting windows well before the lease runs out, so no other worker
+        # takes the connection while this one still writes.
+        deadline = self.clock.monotonic() + self.config.lease_seconds * 0.8
+        try:
+            report = await sync_connection(
+                self.store,
+                connection,
+                decrypt=self.decrypt,
+                map_status=self.map_status,
+                clock=self.clock,
+                settings=self.settings,
+                client=client,
+                limiters=limiters,
+                deadline=deadline,
+            )
+            self.reports.append(report)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.error("sync %s failed in the store (%s)", connection, type(exc).__name__)
+        finally:
+            try:
+                await asyncio.shield(self.store.release(connection, self.config.worker_id))
+            except Exception as exc:
+                log.error("releasing %s failed (%s)", connection, type(exc).__name__)
+
+    async def _finish(self, running: dict[tuple[str, str], asyncio.Task[None]]) -> None:
+        tasks = set(running.values())
+        if not tasks:
+            return
+        log.info(
+            "stopping: waiting up to %gs for %d sync(s)", self.config.grace_seconds, len(tasks)
+        )
+        _, pending = await asyncio.wait(tasks, timeout=self.config.grace_seconds)
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.wait(pending)

@@ -1,0 +1,294 @@
+"""Every connector against its loopback fake network replaying recorded answers."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+
+import pytest
+from sync_support import NETWORKS, Canned, expected, max_in_any_period
+
+from sync.connectors import CONNECTORS
+from sync.model import Outcome
+
+PAGED = ("impact", "tradedoubler", "partnerize", "affilae", "admitad", "cj")
+
+
+def assert_rate_kept(networks, network: str) -> None:
+    rate = CONNECTORS[network].spec.rate
+    seen = max_in_any_period(networks[network].times(), rate.seconds)
+    assert seen <= rate.requests, f"{network} saw {seen} requests in {rate.seconds}s"
+
+
+def row_view(row) -> dict:
+    return {
+        "status": row.status,
+        "rawStatus": row.raw_status,
+        "commissionAmount": row.commission_amount,
+        "saleAmount": row.sale_amount,
+        "currency": row.currency,
+        "subId": row.sub_id,
+        "transactedAt": row.transacted_at,
+        "originalId": row.original_id,
+        "statusReason": row.status_reason,
+    }
+
+
+@pytest.mark.parametrize("network", NETWORKS)
+async def test_a_first_sync_collects_every_recorded_row(network, networks, store, run_sync):
+    report = await run_sync(network)
+    assert report.outcome is Outcome.OK, report.reason
+    rows = store.rows_of(network)
+    wanted = expected(network)
+    assert set(rows) == set(wanted)
+    for external_id, fields in wanted.items():
+        view = row_view(rows[external_id])
+        assert {k: view[k] for k in fields} == fields, external_id
+    assert report.counts.inserted == len(wanted)
+    assert report.position is not None and report.position.complete_through == dt.datetime(
+        2026, 3, 15, 12, tzinfo=dt.UTC
+    )
+    assert networks[network].too_long == 0
+    assert_rate_kept(networks, network)
+
+
+@pytest.mark.parametrize("network", NETWORKS)
+async def test_no_request_asks_for_more_than_the_network_window(network, networks, store, run_sync):
+    # 90 days of backfill is longer than any network's window: it must be cut.
+    report = await run_sync(network)
+    assert report.outcome is Outcome.OK
+    spec = CONNECTORS[network].spec
+    asked = networks[network].windows
+    assert len(set(asked)) >= 2
+    assert all(last - first < spec.max_window for first, last in asked)
+    assert networks[network].too_long == 0
+
+
+@pytest.mark.parametrize("network", PAGED)
+async def test_several_pages_are_all_fetched(network, networks, store, run_sync):
+    await run_sync(network)
+    paths = [s for s in networks[network].seen if s.method == "GET" or network == "cj"]
+    windows = len(set(networks[network].windows))
+    assert len(paths) > windows, "some window should have taken more than one page"
+    assert len(store.rows_of(network)) == len(expected(network))
+
+
+@pytest.mark.parametrize("network", NETWORKS)
+async def test_rerunning_a_sync_changes_nothing(network, networks, store, run_sync):
+    await run_sync(network)
+    before = dict(store.rows)
+    again = await run_sync(network)
+    assert again.outcome is Outcome.OK
+    assert store.rows == before
+    assert (again.counts.inserted, again.counts.updated) == (0, 0)
+    assert again.counts.unchanged > 0  # the lock period was re-scanned
+    assert_rate_kept(networks, network)
+
+
+@pytest.mark.parametrize("network", NETWORKS)
+async def test_429_with_retry_after_is_waited_out(network, networks, store, clock, run_sync):
+    networks[network].inject.append(Canned(429, b'{"error":"rate"}', {"Retry-After": "37"}))
+    report = await run_sync(network)
+    assert report.outcome is Outcome.OK
+    assert 37 in clock.slept
+    assert len(store.rows_of(network)) == len(expected(network))
+    assert_rate_kept(networks, network)
+
+
+@pytest.mark.parametrize("network", NETWORKS)
+async def test_a_5xx_then_success_is_retried(network, networks, store, clock, run_sync):
+    networks[network].inject.extend(
+        [
+            Canned(503, b"upstream"),
+            Canned(502, b"<html>bad gateway</html>", content_type="text/html"),
+        ]
+    )
+    report = await run_sync(network)
+    assert report.outcome is Outcome.OK
+    assert len(store.rows_of(network)) == len(expected(network))
+    # Exponential backoff: the second wait is longer than the first.
+    assert clock.slept[:2] == sorted(clock.slept[:2]) and clock.slept[0] > 0
+
+
+@pytest.mark.parametrize("status", [401, 403])
+@pytest.mark.parametrize("network", NETWORKS)
+async def test_401_and_403_are_auth_failed(network, status, networks, store, run_sync):
+    networks[network].inject.append(Canned(status, b'{"error":"denied"}'))
+    report = await run_sync(network)
+    assert report.outcome is Outcome.AUTH_FAILED
+    assert report.reason.code == "auth_rejected"
+    assert store.rows_of(network) == {}
+    assert network in report.reason.message
+
+
+@pytest.mark.parametrize("network", NETWORKS)
+async def test_the_network_own_bad_credential_answer_is_auth_failed(
+    network, networks, store, run_sync
+):
+    networks[network].reject_auth = True
+    report = await run_sync(network)
+    assert report.outcome is Outcome.AUTH_FAILED, report.reason
+    assert report.reason.code == "auth_rejected"
+    assert store.rows_of(network) == {}
+    assert store.reports[-1][1] is report
+
+
+@pytest.mark.parametrize("network", NETWORKS)
+async def test_a_truncated_body_fails_its_window_and_the_next_run_recovers(
+    network, networks, store, run_sync
+):
+    body = (
+        b'[{"id": 15919'
+        if network != "effiliation"
+        else b"id_transaction|commission\nEF-1|2,00|Valide"
+    )
+    networks[network].inject.append(
+        Canned(
+            200, body, content_type="text/csv" if network == "effiliation" else "application/json"
+        )
+    )
+    first = await run_sync(network)
+    assert first.outcome in (Outcome.PARTIAL, Outcome.ERROR)
+    assert first.reason.code == "malformed_response"
+    # The failed window was the first forward one: the position did not move past it.
+    assert first.position is None
+    second = await run_sync(network)
+    assert second.outcome is Outcome.OK
+    assert len(store.rows_of(network)) == len(expected(network))
+
+
+FLIPS = {
+    "awin": ("1591984036", "commissionStatus", "approved", "approved"),
+    "cj": ("2292068003", "actionStatus", "locked", "approved"),
+    "impact": ("7700.1.2", "State", "REVERSED", "declined"),
+    "tradedoubler": ("TD-900004", "status", "A", "approved"),
+    "effiliation": ("EF-7004", "statut", "Refusé", "declined"),
+    "kwanko": ("5550002", "state", "approved", "approved"),
+    "partnerize": ("1011l1234570", "conversion_status", "approved", "approved"),
+    "affilae": ("afl-c-004", "status", "accepted", "approved"),
+    "admitad": ("124", "status", "declined", "declined"),
+}
+ID_FIELDS = {
+    "awin": "id",
+    "cj": "commissionId",
+    "impact": "Id",
+    "tradedoubler": "transactionId",
+    "effiliation": "id_transaction",
+    "kwanko": "kwanko_id",
+    "partnerize": "conversion_id",
+    "affilae": "id",
+    "admitad": "action_id",
+}
+
+
+@pytest.mark.parametrize("network", NETWORKS)
+async def test_a_status_that_flips_between_two_syncs_updates_the_same_row(
+    network, networks, store, clock, run_sync
+):
+    await run_sync(network)
+    external_id, field, raw, status = FLIPS[network]
+    (record,) = [r for r in networks[network].records if str(r[ID_FIELDS[network]]) == external_id]
+    record[field] = raw
+    clock.advance(6 * 3600)
+    report = await run_sync(network)
+    assert report.outcome is Outcome.OK
+    rows = store.rows_of(network)
+    assert len(rows) == len(expected(network))
+    assert rows[external_id].status == status
+    assert rows[external_id].raw_status == raw
+    assert report.counts.updated == 1
+
+
+async def test_a_window_over_the_network_cap_is_split_until_it_fits(networks, store, run_sync):
+    networks["impact"].cap = 1
+    report = await run_sync("impact")
+    assert report.outcome is Outcome.OK
+    assert report.counts.windows_split > 0
+    assert len(store.rows_of("impact")) == len(expected("impact"))
+
+
+async def test_a_window_that_cannot_be_split_small_enough_is_partial(networks, store, run_sync):
+    networks["impact"].cap = 0
+    report = await run_sync("impact")
+    assert report.outcome is Outcome.PARTIAL
+    assert report.reason.code == "window_capped"
+    # Everything after the window that could not be fetched waits for the next run.
+    assert report.position is None or report.position.complete_through < dt.datetime(
+        2026, 3, 15, tzinfo=dt.UTC
+    )
+
+
+async def test_cj_corrections_stay_signed_and_name_their_original(networks, store, run_sync):
+    await run_sync("cj")
+    rows = store.rows_of("cj")
+    original, correction = rows["2292067664"], rows["2292067700"]
+    assert original.commission_amount == "7.78"
+    assert correction.commission_amount == "-7.78"
+    assert correction.original_id == "2292067664"
+    assert correction.status_reason == "cj:correction:RETURNED_MERCHANDISE"
+
+
+async def test_cj_without_a_declared_currency_fetches_nothing_and_says_why(
+    networks, store, run_sync
+):
+    from sync_support import connection
+
+    report = await run_sync("cj", connection=connection("cj", currency=None))
+    assert report.outcome is Outcome.ERROR
+    assert report.reason.code == "currency_missing"
+    assert networks["cj"].seen == []
+
+
+async def test_a_record_without_currency_is_refused_with_its_reason(networks, store, run_sync):
+    record = networks["awin"].records[1]
+    record["commissionAmount"] = {"amount": 12.0}
+    report = await run_sync("awin")
+    assert report.outcome is Outcome.PARTIAL
+    assert report.reason.code == "records_refused"
+    assert "currency" in report.reason.message
+    assert str(record["id"]) not in store.rows_of("awin")
+    assert report.counts.refused == 1
+
+
+async def test_kwanko_records_without_currency_take_the_connection_currency(
+    networks, store, run_sync
+):
+    await run_sync("kwanko")
+    assert store.rows_of("kwanko")["5550004"].currency == "EUR"
+
+
+async def test_an_expired_token_is_renewed_once(networks, store, run_sync):
+    networks["tradedoubler"].revoke_token_after = 2
+    report = await run_sync("tradedoubler")
+    assert report.outcome is Outcome.OK
+    assert len(networks["tradedoubler"].tokens) == 3  # first, "expired", renewed
+    assert len(store.rows_of("tradedoubler")) == len(expected("tradedoubler"))
+
+
+async def test_published_rates_hold_over_a_long_backfill(networks, store, settings, run_sync):
+    # A year of Awin in 31-day windows, plus retries: never more than 20 requests a minute.
+    conn_settings = dataclasses.replace(settings, backfill=dt.timedelta(days=700))
+    for _ in range(3):
+        networks["awin"].inject.append(Canned(500, b"oops"))
+    report = await run_sync("awin", settings=conn_settings)
+    assert report.outcome is Outcome.OK
+    assert len(networks["awin"].seen) > 20
+    assert_rate_kept(networks, "awin")
+
+
+async def test_retry_after_longer_than_allowed_fails_the_window_as_rate_limited(
+    networks, store, run_sync
+):
+    networks["awin"].inject.append(Canned(429, b"", {"Retry-After": "86400"}))
+    report = await run_sync("awin")
+    assert report.outcome in (Outcome.PARTIAL, Outcome.ERROR)
+    assert report.reason.code == "rate_limited"
+
+
+async def test_5xx_that_never_ends_is_an_error(networks, store, run_sync):
+    for _ in range(200):
+        networks["kwanko"].inject.append(Canned(500, b"down"))
+    report = await run_sync("kwanko")
+    assert report.outcome is Outcome.ERROR
+    assert report.reason.code == "network_unavailable"
+    assert store.rows_of("kwanko") == {}

@@ -1,0 +1,185 @@
+"""Pure parts: the planner, amounts and dates, status words, Retry-After, the limiter."""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+from decimal import Decimal
+
+import pytest
+from sync_support import FakeClock, max_in_any_period
+
+from sync.connectors import CONNECTORS
+from sync.http import RetryPolicy, backoff_delay, retry_after_seconds
+from sync.model import Position, Window
+from sync.planner import cut, plan, split
+from sync.ratelimit import SlidingLimiter, credential_key
+from sync.spec import AmountFormat, Rate
+from sync.statuses import fold, mapper, tables_from_specs
+from sync.values import ValueProblem, decode_json, parse_amount, parse_timestamp
+
+NOW = dt.datetime(2026, 3, 15, 12, 30, 45, tzinfo=dt.UTC)
+DAY = dt.timedelta(days=1)
+SECOND = dt.timedelta(seconds=1)
+
+
+def test_windows_are_cut_to_the_largest_window_and_cover_the_range_once():
+    windows = cut(NOW - 100 * DAY, NOW, 31 * DAY, SECOND)
+    assert all(w.length <= 31 * DAY for w in windows)
+    assert windows[0].start == NOW - 100 * DAY and windows[-1].end == NOW
+    assert all(a.end == b.start for a, b in itertools.pairwise(windows))
+
+
+def test_day_granular_windows_fall_on_midnight():
+    planned = plan(
+        None,
+        NOW,
+        max_window=31 * DAY,
+        granularity=DAY,
+        rescan=60 * DAY,
+        horizon=730 * DAY,
+        backfill=90 * DAY,
+    )
+    for p in planned[:-1]:
+        assert p.window.end.time() == dt.time(0)
+        assert p.window.length <= 31 * DAY
+    assert planned[0].window.start.time() == dt.time(0)
+
+
+def test_a_first_run_only_fetches_forward_and_a_later_one_rescans_first():
+    kwargs = dict(
+        max_window=31 * DAY,
+        granularity=SECOND,
+        rescan=60 * DAY,
+        horizon=730 * DAY,
+        backfill=90 * DAY,
+    )
+    first = plan(None, NOW, **kwargs)
+    assert all(p.advances for p in first)
+    later = plan(Position(NOW - DAY), NOW, **kwargs)
+    rescans = [p for p in later if not p.advances]
+    forwards = [p for p in later if p.advances]
+    assert rescans[0].window.start == NOW - 60 * DAY and rescans[-1].window.end == NOW - DAY
+    assert forwards == [forwards[0]] and forwards[0].window == Window(
+        NOW - DAY, NOW.replace(microsecond=0)
+    )
+
+
+def test_the_backfill_never_reaches_past_the_network_horizon():
+    planned = plan(
+        None,
+        NOW,
+        max_window=45 * DAY,
+        granularity=SECOND,
+        rescan=DAY,
+        horizon=100 * DAY,
+        backfill=3000 * DAY,
+    )
+    assert planned[0].window.start == NOW - 100 * DAY
+
+
+def test_split_halves_on_the_granularity_and_stops():
+    window = Window(NOW - 4 * DAY, NOW)
+    halves = split(window, DAY)
+    assert halves is not None and halves[0].end.time() == dt.time(0)
+    assert split(Window(NOW - DAY, NOW), DAY) is None
+    assert split(Window(NOW - dt.timedelta(seconds=90), NOW), SECOND) is None
+
+
+@pytest.mark.parametrize(
+    ("value", "fmt", "text"),
+    [
+        ("6.00", AmountFormat.STRING, "6.00"),
+        ("-7.78", AmountFormat.STRING, "-7.78"),
+        (Decimal("85.20"), AmountFormat.NUMBER, "85.20"),
+        (60, AmountFormat.NUMBER, "60"),
+        (1250, AmountFormat.CENTS, "12.50"),
+        (-1250, AmountFormat.CENTS, "-12.50"),
+        (5, AmountFormat.CENTS, "0.05"),
+        ("+3.5", AmountFormat.STRING, "3.5"),
+    ],
+)
+def test_amounts_stay_exact_and_signed(value, fmt, text):
+    assert parse_amount(value, fmt) == text
+
+
+@pytest.mark.parametrize("value", [None, 4.26, "1e3", "abc", True, "12.5.1"])
+def test_amounts_that_are_not_exact_numbers_are_refused(value):
+    with pytest.raises(ValueProblem):
+        parse_amount(value, AmountFormat.STRING)
+
+
+def test_json_numbers_never_become_floats():
+    assert decode_json(b'{"a": 85.20}') == {"a": Decimal("85.20")}
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        ("2026-01-03T10:12:00", "2026-01-03T10:12:00Z"),
+        ("2026-01-08T15:20:00-08:00", "2026-01-08T23:20:00Z"),
+        ("2026-01-02 10:00:00", "2026-01-02T10:00:00Z"),
+        ("02/01/2026 09:30:00", "2026-01-02T09:30:00Z"),
+        (1767613200, "2026-01-05T11:40:00Z"),
+    ],
+)
+def test_dates_are_read_as_utc(value, text):
+    assert parse_timestamp(value) == text
+
+
+def test_an_unmapped_word_is_unknown_never_a_guess():
+    map_status = mapper(tables_from_specs(c.spec for c in CONNECTORS.values()))
+    assert map_status("kwanko", "pending_approval") == "pending"
+    assert map_status("tradedoubler", "A") == "approved"
+    assert map_status("admitad", "approved_but_stalled") == "approved"
+    assert map_status("effiliation", "Refusé") == "declined"
+    assert map_status("awin", "deleted") == "declined"
+    assert map_status("awin", "on hold") == "unknown"
+    assert map_status("cj", None) == "unknown"
+    assert map_status("nowhere", "approved") == "unknown"
+
+
+def test_every_declared_word_is_folded_and_maps_to_a_known_status():
+    for connector in CONNECTORS.values():
+        for word, status in connector.spec.status_words.items():
+            assert fold(word) == word, (connector.spec.network, word)
+            assert status in ("pending", "approved", "declined", "paid")
+
+
+def test_every_spec_declares_what_the_sync_needs():
+    for network, connector in CONNECTORS.items():
+        spec = connector.spec
+        assert spec.network == network
+        assert spec.credential_fields and spec.max_window > dt.timedelta(0)
+        assert spec.rate.requests > 0 and spec.rate_source
+        assert spec.rescan <= spec.horizon
+
+
+def test_retry_after_reads_seconds_and_http_dates():
+    now = dt.datetime(2026, 3, 15, 12, 0, tzinfo=dt.UTC)
+    assert retry_after_seconds({"Retry-After": "37"}, now) == 37
+    assert retry_after_seconds({"Retry-After": "Sun, 15 Mar 2026 12:01:00 GMT"}, now) == 60
+    assert retry_after_seconds({"Retry-After": "soon"}, now) is None
+    assert retry_after_seconds({}, now) is None
+
+
+def test_backoff_grows_exponentially_with_jitter_and_a_cap():
+    policy = RetryPolicy(backoff_base=1.0, backoff_cap=10.0)
+    assert [backoff_delay(n, policy, lambda: 0.0) for n in range(5)] == [0.5, 1.0, 2.0, 4.0, 5.0]
+    assert backoff_delay(2, policy, lambda: 1.0) == 4.0
+
+
+async def test_the_limiter_never_lets_more_than_the_rate_through():
+    clock = FakeClock()
+    limiter = SlidingLimiter(Rate(20, 60), clock)
+    times = []
+    for _ in range(95):
+        await limiter.acquire()
+        times.append(clock.monotonic())
+    assert max_in_any_period(times, 60) == 20
+    assert times[-1] - times[0] < 5 * 60  # and it is not slower than it needs to be
+
+
+def test_limiter_keys_do_not_show_the_credential():
+    key = credential_key("awin", {"accessToken": "PLANTED-awin-token-7f3a91"})
+    assert "PLANTED" not in key and key.startswith("awin:")
