@@ -354,10 +354,7 @@ def load(data: bytes, composer_class: type = COMPOSER) -> tuple[Document | None,
     try:
         node = composer.get_single_node()
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        what = exc.problem or exc.context or "invalid YAML"
-        return None, [Problem(line, column, "(yaml)", f"{_one_line(what)}; this is not valid YAML")]
+        return None, [_syntax_problem(exc, data)]
     except yaml.YAMLError as exc:
         return None, [Problem(1, 1, "(yaml)", f"cannot be read: {_one_line(str(exc))}")]
     finally:
@@ -372,6 +369,100 @@ def load(data: bytes, composer_class: type = COMPOSER) -> tuple[Document | None,
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+# The line breaks both parsers count lines by (a CR alone is one, CRLF is one).
+_LINE_BREAK = re.compile("\r\n|[\n\r\x85\u2028\u2029]")
+_TAB_HINT = (
+    "a tab here, where YAML takes spaces only (tabs cannot indent); replace the tab with spaces"
+)
+_INDENT_HINT = (
+    "this line is indented {how}; start it in the same column as the fields it belongs with "
+    "(top-level fields start in column 1, with spaces)"
+)
+_QUOTE_HINT = (
+    "the {quote} opened here is never closed; end the value with a closing {quote} "
+    "(and write {escaped} for a {quote} inside it)"
+)
+
+
+def _syntax_problem(exc: yaml.MarkedYAMLError, data: bytes) -> Problem:
+    """A syntax error where the author can fix it, saying how: the parsers' own words
+    ("found character that cannot start any token", "found unexpected end of stream") name
+    neither the tab, the indentation nor the quote at fault, nor always the line."""
+    mark = exc.problem_mark or exc.context_mark
+    line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+    what = exc.problem or exc.context or "invalid YAML"
+    hint = _hint(exc, data) if mark else None
+    if hint is not None:
+        return Problem(hint[0], hint[1], "(yaml)", hint[2])
+    return Problem(line, column, "(yaml)", f"{_one_line(what)}; this is not valid YAML")
+
+
+def _hint(exc: yaml.MarkedYAMLError, data: bytes) -> tuple[int, int, str] | None:
+    """(line, column, message) for a tab, a bad indent or an unclosed quote, else None.
+
+    libyaml and PyYAML word these differently; both are recognised, so a file gets the
+    same hint whichever parser read it."""
+    problem, context = exc.problem or "", exc.context or ""
+    mark, opened = exc.problem_mark, exc.context_mark
+    if "quoted scalar" in context and "end of stream" in problem and opened is not None:
+        # The quote ran to the end of the file: point at where it opened, not the end.
+        lines = _lines(data)
+        quote = _char_at(lines, opened.line, opened.column)
+        if quote not in ("'", '"'):
+            return None
+        return opened.line + 1, opened.column + 1, _quote_hint(quote)
+    if mark is None:
+        return None
+    lines = _lines(data)
+    text = lines[mark.line] if mark.line < len(lines) else ""
+    indent = len(text) - len(text.lstrip(" \t"))
+    if "\t" in text[:indent] or _char_at(lines, mark.line, mark.column) == "\t":
+        tab = text.find("\t", 0, indent) if "\t" in text[:indent] else mark.column
+        return mark.line + 1, tab + 1, _TAB_HINT
+    spaces = len(text) - len(text.lstrip(" "))
+    key = text[: mark.column]
+    # `  host: x` under a field: read as the rest of the value above, which cannot hold
+    # "key:". A colon further along a value (`name: A: B`) is another mistake.
+    if problem.startswith("mapping values are not allowed") and spaces > 0 and ": " not in key:
+        return mark.line + 1, spaces + 1, _INDENT_HINT.format(how="deeper than the field above it")
+    # libyaml: "did not find expected key" (or "'-' indicator"); PyYAML: "expected <block end>".
+    if not ("expected key" in problem or "'-'" in problem or "<block end>" in problem):
+        return None
+    if mark.column == spaces > 0:
+        # The line starts at a column no open block uses: between two levels.
+        how = f"by {spaces} space{'s' if spaces != 1 else ''}, a depth no field above it uses"
+        return mark.line + 1, spaces + 1, _INDENT_HINT.format(how=how)
+    return _reopened_quote(lines, mark.line, text[: mark.column].rstrip())
+
+
+def _reopened_quote(lines: list[str], line: int, before: str) -> tuple[int, int, str] | None:
+    """An unclosed quote that the next quote of its kind closed, lines later: the parser
+    stops just after that one (`commission: "8%"` read as `...commission: ` then `8%"`), so
+    the error is reported far from the quote that was left open."""
+    quote = before[-1:]
+    if quote not in ("'", '"') or before.find(quote) != len(before) - 1 or line == 0:
+        return None
+    for number in range(line - 1, -1, -1):
+        opened = lines[number].rfind(quote)
+        if opened >= 0:
+            return number + 1, opened + 1, _quote_hint(quote)
+    return None
+
+
+def _quote_hint(quote: str) -> str:
+    # Inside "...", \" is a quote; inside '...', '' is one (YAML has no \' escape).
+    return _QUOTE_HINT.format(quote=quote, escaped="''" if quote == "'" else '\\"')
+
+
+def _lines(data: bytes) -> list[str]:
+    text = data.decode("utf-8", "replace")
+    return _LINE_BREAK.split(text[1:] if text.startswith("\ufeff") else text)
+
+
+def _char_at(lines: list[str], line: int, column: int) -> str:
+    return lines[line][column : column + 1] if line < len(lines) else ""
 
 
 def _before_composing(data: bytes, composer_class: type) -> list[Problem]:

@@ -1,0 +1,108 @@
+"""The GitHub workflows and the Dependabot configuration: valid against GitHub's schemas
+(vendored: tests/ops/schemas/README.md says why not actionlint), every action pinned to a
+commit with its version beside it, the test workflow runs CI's own entry point, and the
+content check runs whenever what decides a submission's verdict changes."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+from opskit import ROOT, load_yaml, schema_errors
+
+WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+# The majors that run on Node 24 (older ones run on Node 20, which GitHub retires).
+MAJORS = {"actions/checkout": {5, 6}, "actions/setup-python": {6}}
+PIN = re.compile(
+    r"(?P<action>[\w.-]+/[\w./-]+)@(?P<sha>[0-9a-f]{40}) # v(?P<major>\d+)(\.\d+){0,2}"
+)
+
+
+def test_there_are_the_two_workflows() -> None:
+    assert {p.name for p in WORKFLOWS} >= {"tests.yml", "content.yml"}
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=[p.name for p in WORKFLOWS])
+def test_workflow_matches_githubs_schema(path: Path) -> None:
+    assert schema_errors(load_yaml(path), "github-workflows.json") == []
+
+
+def test_dependabot_matches_its_schema_and_watches_pip_and_actions() -> None:
+    config = load_yaml(ROOT / ".github" / "dependabot.yml")
+    assert schema_errors(config, "dependabot.json") == []
+    ecosystems = {u["package-ecosystem"] for u in config["updates"]}
+    assert {"pip", "github-actions"} <= ecosystems
+
+
+def _uses_lines() -> list[tuple[str, str]]:
+    """(workflow, the text after `uses:`, comment included) of every step using an action."""
+    found = []
+    for path in WORKFLOWS:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            match = re.match(r"\s*(?:-\s+)?uses:\s*(.+?)\s*$", line)
+            if match:
+                found.append((path.name, match.group(1)))
+    return found
+
+
+def test_every_action_is_pinned_to_a_commit_of_a_current_major() -> None:
+    uses = _uses_lines()
+    assert uses
+    for workflow, text in uses:
+        pin = PIN.fullmatch(text)
+        assert pin, f"{workflow}: {text!r}: pin a 40-digit commit SHA with `# vX.Y.Z` after it"
+        allowed = MAJORS.get(pin["action"])
+        assert allowed is not None, f"{workflow}: {pin['action']}: add its current majors to MAJORS"
+        assert int(pin["major"]) in allowed, f"{workflow}: {text}"
+
+
+def test_the_same_action_version_is_pinned_to_the_same_commit_everywhere() -> None:
+    seen: dict[str, str] = {}
+    for _, text in _uses_lines():
+        action, _, rest = text.partition("@")
+        sha, _, version = rest.partition(" # ")
+        assert seen.setdefault(f"{action} {version}", sha) == sha, text
+
+
+def _steps(workflow: dict) -> list[dict]:
+    return [step for job in workflow["jobs"].values() for step in job["steps"]]
+
+
+def test_tests_workflow_runs_ci_entry_point_on_push_and_pull_request() -> None:
+    workflow = load_yaml(ROOT / ".github" / "workflows" / "tests.yml")
+    assert {"push", "pull_request"} <= set(workflow["on"])
+    runs = [step for step in _steps(workflow) if "run" in step]
+    (ci,) = [step for step in runs if shlex.split(step["run"]) == ["bash", ".ci/run"]]
+    assert ci["env"]["CI"] == "true"
+    # What .ci/run and the site's tests install with apt-get, as CI's machine does: Debian 12.
+    (job,) = workflow["jobs"].values()
+    assert "bookworm" in job["container"]["image"] and "3.11" in job["container"]["image"]
+    for script in (".ci/run", "scripts/ensure-services.sh", "scripts/ensure-chromium.sh"):
+        assert (ROOT / script).is_file(), script
+    assert job["timeout-minutes"] <= 90
+
+
+CHECKED = ["content/**", "catalog/**", "contract/**", "build.py", "templates/**", "pyproject.toml"]
+
+
+@pytest.mark.parametrize("event", ["pull_request", "push"])
+def test_content_check_runs_when_the_verdict_can_change(event: str) -> None:
+    workflow = load_yaml(ROOT / ".github" / "workflows" / "content.yml")
+    paths = workflow["on"][event]["paths"]
+    assert set(CHECKED) <= set(paths)
+    for path in CHECKED:  # each names something that exists
+        assert list(ROOT.glob(path.removesuffix("/**"))), path
+    (check,) = [s for s in _steps(workflow) if "build.py" in s.get("run", "")]
+    assert shlex.split(check["run"]) == ["python", "build.py", "--check"]
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=[p.name for p in WORKFLOWS])
+def test_workflows_read_only_and_never_pull_request_target(path: Path) -> None:
+    workflow = load_yaml(path)
+    assert "pull_request_target" not in workflow["on"]
+    assert workflow["permissions"] == {"contents": "read"}
+    for step in _steps(workflow):
+        if str(step.get("uses", "")).startswith("actions/checkout@"):
+            assert step["with"]["persist-credentials"] is False
