@@ -15,8 +15,9 @@ matters, never a second copy of an operation.
 
 Adding an operation (tables of a later migration): write it in "Operations" as an `async
 def` over a Session, then its public method on `SqlStore` (checks, ids, `_now()`) and on
-the AccountStore protocol; a table's DDL goes into both layers' MIGRATIONS, shared text
-here when it is the same in both.
+the AccountStore protocol. Operations compose: one that awaits others runs them in its
+own transaction. A table's DDL goes into both layers' MIGRATIONS, its text here when it
+is the same in both.
 """
 
 from __future__ import annotations
@@ -517,7 +518,10 @@ def check_batch(rows: Sequence[NewCommission]) -> None:
 
 
 class SqlStore(abc.ABC):
-    """The AccountStore methods, once. A layer subclasses it with its transactions."""
+    """The AccountStore methods, once. A layer subclasses it with its transactions.
+
+    A method runs the module's operation of its name or of its table (a method's own name
+    is not in scope in its body: `lookup_key(s, ...)` there is the operation)."""
 
     _clock: Callable[[], dt.datetime]  # the wall clock of the timestamps written
 
