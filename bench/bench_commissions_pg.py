@@ -144,8 +144,8 @@ async def explain(url: str, uid: str) -> dict[str, str]:
     import asyncpg
 
     from accounts.store.base import CommissionQuery
+    from accounts.store.core import commissions_sql
     from accounts.store.postgres import numbered
-    from accounts.store.sqlite import commissions_sql
 
     shapes = {
         "first page": CommissionQuery(uid, base.PAGE + 1),

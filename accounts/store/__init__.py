@@ -3,7 +3,8 @@
 `open_store(database)` picks the implementation from the database setting:
 `sqlite:///path/to/file`, `sqlite:relative/file` or a plain path open the embedded SQLite
 store; `postgresql://user:password@host:port/database` (or `postgres://`) opens the
-PostgreSQL store (accounts.store.postgres), same schema and semantics.
+PostgreSQL store (accounts.store.postgres), same schema and semantics: both run the
+operations of accounts.store.core, which hold every statement and rule once.
 """
 
 from __future__ import annotations

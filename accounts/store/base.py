@@ -1,7 +1,7 @@
 """The account store's interface: value types, errors and the `AccountStore` protocol.
 
-Every implementation (SQLite, PostgreSQL) keeps these conventions, which the
-API and the cursors rely on:
+Both stores (accounts.store.core over SQLite or PostgreSQL) keep these conventions, which
+the API and the cursors rely on:
 
 - Timestamps are UTC text in exactly one form, `YYYY-MM-DDTHH:MM:SSZ` (`TIMESTAMP_FORMAT`),
   so text order is time order and values go out on the wire verbatim.

@@ -10,18 +10,16 @@ Text that is sorted or range-compared (timestamps, ids, network names) is declar
 `COLLATE "C"`: byte order, as SQLite compares, whatever collation the database was created
 with (an `en_US` collation would order `a-b` after `ab`, and costs more per comparison).
 
-Migrations run in one transaction under a transaction-scoped advisory lock, so edge workers
-starting together apply each migration once and the others wait, then find it done.
+accounts.store.postgres applies them in one transaction under a transaction-scoped advisory
+lock (`MIGRATION_LOCK`), so edge workers starting together apply each migration once and
+the others wait, then find it done.
 """
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable
-
 import asyncpg
 
-from accounts.store.base import StoreError
+from accounts.store.core import API_KEY_INDEXES, COMMISSION_INDEXES, SCHEMA_VERSION_SQL, lock_key
 
 # Append new migrations (and their SQLite twins); never edit one that has shipped.
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
@@ -52,8 +50,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             created_at text COLLATE "C" NOT NULL,
             revoked_at text COLLATE "C"
         )""",
-        "CREATE INDEX api_keys_account ON api_keys (account_id)",
-        "CREATE INDEX api_keys_prefix ON api_keys (prefix)",
+        *API_KEY_INDEXES,
         """CREATE TABLE networks (
             account_id bigint NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
             network text COLLATE "C" NOT NULL,
@@ -100,23 +97,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             updated_at text COLLATE "C" NOT NULL,
             UNIQUE (account_id, network, external_id)
         )""",
-        # Keyset pagination: equality on the account (and filter), then the sort key.
-        """CREATE INDEX commissions_page
-            ON commissions (account_id, transacted_at DESC, id DESC)""",
-        """CREATE INDEX commissions_network_page
-            ON commissions (account_id, network, transacted_at DESC, id DESC)""",
-        """CREATE INDEX commissions_status_page
-            ON commissions (account_id, status, transacted_at DESC, id DESC)""",
+        *COMMISSION_INDEXES,
     ),
 )
 
 LATEST = len(MIGRATIONS)
-
-
-def lock_key(name: str) -> int:
-    """A stable signed 64-bit advisory-lock key for `name` (pg_advisory_xact_lock(bigint))."""
-    digest = hashlib.blake2b(f"affdir:{name}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big", signed=True)
 
 
 MIGRATION_LOCK = lock_key("schema_migrations")
@@ -126,42 +111,4 @@ async def schema_version(conn: asyncpg.Connection) -> int:
     """The applied version; 0 for an empty database. A plain read: no lock, no DDL."""
     if not await conn.fetchval("SELECT to_regclass('schema_migrations') IS NOT NULL"):
         return 0
-    return int(await conn.fetchval("SELECT coalesce(max(version), 0) FROM schema_migrations"))
-
-
-def _check_not_newer(version: int) -> None:
-    if version > LATEST:
-        raise StoreError(
-            f"the database schema is version {version}, newer than this code ({LATEST}); "
-            "upgrade the edge"
-        )
-
-
-async def migrate(conn: asyncpg.Connection, now: Callable[[], str]) -> int:
-    """Apply the missing migrations; return the schema version.
-
-    An up-to-date database is only read (a role without DDL rights can open it). Otherwise
-    the missing migrations and their version rows commit together, under the advisory lock:
-    concurrent openers queue on the lock and then see the new version.
-    """
-    version = await schema_version(conn)
-    _check_not_newer(version)
-    if version == LATEST:
-        return version
-    async with conn.transaction():
-        await conn.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
-        await conn.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations ("
-            "version integer PRIMARY KEY, applied_at text NOT NULL)"
-        )
-        version = await schema_version(conn)  # someone else may have migrated meanwhile
-        _check_not_newer(version)
-        for number in range(version + 1, LATEST + 1):
-            for statement in MIGRATIONS[number - 1]:
-                await conn.execute(statement)
-            await conn.execute(
-                "INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)",
-                number,
-                now(),
-            )
-    return LATEST
+    return int(await conn.fetchval(SCHEMA_VERSION_SQL))

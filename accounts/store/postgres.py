@@ -1,9 +1,9 @@
-"""The PostgreSQL account store: an asyncpg connection pool, the SQLite store's semantics.
+"""The PostgreSQL layer of the account store: an asyncpg connection pool.
 
-`open_store("postgresql://user:password@host:port/database")` makes one. Same schema
-versions (accounts.store.migrations_pg), same statements where SQL allows (the keyset query
-comes from accounts.store.sqlite, with numbered parameters), same values out: the
-two stores are interchangeable, and tests/edge_account runs against both.
+`open_store("postgresql://user:password@host:port/database")` makes one. The operations,
+their checks and their SQL are accounts.store.core's, the same as SQLite's (with `?`
+numbered `$1, $2, ...` here); the schema versions are accounts.store.migrations_pg's. Same
+values out: the two stores are interchangeable, and tests/edge_account runs against both.
 
 Pool: `pool_min` (default 1) to `pool_max` (default 10) connections per process, settable
 as query parameters of the URL (`...?pool_max=20`; every other query parameter goes to
@@ -42,48 +42,32 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import functools
 import itertools
 import re
 import urllib.parse
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import asyncpg
 
 from accounts.store.base import (
-    VALUE_FIELDS,
-    AccountView,
-    CapabilityView,
-    CommissionQuery,
-    CommissionRow,
     Conflict,
-    ImportResult,
-    KeyRecord,
-    KeyView,
-    NewCommission,
-    NotFound,
     OutcomeUnknown,
     StoreError,
     StoreUnavailable,
     WriteWait,
-    account_view,
-    check_commission,
-    check_email,
-    check_label,
-    check_network,
-    check_plan,
-    check_sync,
-    format_timestamp,
-    import_result,
-    key_view,
     utc_now,
-    values,
-    with_stored,
 )
-from accounts.store.migrations_pg import lock_key, migrate
-from accounts.store.sqlite import commissions_sql, new_id
-from contract import vocabulary as v
+from accounts.store.core import (
+    Dialect,
+    Operation,
+    SqlStore,
+    apply_migrations,
+    check_schema_version,
+)
+from accounts.store.migrations_pg import LATEST, MIGRATION_LOCK, MIGRATIONS, schema_version
 
 T = TypeVar("T")
 
@@ -94,6 +78,9 @@ MIGRATION_TIMEOUT = 300.0  # seconds: a future migration may rebuild an index on
 APPLICATION_NAME = "affdir-edge"
 FATE_POLL = 0.05  # seconds between two questions about a cut-off COMMIT still in progress
 CREDENTIALS_TABLE = "network_credentials"
+
+# Writes run side by side (row and advisory locks), lists travel as arrays, pages as rows.
+DIALECT = Dialect("postgresql", arrays=True, concurrent_writes=True, json_pages=False)
 
 # Failures that say nothing about the statement, only that its connection is gone: a read
 # hit by one on a connection that sat in the pool is worth one more try on a new one.
@@ -160,35 +147,12 @@ def session_settings(timeout: float, *, read_only: bool) -> dict[str, str]:
     return settings
 
 
+@functools.lru_cache(maxsize=512)
 def numbered(sql: str) -> str:
     """`?` placeholders (SQLite's) as `$1, $2, ...` (PostgreSQL's). Our SQL has no `?` in
     literals, so a plain left-to-right replacement is exact."""
     counter = itertools.count(1)
     return re.sub(r"\?", lambda _: f"${next(counter)}", sql)
-
-
-# The SQLite store's upsert, one statement per chunk instead of one per row: the rows
-# travel as one text array per column (a few round trips for any import size). Same
-# conflict target, same updated columns: `id` (seq) and imported_at are never touched.
-_ROW_COLUMNS = ("external_id", *VALUE_FIELDS)
-UPSERT_SQL = f"""
-INSERT INTO commissions (
-    account_id, network, {", ".join(_ROW_COLUMNS)}, imported_at, updated_at
-)
-SELECT $1, $2, r.*, $3, $3
-FROM unnest({", ".join(f"${n}::text[]" for n in range(4, 4 + len(_ROW_COLUMNS)))})
-    AS r ({", ".join(_ROW_COLUMNS)})
-ON CONFLICT (account_id, network, external_id) DO UPDATE SET
-    {", ".join(f"{name} = excluded.{name}" for name in VALUE_FIELDS)},
-    updated_at = excluded.updated_at
-"""
-UPSERT_CHUNK = 10_000  # rows per statement: bounded messages, any import size
-
-
-def import_lock(account_id: int, network: str) -> int:
-    """Advisory lock of one (account, network) import: imports of it run one at a time,
-    so each sees what the previous one committed and counts inserted/updated exactly."""
-    return lock_key(f"import:{account_id}:{network}")
 
 
 # --- Sessions ---------------------------------------------------------------------------
@@ -206,42 +170,42 @@ class _Commit:
 
 @dataclass(frozen=True, slots=True)
 class _Session:
-    """A pooled connection as the store's queries use it; reports each statement to
-    `trace` (the SQLite store's trace hook: tests see what the read paths run).
+    """A pooled connection as the core's operations use it (`?` placeholders numbered);
+    reports each statement to `trace` (the SQLite store's trace hook: tests see what the
+    read paths run).
 
     On read paths (`reading`) a statement naming the credentials table is refused before
     it is sent: the twin of the SQLite store's authorizer. The database-level guarantee is
     the edge's role having no SELECT on it (docs/accounts.md)."""
 
-    conn: Any  # asyncpg's PoolConnectionProxy
+    dialect: ClassVar[Dialect] = DIALECT
+    conn: Any  # asyncpg's Connection or PoolConnectionProxy
     trace: Callable[[str], None] | None
     reading: bool = False
 
-    def _note(self, sql: str) -> None:
+    def _note(self, sql: str) -> str:
+        """`sql` as sent, once checked and traced."""
         if self.reading and CREDENTIALS_TABLE in sql.lower():
             raise StoreUnavailable(f"{CREDENTIALS_TABLE} is not authorized on a read path")
+        sql = numbered(sql)
         if self.trace is not None:
             self.trace(sql)
+        return sql
 
     async def fetch(self, sql: str, *args: Any) -> list[Any]:
-        self._note(sql)
-        return list(await self.conn.fetch(sql, *args))
+        return list(await self.conn.fetch(self._note(sql), *args))
 
     async def fetchrow(self, sql: str, *args: Any) -> Any:
-        self._note(sql)
-        return await self.conn.fetchrow(sql, *args)
+        return await self.conn.fetchrow(self._note(sql), *args)
 
     async def fetchval(self, sql: str, *args: Any) -> Any:
-        self._note(sql)
-        return await self.conn.fetchval(sql, *args)
+        return await self.conn.fetchval(self._note(sql), *args)
 
-    async def execute(self, sql: str, *args: Any) -> str:
-        self._note(sql)
-        return str(await self.conn.execute(sql, *args))
+    async def execute(self, sql: str, *args: Any) -> int:
+        return _rowcount(str(await self.conn.execute(self._note(sql), *args)))
 
     async def executemany(self, sql: str, args: Iterable[Sequence[Any]]) -> None:
-        self._note(sql)
-        await self.conn.executemany(sql, args)
+        await self.conn.executemany(self._note(sql), args)
 
 
 async def _keep_session(_conn: Any) -> None:
@@ -251,14 +215,32 @@ async def _keep_session(_conn: Any) -> None:
 
 
 def _rowcount(status: str) -> int:
-    """Rows touched, from a command tag such as `UPDATE 1`."""
-    return int(status.rsplit(" ", 1)[-1])
+    """Rows touched, from a command tag such as `UPDATE 1` (0 for a tag without a count)."""
+    count = status.rsplit(" ", 1)[-1]
+    return int(count) if count.isdigit() else 0
+
+
+async def migrate(conn: asyncpg.Connection, now: Callable[[], str]) -> int:
+    """Apply the missing migrations; return the schema version.
+
+    An up-to-date database is only read (a role without DDL rights can open it). Otherwise
+    the missing migrations and their version rows commit together, under the advisory lock:
+    concurrent openers queue on the lock and then see the new version.
+    """
+    version = await schema_version(conn)
+    check_schema_version(version, LATEST)
+    if version == LATEST:
+        return version
+    async with conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
+        # Reads the version again: someone else may have migrated meanwhile.
+        return await apply_migrations(_Session(conn, None), MIGRATIONS, now)
 
 
 # --- The store --------------------------------------------------------------------------
 
 
-class PostgresStore:
+class PostgresStore(SqlStore):
     """The PostgreSQL AccountStore. Make it with `await PostgresStore.open(url, ...)`."""
 
     def __init__(
@@ -462,301 +444,8 @@ class PostgresStore:
             )
         return fate == "committed"
 
-    def _now(self) -> str:
-        return format_timestamp(self._clock())
+    async def _run_read(self, op: Operation[T], *, snapshot: bool = True) -> T:
+        return await self._read(op, snapshot=snapshot)
 
-    # --- reads of the API ---
-
-    async def lookup_key(self, key_hash: str) -> KeyRecord | None:
-        async def run(s: _Session) -> KeyRecord | None:
-            row = await s.fetchrow(
-                "SELECT k.id, a.uid, k.prefix, k.label, k.scopes, k.created_at, k.revoked_at, "
-                "a.id FROM api_keys k JOIN accounts a ON a.id = k.account_id "
-                "WHERE k.key_hash = $1 AND k.revoked_at IS NULL",
-                key_hash,
-            )
-            if row is None:
-                return None
-            account = await _account_view(s, row[7])
-            assert account is not None  # the foreign key guarantees it
-            return KeyRecord(key=key_view(tuple(row)[:7]), account=account)
-
-        return await self._read(run)
-
-    async def list_commissions(self, query: CommissionQuery) -> list[CommissionRow]:
-        sql, params = commissions_sql(query)
-        sql = numbered(sql)
-
-        async def run(s: _Session) -> list[CommissionRow]:
-            return [CommissionRow(*row) for row in await s.fetch(sql, *params)]
-
-        return await self._read(run, snapshot=False)
-
-    # --- admin reads ---
-
-    async def account_view(self, uid: str) -> AccountView | None:
-        async def run(s: _Session) -> AccountView | None:
-            account_id = await s.fetchval("SELECT id FROM accounts WHERE uid = $1", uid)
-            return None if account_id is None else await _account_view(s, account_id)
-
-        return await self._read(run)
-
-    async def list_keys(self, account_uid: str) -> list[KeyView]:
-        async def run(s: _Session) -> list[KeyView]:
-            account_id = await _account_id(s, account_uid)
-            rows = await s.fetch(
-                "SELECT id, $1::text, prefix, label, scopes, created_at, revoked_at "
-                "FROM api_keys WHERE account_id = $2 ORDER BY created_at, id",
-                account_uid,
-                account_id,
-            )
-            return [key_view(tuple(row)) for row in rows]
-
-        return await self._read(run)
-
-    # --- writes ---
-
-    async def create_account(self, email: str | None, plan: str, *, uid: str | None = None) -> str:
-        check_plan(plan)
-        check_email(email)
-        new_uid = uid or new_id("acc")
-        now = self._now()
-
-        async def run(s: _Session) -> str:
-            account_id = await s.fetchval(
-                "INSERT INTO accounts (uid, email, plan, suspended, created_at) "
-                "VALUES ($1, $2, $3, false, $4) RETURNING id",
-                new_uid,
-                email,
-                plan,
-                now,
-            )
-            await s.executemany(
-                "INSERT INTO capabilities (account_id, name, enabled, configured, enabled_at) "
-                "VALUES ($1, $2, false, false, NULL)",
-                [(account_id, name) for name in v.CAPABILITIES],
-            )
-            return new_uid
-
-        return await self._write(run)
-
-    async def set_plan(self, uid: str, plan: str) -> None:
-        check_plan(plan)
-        await self._update_account(uid, "UPDATE accounts SET plan = $1 WHERE uid = $2", plan)
-
-    async def set_suspended(self, uid: str, suspended: bool) -> None:
-        await self._update_account(
-            uid, "UPDATE accounts SET suspended = $1 WHERE uid = $2", suspended
-        )
-
-    async def _update_account(self, uid: str, sql: str, value: Any) -> None:
-        async def run(s: _Session) -> None:
-            if _rowcount(await s.execute(sql, value, uid)) == 0:
-                raise NotFound(f"no account {uid}")
-
-        await self._write(run)
-
-    async def set_capability(self, uid: str, name: str, enabled: bool) -> CapabilityView:
-        if name not in v.CAPABILITIES:
-            raise ValueError(f"capability must be one of: {', '.join(v.CAPABILITIES)}")
-        now = self._now()
-
-        async def run(s: _Session) -> CapabilityView:
-            account_id = await _account_id(s, uid)
-            if enabled:
-                row = await s.fetchrow(
-                    "UPDATE capabilities SET enabled = true, configured = true, enabled_at = $1 "
-                    "WHERE account_id = $2 AND name = $3 "
-                    "RETURNING enabled, configured, enabled_at",
-                    now,
-                    account_id,
-                    name,
-                )
-            else:
-                row = await s.fetchrow(
-                    "UPDATE capabilities SET enabled = false WHERE account_id = $1 AND name = $2 "
-                    "RETURNING enabled, configured, enabled_at",
-                    account_id,
-                    name,
-                )
-            return CapabilityView(row[0], row[1], row[2])
-
-        return await self._write(run)
-
-    async def create_key(
-        self, account_uid: str, key_hash: str, prefix: str, label: str, scopes: Sequence[str]
-    ) -> KeyView:
-        bad = [s for s in scopes if s not in v.KEY_SCOPES]
-        if bad or not scopes:
-            raise ValueError(f"scopes must be among: {', '.join(v.KEY_SCOPES)}")
-        check_label(label)
-        key_id = new_id("key")
-        now = self._now()
-
-        async def run(s: _Session) -> KeyView:
-            account_id = await _account_id(s, account_uid)
-            await s.execute(
-                "INSERT INTO api_keys (id, account_id, key_hash, prefix, label, scopes, "
-                "created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7, NULL)",
-                key_id,
-                account_id,
-                key_hash,
-                prefix,
-                label,
-                " ".join(scopes),
-                now,
-            )
-            return KeyView(key_id, account_uid, prefix, label, tuple(scopes), now, None)
-
-        return await self._write(run)
-
-    async def revoke_key(self, prefix_or_id: str) -> KeyView:
-        now = self._now()
-
-        async def run(s: _Session) -> KeyView:
-            rows = await s.fetch(
-                "SELECT k.id, a.uid, k.prefix, k.label, k.scopes, k.created_at, k.revoked_at "
-                "FROM api_keys k JOIN accounts a ON a.id = k.account_id "
-                "WHERE k.id = $1 OR k.prefix = $1 ORDER BY k.id FOR UPDATE OF k",
-                prefix_or_id,
-            )
-            if not rows:
-                raise NotFound(f"no key with id or prefix {prefix_or_id}")
-            if len(rows) > 1:
-                ids = ", ".join(r[0] for r in rows)
-                raise Conflict(f"prefix {prefix_or_id} matches several keys ({ids}); use the id")
-            key = key_view(tuple(rows[0]))
-            if key.revoked_at is not None:
-                return key
-            await s.execute("UPDATE api_keys SET revoked_at = $1 WHERE id = $2", now, key.id)
-            return key_view((*tuple(rows[0])[:6], now))
-
-        return await self._write(run)
-
-    async def connect_network(self, account_uid: str, network: str, ciphertext: bytes) -> None:
-        check_network(network)
-        now = self._now()
-
-        async def run(s: _Session) -> None:
-            account_id = await _account_id(s, account_uid)
-            await s.execute(
-                "INSERT INTO networks (account_id, network, status, connected_at) "
-                "VALUES ($1, $2, 'never', $3) ON CONFLICT (account_id, network) "
-                "DO UPDATE SET connected_at = excluded.connected_at",
-                account_id,
-                network,
-                now,
-            )
-            await s.execute(
-                "INSERT INTO network_credentials (account_id, network, ciphertext, updated_at) "
-                "VALUES ($1, $2, $3, $4) ON CONFLICT (account_id, network) DO UPDATE SET "
-                "ciphertext = excluded.ciphertext, updated_at = excluded.updated_at",
-                account_id,
-                network,
-                ciphertext,
-                now,
-            )
-
-        await self._write(run)
-
-    async def record_sync(
-        self,
-        account_uid: str,
-        network: str,
-        status: str,
-        *,
-        accounts: int,
-        programs: int,
-        transactions: int,
-    ) -> None:
-        check_network(network)
-        check_sync(status, (accounts, programs, transactions))
-        now = self._now()
-
-        async def run(s: _Session) -> None:
-            account_id = await _account_id(s, account_uid)
-            status_tag = await s.execute(
-                "UPDATE networks SET status = $1, last_sync_at = $2, accounts = $3, "
-                "programs = $4, transactions = $5 WHERE account_id = $6 AND network = $7",
-                status,
-                now,
-                accounts,
-                programs,
-                transactions,
-                account_id,
-                network,
-            )
-            if not _rowcount(status_tag):
-                raise NotFound(f"account {account_uid} has not connected {network}")
-
-        await self._write(run)
-
-    async def upsert_commissions(
-        self, account_uid: str, network: str, rows: Sequence[NewCommission]
-    ) -> ImportResult:
-        check_network(network)
-        seen: set[str] = set()
-        for row in rows:
-            check_commission(row)
-            if row.external_id in seen:
-                raise ValueError(f"external_id: {row.external_id!r} appears twice")
-            seen.add(row.external_id)
-        now = self._now()
-
-        async def run(s: _Session) -> ImportResult:
-            account_id = await _account_id(s, account_uid)
-            await s.execute("SELECT pg_advisory_xact_lock($1)", import_lock(account_id, network))
-            existing = await _existing(s, account_id, network, [r.external_id for r in rows])
-            complete = with_stored(rows, existing)
-            changed = [r for r in complete if existing.get(r.external_id) != values(r)]
-            for start in range(0, len(changed), UPSERT_CHUNK):
-                chunk = changed[start : start + UPSERT_CHUNK]
-                columns = [[getattr(r, name) for r in chunk] for name in _ROW_COLUMNS]
-                await s.execute(UPSERT_SQL, account_id, network, now, *columns)
-            return import_result(complete, changed, existing)
-
-        return await self._write(run)
-
-
-# --- Row helpers ------------------------------------------------------------------------
-
-
-async def _account_id(s: _Session, uid: str) -> int:
-    account_id = await s.fetchval("SELECT id FROM accounts WHERE uid = $1", uid)
-    if account_id is None:
-        raise NotFound(f"no account {uid}")
-    return int(account_id)
-
-
-async def _account_view(s: _Session, account_id: int) -> AccountView | None:
-    row = await s.fetchrow(
-        "SELECT uid, email, plan, suspended, created_at FROM accounts WHERE id = $1", account_id
-    )
-    if row is None:
-        return None
-    capabilities = await s.fetch(
-        "SELECT name, enabled, configured, enabled_at FROM capabilities WHERE account_id = $1",
-        account_id,
-    )
-    networks = await s.fetch(
-        "SELECT network, status, connected_at, last_sync_at, accounts, programs, "
-        "transactions FROM networks WHERE account_id = $1 ORDER BY network",
-        account_id,
-    )
-    return account_view(row, capabilities, networks)
-
-
-async def _existing(
-    s: _Session, account_id: int, network: str, external_ids: list[str]
-) -> dict[str, tuple[Any, ...]]:
-    """external_id -> compared values, of the rows already stored among `external_ids`."""
-    if not external_ids:
-        return {}
-    rows = await s.fetch(
-        f"SELECT external_id, {', '.join(VALUE_FIELDS)} FROM commissions "
-        "WHERE account_id = $1 AND network = $2 AND external_id = ANY($3::text[])",
-        account_id,
-        network,
-        external_ids,
-    )
-    return {row[0]: tuple(row)[1:] for row in rows}
+    async def _run_write(self, op: Operation[T]) -> T:
+        return await self._write(op)

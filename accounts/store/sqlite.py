@@ -1,8 +1,13 @@
-"""The embedded account store: one SQLite file in WAL mode, migrations applied on start.
+"""The SQLite layer of the account store: one file in WAL mode, migrations applied on start.
+
+The operations, their checks and their SQL are accounts.store.core's; this layer brings
+the connections, their threads and their transactions.
 
 Concurrency model: every connection belongs to one dedicated thread (a single-thread
 executor), so SQLite calls never block the event loop and a connection is never shared
-between threads. The edge opens `readers` read-only connections (WAL lets them read while
+between threads. The core's operations are coroutines; the thread runs one to its end
+without an event loop (`run_sync`), since its session calls sqlite3 directly and never
+suspends. The edge opens `readers` read-only connections (WAL lets them read while
 the admin CLI writes); the admin CLI opens one writable connection. Each read waits at most
 `timeout` seconds (for a free connection plus the work); a read that overruns is
 interrupted (`sqlite3.Connection.interrupt`) and reported as StoreUnavailable, so a stuck
@@ -28,50 +33,37 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
-import secrets
 import sqlite3
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-import orjson
-
 from accounts.store.base import (
-    VALUE_FIELDS,
-    AccountView,
-    CapabilityView,
-    CommissionQuery,
-    CommissionRow,
     Conflict,
-    ImportResult,
-    KeyRecord,
-    KeyView,
-    NewCommission,
-    NotFound,
     StoreError,
     StoreUnavailable,
     WriteWait,
-    account_view,
-    check_commission,
-    check_email,
-    check_label,
-    check_network,
-    check_plan,
-    check_sync,
     format_timestamp,
-    import_result,
-    key_view,
     utc_now,
-    values,
-    with_stored,
 )
-from contract import vocabulary as v
+from accounts.store.core import (
+    API_KEY_INDEXES,
+    COMMISSION_INDEXES,
+    SCHEMA_VERSION_SQL,
+    Dialect,
+    Operation,
+    SqlStore,
+    apply_migrations,
+)
 
 T = TypeVar("T")
+
+# One write at a time (BEGIN IMMEDIATE), values bound one by one, pages as one JSON row.
+DIALECT = Dialect("sqlite", arrays=False, concurrent_writes=False, json_pages=True)
 
 # SQLite VM steps between two looks at a write's stop flag: a few milliseconds of work, and
 # few enough calls into Python not to slow an import down.
@@ -107,8 +99,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             created_at TEXT NOT NULL,
             revoked_at TEXT
         )""",
-        "CREATE INDEX api_keys_account ON api_keys (account_id)",
-        "CREATE INDEX api_keys_prefix ON api_keys (prefix)",
+        *API_KEY_INDEXES,
         """CREATE TABLE networks (
             account_id INTEGER NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
             network TEXT NOT NULL,
@@ -151,22 +142,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             updated_at TEXT NOT NULL,
             UNIQUE (account_id, network, external_id)
         )""",
-        # Keyset pagination: equality on the account (and filter), then the sort key.
-        """CREATE INDEX commissions_page
-            ON commissions (account_id, transacted_at DESC, id DESC)""",
-        """CREATE INDEX commissions_network_page
-            ON commissions (account_id, network, transacted_at DESC, id DESC)""",
-        """CREATE INDEX commissions_status_page
-            ON commissions (account_id, status, transacted_at DESC, id DESC)""",
+        *COMMISSION_INDEXES,
     ),
 )
-
-_ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
-
-
-def new_id(kind: str) -> str:
-    """A random identifier like `acc_7k2m...` (80 bits)."""
-    return kind + "_" + "".join(secrets.choice(_ID_ALPHABET) for _ in range(16))
 
 
 def database_path(database: str) -> Path:
@@ -178,83 +156,6 @@ def database_path(database: str) -> Path:
             raise ValueError(f"{database!r} names no file")
         return Path(urllib.parse.unquote(rest))
     return Path(database)
-
-
-# --- Pure SQL builders (shared in spirit with any other SQL store) ------------------------
-
-COMMISSION_COLUMNS = (
-    "id, network, external_id, program_name, program_external_id, status, raw_status, "
-    "sale_amount, commission_amount, currency, clicked_at, transacted_at, sub_id"
-)
-
-
-def commissions_sql(query: CommissionQuery) -> tuple[str, list[Any]]:
-    """One keyset page: the account's rows strictly after `query.after`, newest first.
-
-    Dates bound the UTC date of transacted_at inclusively; with the fixed timestamp form,
-    `date T00:00:00Z <= transacted_at <= date T23:59:59Z` is exact and uses the index.
-    The row-value comparison is standard SQL (SQLite and PostgreSQL both seek with it).
-    """
-    where = ["account_id = (SELECT id FROM accounts WHERE uid = ?)"]
-    params: list[Any] = [query.account_uid]
-    if query.network is not None:
-        where.append("network = ?")
-        params.append(query.network)
-    if query.status is not None:
-        where.append("status = ?")
-        params.append(query.status)
-    if query.since is not None:
-        where.append("transacted_at >= ?")
-        params.append(f"{query.since.isoformat()}T00:00:00Z")
-    if query.until is not None:
-        where.append("transacted_at <= ?")
-        params.append(f"{query.until.isoformat()}T23:59:59Z")
-    if query.after is not None:
-        where.append("(transacted_at, id) < (?, ?)")
-        params.extend(query.after)
-    sql = (
-        f"SELECT {COMMISSION_COLUMNS} FROM commissions WHERE {' AND '.join(where)} "
-        "ORDER BY transacted_at DESC, id DESC LIMIT ?"
-    )
-    params.append(query.limit)
-    return sql, params
-
-
-def page_sql(query: CommissionQuery) -> tuple[str, list[Any]]:
-    """`commissions_sql` with the page folded into one JSON array by SQLite itself.
-
-    Why: Python's sqlite3 releases the GIL around every row step, and under concurrent load
-    each re-acquisition waits for the busy event loop thread (the GIL "convoy"), so a
-    26-row page cost up to 27 waits. One aggregated row costs one. Values stay exact: the
-    amounts are TEXT, so they travel as JSON strings.
-    """
-    sql, params = commissions_sql(query)
-    return f"SELECT json_group_array(json_array({COMMISSION_COLUMNS})) FROM ({sql})", params
-
-
-def _page_order(row: CommissionRow) -> tuple[str, int]:
-    return row.transacted_at, row.seq
-
-
-UPSERT_COMMISSION_SQL = """
-INSERT INTO commissions (
-    account_id, network, external_id, program_name, program_external_id, status, raw_status,
-    sale_amount, commission_amount, currency, clicked_at, transacted_at, sub_id,
-    imported_at, updated_at
-) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (account_id, network, external_id) DO UPDATE SET
-    program_name = excluded.program_name,
-    program_external_id = excluded.program_external_id,
-    status = excluded.status,
-    raw_status = excluded.raw_status,
-    sale_amount = excluded.sale_amount,
-    commission_amount = excluded.commission_amount,
-    currency = excluded.currency,
-    clicked_at = excluded.clicked_at,
-    transacted_at = excluded.transacted_at,
-    sub_id = excluded.sub_id,
-    updated_at = excluded.updated_at
-"""
 
 
 # --- Connections ------------------------------------------------------------------------
@@ -351,35 +252,64 @@ def migrate(conn: sqlite3.Connection, clock: Callable[[], dt.datetime] = utc_now
     # Read first: a schema already current needs no write lock, so opening a store does not
     # wait behind another process's write (where no stop signal could cut the wait short).
     try:
-        (current,) = conn.execute(
-            "SELECT coalesce(max(version), 0) FROM schema_migrations"
-        ).fetchone()
+        (current,) = conn.execute(SCHEMA_VERSION_SQL).fetchone()
     except sqlite3.OperationalError:  # no such table: a new database
         current = None
     if current == len(MIGRATIONS):
         return current
 
     def apply(c: sqlite3.Connection) -> int:
-        c.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations ("
-            "version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+        return run_sync(
+            apply_migrations(_Session(c), MIGRATIONS, lambda: format_timestamp(clock()))
         )
-        current = c.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()[0]
-        if current > len(MIGRATIONS):
-            raise StoreError(
-                f"the database schema is version {current}, newer than this code "
-                f"({len(MIGRATIONS)}); upgrade the edge"
-            )
-        for version in range(current + 1, len(MIGRATIONS) + 1):
-            for statement in MIGRATIONS[version - 1]:
-                c.execute(statement)
-            c.execute(
-                "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
-                (version, format_timestamp(clock())),
-            )
-        return len(MIGRATIONS)
 
     return _in_transaction(conn, apply, "IMMEDIATE")
+
+
+# --- The core's operations in a worker thread -------------------------------------------
+
+
+class _Session:
+    """A connection as the core's operations use it: plain sqlite3 calls, each of which
+    returns before its coroutine could suspend (see `run_sync`)."""
+
+    __slots__ = ("conn",)
+    dialect = DIALECT
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    async def fetch(self, sql: str, *args: Any) -> list[Any]:
+        return self.conn.execute(sql, args).fetchall()
+
+    async def fetchrow(self, sql: str, *args: Any) -> Any:
+        cursor = self.conn.execute(sql, args)
+        try:
+            return cursor.fetchone()
+        finally:
+            # Ends the statement (an INSERT ... RETURNING included) before the next one.
+            cursor.close()
+
+    async def fetchval(self, sql: str, *args: Any) -> Any:
+        row = await self.fetchrow(sql, *args)
+        return None if row is None else row[0]
+
+    async def execute(self, sql: str, *args: Any) -> int:
+        return self.conn.execute(sql, args).rowcount
+
+    async def executemany(self, sql: str, args: Iterable[Sequence[Any]]) -> None:
+        self.conn.executemany(sql, args)
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """The result of `coro`, run to its end here and now: it must never suspend (an
+    operation over a `_Session`, which awaits nothing that waits)."""
+    try:
+        coro.send(None)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+    coro.close()
+    raise AssertionError("a store operation suspended in a worker thread, which has no event loop")
 
 
 class _Worker:
@@ -408,7 +338,7 @@ class _Worker:
             self.conn = None
 
 
-class SqliteStore:
+class SqliteStore(SqlStore):
     """The SQLite AccountStore. Make it with `await SqliteStore.open(path, ...)`."""
 
     def __init__(
@@ -619,241 +549,11 @@ class SqliteStore:
             return wait.committed(work.result())
         wait.rolled_back(_store_error(error))
 
-    def _now(self) -> str:
-        return format_timestamp(self._clock())
+    async def _run_read(self, op: Operation[T], *, snapshot: bool = True) -> T:
+        return await self._read(lambda c: run_sync(op(_Session(c))), snapshot=snapshot)
 
-    # --- reads of the API ---
-
-    async def lookup_key(self, key_hash: str) -> KeyRecord | None:
-        def run(c: sqlite3.Connection) -> KeyRecord | None:
-            row = c.execute(
-                "SELECT k.id, a.uid, k.prefix, k.label, k.scopes, k.created_at, k.revoked_at, "
-                "a.id FROM api_keys k JOIN accounts a ON a.id = k.account_id "
-                "WHERE k.key_hash = ? AND k.revoked_at IS NULL",
-                (key_hash,),
-            ).fetchone()
-            if row is None:
-                return None
-            account = _account_view(c, row[7])
-            assert account is not None  # the foreign key guarantees it
-            return KeyRecord(key=key_view(row[:7]), account=account)
-
-        return await self._read(run)
-
-    async def list_commissions(self, query: CommissionQuery) -> list[CommissionRow]:
-        sql, params = page_sql(query)
-
-        def run(c: sqlite3.Connection) -> list[CommissionRow]:
-            (text,) = c.execute(sql, params).fetchone()
-            rows = [CommissionRow(*values) for values in orjson.loads(text)]
-            # The aggregate keeps the subquery's order; sorting 26 rows makes sure of it.
-            rows.sort(key=_page_order, reverse=True)
-            return rows
-
-        return await self._read(run, snapshot=False)
-
-    # --- admin reads ---
-
-    async def account_view(self, uid: str) -> AccountView | None:
-        def run(c: sqlite3.Connection) -> AccountView | None:
-            row = c.execute("SELECT id FROM accounts WHERE uid = ?", (uid,)).fetchone()
-            return None if row is None else _account_view(c, row[0])
-
-        return await self._read(run)
-
-    async def list_keys(self, account_uid: str) -> list[KeyView]:
-        def run(c: sqlite3.Connection) -> list[KeyView]:
-            account_id = _account_id(c, account_uid)
-            rows = c.execute(
-                "SELECT id, ?, prefix, label, scopes, created_at, revoked_at FROM api_keys "
-                "WHERE account_id = ? ORDER BY created_at, id",
-                (account_uid, account_id),
-            )
-            return [key_view(row) for row in rows]
-
-        return await self._read(run)
-
-    # --- writes ---
-
-    async def create_account(self, email: str | None, plan: str, *, uid: str | None = None) -> str:
-        check_plan(plan)
-        check_email(email)
-        new_uid = uid or new_id("acc")
-        now = self._now()
-
-        def run(c: sqlite3.Connection) -> str:
-            cur = c.execute(
-                "INSERT INTO accounts (uid, email, plan, suspended, created_at) "
-                "VALUES (?, ?, ?, 0, ?)",
-                (new_uid, email, plan, now),
-            )
-            c.executemany(
-                "INSERT INTO capabilities (account_id, name, enabled, configured, enabled_at) "
-                "VALUES (?, ?, 0, 0, NULL)",
-                [(cur.lastrowid, name) for name in v.CAPABILITIES],
-            )
-            return new_uid
-
-        return await self._write(run)
-
-    async def set_plan(self, uid: str, plan: str) -> None:
-        check_plan(plan)
-        await self._update_account(uid, "UPDATE accounts SET plan = ? WHERE uid = ?", (plan, uid))
-
-    async def set_suspended(self, uid: str, suspended: bool) -> None:
-        await self._update_account(
-            uid, "UPDATE accounts SET suspended = ? WHERE uid = ?", (int(suspended), uid)
-        )
-
-    async def _update_account(self, uid: str, sql: str, params: tuple[Any, ...]) -> None:
-        def run(c: sqlite3.Connection) -> None:
-            if c.execute(sql, params).rowcount == 0:
-                raise NotFound(f"no account {uid}")
-
-        await self._write(run)
-
-    async def set_capability(self, uid: str, name: str, enabled: bool) -> CapabilityView:
-        if name not in v.CAPABILITIES:
-            raise ValueError(f"capability must be one of: {', '.join(v.CAPABILITIES)}")
-        now = self._now()
-
-        def run(c: sqlite3.Connection) -> CapabilityView:
-            account_id = _account_id(c, uid)
-            if enabled:
-                c.execute(
-                    "UPDATE capabilities SET enabled = 1, configured = 1, enabled_at = ? "
-                    "WHERE account_id = ? AND name = ?",
-                    (now, account_id, name),
-                )
-            else:
-                c.execute(
-                    "UPDATE capabilities SET enabled = 0 WHERE account_id = ? AND name = ?",
-                    (account_id, name),
-                )
-            row = c.execute(
-                "SELECT enabled, configured, enabled_at FROM capabilities "
-                "WHERE account_id = ? AND name = ?",
-                (account_id, name),
-            ).fetchone()
-            return CapabilityView(bool(row[0]), bool(row[1]), row[2])
-
-        return await self._write(run)
-
-    async def create_key(
-        self, account_uid: str, key_hash: str, prefix: str, label: str, scopes: Sequence[str]
-    ) -> KeyView:
-        bad = [s for s in scopes if s not in v.KEY_SCOPES]
-        if bad or not scopes:
-            raise ValueError(f"scopes must be among: {', '.join(v.KEY_SCOPES)}")
-        check_label(label)
-        key_id = new_id("key")
-        now = self._now()
-
-        def run(c: sqlite3.Connection) -> KeyView:
-            account_id = _account_id(c, account_uid)
-            c.execute(
-                "INSERT INTO api_keys (id, account_id, key_hash, prefix, label, scopes, "
-                "created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)",
-                (key_id, account_id, key_hash, prefix, label, " ".join(scopes), now),
-            )
-            return KeyView(key_id, account_uid, prefix, label, tuple(scopes), now, None)
-
-        return await self._write(run)
-
-    async def revoke_key(self, prefix_or_id: str) -> KeyView:
-        now = self._now()
-
-        def run(c: sqlite3.Connection) -> KeyView:
-            rows = c.execute(
-                "SELECT k.id, a.uid, k.prefix, k.label, k.scopes, k.created_at, k.revoked_at "
-                "FROM api_keys k JOIN accounts a ON a.id = k.account_id "
-                "WHERE k.id = ? OR k.prefix = ?",
-                (prefix_or_id, prefix_or_id),
-            ).fetchall()
-            if not rows:
-                raise NotFound(f"no key with id or prefix {prefix_or_id}")
-            if len(rows) > 1:
-                ids = ", ".join(r[0] for r in rows)
-                raise Conflict(f"prefix {prefix_or_id} matches several keys ({ids}); use the id")
-            key = key_view(rows[0])
-            if key.revoked_at is not None:
-                return key
-            c.execute("UPDATE api_keys SET revoked_at = ? WHERE id = ?", (now, key.id))
-            return key_view((*rows[0][:6], now))
-
-        return await self._write(run)
-
-    async def connect_network(self, account_uid: str, network: str, ciphertext: bytes) -> None:
-        check_network(network)
-        now = self._now()
-
-        def run(c: sqlite3.Connection) -> None:
-            account_id = _account_id(c, account_uid)
-            c.execute(
-                "INSERT INTO networks (account_id, network, status, connected_at) "
-                "VALUES (?, ?, 'never', ?) "
-                "ON CONFLICT (account_id, network) DO UPDATE SET connected_at = excluded.connected_at",
-                (account_id, network, now),
-            )
-            c.execute(
-                "INSERT INTO network_credentials (account_id, network, ciphertext, updated_at) "
-                "VALUES (?, ?, ?, ?) ON CONFLICT (account_id, network) DO UPDATE SET "
-                "ciphertext = excluded.ciphertext, updated_at = excluded.updated_at",
-                (account_id, network, ciphertext, now),
-            )
-
-        await self._write(run)
-
-    async def record_sync(
-        self,
-        account_uid: str,
-        network: str,
-        status: str,
-        *,
-        accounts: int,
-        programs: int,
-        transactions: int,
-    ) -> None:
-        check_network(network)
-        check_sync(status, (accounts, programs, transactions))
-        now = self._now()
-
-        def run(c: sqlite3.Connection) -> None:
-            account_id = _account_id(c, account_uid)
-            updated = c.execute(
-                "UPDATE networks SET status = ?, last_sync_at = ?, accounts = ?, programs = ?, "
-                "transactions = ? WHERE account_id = ? AND network = ?",
-                (status, now, accounts, programs, transactions, account_id, network),
-            ).rowcount
-            if not updated:
-                raise NotFound(f"account {account_uid} has not connected {network}")
-
-        await self._write(run)
-
-    async def upsert_commissions(
-        self, account_uid: str, network: str, rows: Sequence[NewCommission]
-    ) -> ImportResult:
-        check_network(network)
-        seen: set[str] = set()
-        for row in rows:
-            check_commission(row)
-            if row.external_id in seen:
-                raise ValueError(f"external_id: {row.external_id!r} appears twice")
-            seen.add(row.external_id)
-        now = self._now()
-
-        def run(c: sqlite3.Connection) -> ImportResult:
-            account_id = _account_id(c, account_uid)
-            existing = dict(_existing(c, account_id, network, [r.external_id for r in rows]))
-            complete = with_stored(rows, existing)
-            changed = [r for r in complete if existing.get(r.external_id) != values(r)]
-            c.executemany(
-                UPSERT_COMMISSION_SQL,
-                [(account_id, network, r.external_id, *values(r), now, now) for r in changed],
-            )
-            return import_result(complete, changed, existing)
-
-        return await self._write(run)
+    async def _run_write(self, op: Operation[T]) -> T:
+        return await self._write(lambda c: run_sync(op(_Session(c))))
 
 
 def _store_error(exc: BaseException) -> BaseException:
@@ -867,49 +567,3 @@ def _store_error(exc: BaseException) -> BaseException:
         return exc
     error.__cause__ = exc
     return error
-
-
-# --- Row helpers (run inside worker threads) --------------------------------------------
-
-
-def _account_id(c: sqlite3.Connection, uid: str) -> int:
-    row = c.execute("SELECT id FROM accounts WHERE uid = ?", (uid,)).fetchone()
-    if row is None:
-        raise NotFound(f"no account {uid}")
-    return int(row[0])
-
-
-def _account_view(c: sqlite3.Connection, account_id: int) -> AccountView | None:
-    row = c.execute(
-        "SELECT uid, email, plan, suspended, created_at FROM accounts WHERE id = ?",
-        (account_id,),
-    ).fetchone()
-    if row is None:
-        return None
-    capabilities = c.execute(
-        "SELECT name, enabled, configured, enabled_at FROM capabilities WHERE account_id = ?",
-        (account_id,),
-    )
-    networks = c.execute(
-        "SELECT network, status, connected_at, last_sync_at, accounts, programs, "
-        "transactions FROM networks WHERE account_id = ? ORDER BY network",
-        (account_id,),
-    ).fetchall()
-    return account_view(row, capabilities.fetchall(), networks)
-
-
-def _existing(
-    c: sqlite3.Connection, account_id: int, network: str, external_ids: Iterable[str]
-) -> Iterable[tuple[str, tuple[Any, ...]]]:
-    """(external_id, compared values) of the rows already stored among `external_ids`."""
-    ids = list(external_ids)
-    columns = ", ".join(VALUE_FIELDS)
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        marks = ", ".join("?" * len(chunk))
-        for row in c.execute(
-            f"SELECT external_id, {columns} FROM commissions "
-            f"WHERE account_id = ? AND network = ? AND external_id IN ({marks})",
-            (account_id, network, *chunk),
-        ):
-            yield row[0], tuple(row[1:])

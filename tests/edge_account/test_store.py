@@ -27,7 +27,8 @@ from accounts.store import (
     open_store,
 )
 from accounts.store.base import CommissionQuery, NewCommission, commission_id, commission_seq
-from accounts.store.sqlite import MIGRATIONS, SqliteStore, commissions_sql, database_path, page_sql
+from accounts.store.core import commissions_sql, page_sql
+from accounts.store.sqlite import MIGRATIONS, SqliteStore, database_path
 
 from .support import FakeWallClock, new_account, new_key, read_all
 

@@ -18,8 +18,9 @@ from accounts.store import StoreError, StoreUnavailable
 from accounts.store import migrations_pg as pg_migrations
 from accounts.store import sqlite as sqlite_store
 from accounts.store.base import CommissionQuery
+from accounts.store.core import commissions_sql
 from accounts.store.postgres import PostgresStore, numbered
-from accounts.store.sqlite import SqliteStore, commissions_sql
+from accounts.store.sqlite import SqliteStore
 
 Schema = dict[str, Any]
 

@@ -1,0 +1,640 @@
+"""The account store's one core: every operation, its checks and its SQL, over two layers.
+
+`SqlStore` is the AccountStore (accounts.store.base) once for every database: it checks
+the arguments, makes ids and timestamps, and runs the operations below in one read or
+write transaction of its layer (`_run_read`, `_run_write`). A layer (accounts.store.sqlite,
+accounts.store.postgres) brings only the connections, the transactions, the timeouts and
+its `Dialect`; the two never import each other.
+
+An operation is an `async def` over a `Session`: one SQL text per statement, with `?`
+placeholders (the PostgreSQL layer numbers them `$1, $2, ...`). It awaits nothing but its
+session, so the SQLite layer runs it in its own thread without an event loop (its session
+never suspends). A difference between the databases that is real (arrays as parameters,
+row locks, how a page of commissions comes back) is a field of `Dialect`, read where it
+matters, never a second copy of an operation.
+
+Adding an operation (tables of a later migration): write it in "Operations" as an `async
+def` over a Session, then its public method on `SqlStore` (checks, ids, `_now()`) and on
+the AccountStore protocol. Operations compose: one that awaits others runs them in its
+own transaction. A table's DDL goes into both layers' MIGRATIONS, its text here when it
+is the same in both.
+"""
+
+from __future__ import annotations
+
+import abc
+import datetime as dt
+import hashlib
+import secrets
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+import orjson
+
+from accounts.store.base import (
+    VALUE_FIELDS,
+    AccountView,
+    CapabilityView,
+    CommissionQuery,
+    CommissionRow,
+    Conflict,
+    ImportResult,
+    KeyRecord,
+    KeyView,
+    NewCommission,
+    NotFound,
+    StoreError,
+    account_view,
+    check_commission,
+    check_email,
+    check_label,
+    check_network,
+    check_plan,
+    check_sync,
+    format_timestamp,
+    import_result,
+    key_view,
+    values,
+    with_stored,
+)
+from contract import vocabulary as v
+
+T = TypeVar("T")
+
+
+# --- What a layer provides --------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Dialect:
+    """What differs between the databases, as far as the operations care."""
+
+    name: str
+    # A list of values travels as one array parameter (`= ANY(?::text[])`, `unnest`);
+    # otherwise each value has a placeholder of its own, in chunks.
+    arrays: bool
+    # Write transactions run side by side: one that decides on what it read locks those
+    # rows (FOR UPDATE), and imports of one (account, network) queue on an advisory lock.
+    # A database that runs one write at a time (SQLite's BEGIN IMMEDIATE) needs neither.
+    concurrent_writes: bool
+    # A page of commissions comes back as one JSON array made by the database: Python's
+    # sqlite3 gives up the GIL at every row, and each row then waits for the busy event
+    # loop's thread; one aggregated row waits once.
+    json_pages: bool
+
+
+class Session(Protocol):
+    """One connection inside the layer's transaction, as the operations use it.
+
+    SQL has `?` placeholders. `fetchrow` and `fetchval` read the first row (None if
+    there is none); `execute` returns the number of rows the statement touched."""
+
+    @property
+    def dialect(self) -> Dialect: ...
+
+    async def fetch(self, sql: str, *args: Any) -> list[Any]: ...
+
+    async def fetchrow(self, sql: str, *args: Any) -> Any: ...
+
+    async def fetchval(self, sql: str, *args: Any) -> Any: ...
+
+    async def execute(self, sql: str, *args: Any) -> int: ...
+
+    async def executemany(self, sql: str, args: Iterable[Sequence[Any]]) -> None: ...
+
+
+Operation = Callable[[Session], Awaitable[T]]
+
+
+# --- Identifiers ------------------------------------------------------------------------
+
+_ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
+
+
+def new_id(kind: str) -> str:
+    """A random identifier like `acc_7k2m...` (80 bits)."""
+    return kind + "_" + "".join(secrets.choice(_ID_ALPHABET) for _ in range(16))
+
+
+def lock_key(name: str) -> int:
+    """A stable signed 64-bit advisory-lock key for `name` (pg_advisory_xact_lock(bigint))."""
+    digest = hashlib.blake2b(f"affdir:{name}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+# --- Schema text both databases share ---------------------------------------------------
+
+API_KEY_INDEXES = (
+    "CREATE INDEX api_keys_account ON api_keys (account_id)",
+    "CREATE INDEX api_keys_prefix ON api_keys (prefix)",
+)
+# Keyset pagination: equality on the account (and filter), then the sort key.
+COMMISSION_INDEXES = (
+    """CREATE INDEX commissions_page
+            ON commissions (account_id, transacted_at DESC, id DESC)""",
+    """CREATE INDEX commissions_network_page
+            ON commissions (account_id, network, transacted_at DESC, id DESC)""",
+    """CREATE INDEX commissions_status_page
+            ON commissions (account_id, status, transacted_at DESC, id DESC)""",
+)
+SCHEMA_VERSION_SQL = "SELECT coalesce(max(version), 0) FROM schema_migrations"
+
+
+def check_schema_version(version: int, latest: int) -> None:
+    """StoreError for a database migrated by newer code than this."""
+    if version > latest:
+        raise StoreError(
+            f"the database schema is version {version}, newer than this code ({latest}); "
+            "upgrade the edge"
+        )
+
+
+async def apply_migrations(
+    s: Session, migrations: Sequence[Sequence[str]], now: Callable[[], str]
+) -> int:
+    """Apply the migrations after the recorded version, each with its version row; return
+    the schema version. The caller holds the transaction (and whatever lock it needs)."""
+    await s.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        "version integer PRIMARY KEY, applied_at text NOT NULL)"
+    )
+    version = int(await s.fetchval(SCHEMA_VERSION_SQL))
+    check_schema_version(version, len(migrations))
+    for number in range(version + 1, len(migrations) + 1):
+        for statement in migrations[number - 1]:
+            await s.execute(statement)
+        await s.execute(
+            "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", number, now()
+        )
+    return len(migrations)
+
+
+# --- Statements -------------------------------------------------------------------------
+
+COMMISSION_COLUMNS = (
+    "id, network, external_id, program_name, program_external_id, status, raw_status, "
+    "sale_amount, commission_amount, currency, clicked_at, transacted_at, sub_id"
+)
+
+
+def commissions_sql(query: CommissionQuery) -> tuple[str, list[Any]]:
+    """One keyset page: the account's rows strictly after `query.after`, newest first.
+
+    Dates bound the UTC date of transacted_at inclusively; with the fixed timestamp form,
+    `date T00:00:00Z <= transacted_at <= date T23:59:59Z` is exact and uses the index.
+    The row-value comparison is standard SQL (SQLite and PostgreSQL both seek with it).
+    """
+    where = ["account_id = (SELECT id FROM accounts WHERE uid = ?)"]
+    params: list[Any] = [query.account_uid]
+    if query.network is not None:
+        where.append("network = ?")
+        params.append(query.network)
+    if query.status is not None:
+        where.append("status = ?")
+        params.append(query.status)
+    if query.since is not None:
+        where.append("transacted_at >= ?")
+        params.append(f"{query.since.isoformat()}T00:00:00Z")
+    if query.until is not None:
+        where.append("transacted_at <= ?")
+        params.append(f"{query.until.isoformat()}T23:59:59Z")
+    if query.after is not None:
+        where.append("(transacted_at, id) < (?, ?)")
+        params.extend(query.after)
+    sql = (
+        f"SELECT {COMMISSION_COLUMNS} FROM commissions WHERE {' AND '.join(where)} "
+        "ORDER BY transacted_at DESC, id DESC LIMIT ?"
+    )
+    params.append(query.limit)
+    return sql, params
+
+
+def page_sql(query: CommissionQuery) -> tuple[str, list[Any]]:
+    """`commissions_sql` with the page folded into one JSON array (`Dialect.json_pages`).
+    Values stay exact: the amounts are text, so they travel as JSON strings."""
+    sql, params = commissions_sql(query)
+    return f"SELECT json_group_array(json_array({COMMISSION_COLUMNS})) FROM ({sql})", params
+
+
+def _page_order(row: CommissionRow) -> tuple[str, int]:
+    return row.transacted_at, row.seq
+
+
+# The key's columns in KeyView order, its account's uid second.
+_KEY_COLUMNS = "k.id, a.uid, k.prefix, k.label, k.scopes, k.created_at, k.revoked_at"
+
+# Every column an import writes, and what a conflict on its identity updates: `id` (seq)
+# and imported_at are never touched, so a re-imported row keeps its place and public id.
+_ROW_COLUMNS = ("external_id", *VALUE_FIELDS)
+_INSERT_COMMISSIONS = (
+    f"INSERT INTO commissions (account_id, network, {', '.join(_ROW_COLUMNS)}, "
+    "imported_at, updated_at)"
+)
+_ON_COMMISSION_CONFLICT = (
+    "ON CONFLICT (account_id, network, external_id) DO UPDATE SET "
+    + ", ".join(f"{name} = excluded.{name}" for name in VALUE_FIELDS)
+    + ", updated_at = excluded.updated_at"
+)
+# One row a statement, for a database that binds values one by one.
+UPSERT_ROW_SQL = (
+    f"{_INSERT_COMMISSIONS} VALUES ({', '.join('?' * (len(_ROW_COLUMNS) + 4))}) "
+    f"{_ON_COMMISSION_CONFLICT}"
+)
+# A chunk of rows a statement, as one text array per column: a few round trips for any
+# import size.
+UPSERT_ARRAYS_SQL = (
+    f"{_INSERT_COMMISSIONS} SELECT ?, ?, r.*, ?, ? "
+    f"FROM unnest({', '.join('?::text[]' for _ in _ROW_COLUMNS)}) AS r ({', '.join(_ROW_COLUMNS)}) "
+    f"{_ON_COMMISSION_CONFLICT}"
+)
+UPSERT_CHUNK = 10_000  # rows per array statement: bounded messages, any import size
+IN_CHUNK = 500  # values per `IN (?, ...)`, well under any limit on bound parameters
+
+
+def _matching(s: Session, values: list[str]) -> Iterator[tuple[str, list[Any]]]:
+    """(condition, its parameters) that together match a column against `values`."""
+    if s.dialect.arrays:
+        yield "= ANY(?::text[])", [values]
+        return
+    for start in range(0, len(values), IN_CHUNK):
+        chunk = values[start : start + IN_CHUNK]
+        yield f"IN ({', '.join('?' * len(chunk))})", chunk
+
+
+# --- Operations -------------------------------------------------------------------------
+# Each runs inside one transaction of its layer; a NotFound or Conflict it raises rolls
+# the write back.
+
+
+async def account_id(s: Session, uid: str) -> int:
+    """The row id of account `uid`; NotFound when there is none."""
+    found = await s.fetchval("SELECT id FROM accounts WHERE uid = ?", uid)
+    if found is None:
+        raise NotFound(f"no account {uid}")
+    return int(found)
+
+
+async def account_by_id(s: Session, row_id: int) -> AccountView | None:
+    """The account with row id `row_id`, capabilities and networks included."""
+    row = await s.fetchrow(
+        "SELECT uid, email, plan, suspended, created_at FROM accounts WHERE id = ?", row_id
+    )
+    if row is None:
+        return None
+    capabilities = await s.fetch(
+        "SELECT name, enabled, configured, enabled_at FROM capabilities WHERE account_id = ?",
+        row_id,
+    )
+    networks = await s.fetch(
+        "SELECT network, status, connected_at, last_sync_at, accounts, programs, "
+        "transactions FROM networks WHERE account_id = ? ORDER BY network",
+        row_id,
+    )
+    return account_view(row, capabilities, networks)
+
+
+async def lookup_key(s: Session, key_hash: str) -> KeyRecord | None:
+    """The active key with this hash and its account, or None."""
+    row = await s.fetchrow(
+        f"SELECT {_KEY_COLUMNS}, a.id FROM api_keys k JOIN accounts a ON a.id = k.account_id "
+        "WHERE k.key_hash = ? AND k.revoked_at IS NULL",
+        key_hash,
+    )
+    if row is None:
+        return None
+    account = await account_by_id(s, row[7])
+    assert account is not None  # the foreign key guarantees it
+    return KeyRecord(key=key_view(tuple(row)[:7]), account=account)
+
+
+async def list_commissions(s: Session, query: CommissionQuery) -> list[CommissionRow]:
+    """One keyset page of an account's commissions."""
+    if not s.dialect.json_pages:
+        sql, params = commissions_sql(query)
+        return [CommissionRow(*row) for row in await s.fetch(sql, *params)]
+    sql, params = page_sql(query)
+    rows = [CommissionRow(*row) for row in orjson.loads(await s.fetchval(sql, *params))]
+    # The aggregate keeps the subquery's order; sorting 26 rows makes sure of it.
+    rows.sort(key=_page_order, reverse=True)
+    return rows
+
+
+async def find_account(s: Session, uid: str) -> AccountView | None:
+    """Account `uid`, or None."""
+    row_id = await s.fetchval("SELECT id FROM accounts WHERE uid = ?", uid)
+    return None if row_id is None else await account_by_id(s, row_id)
+
+
+async def list_keys(s: Session, account_uid: str) -> list[KeyView]:
+    """Every key of an account, oldest first; NotFound for an unknown account."""
+    rows = await s.fetch(
+        "SELECT id, prefix, label, scopes, created_at, revoked_at FROM api_keys "
+        "WHERE account_id = ? ORDER BY created_at, id",
+        await account_id(s, account_uid),
+    )
+    return [key_view((row[0], account_uid, *tuple(row)[1:])) for row in rows]
+
+
+async def insert_account(s: Session, uid: str, email: str | None, plan: str, now: str) -> None:
+    """A new account, every capability disabled and never enabled."""
+    row_id = await s.fetchval(
+        "INSERT INTO accounts (uid, email, plan, suspended, created_at) "
+        "VALUES (?, ?, ?, false, ?) RETURNING id",
+        uid,
+        email,
+        plan,
+        now,
+    )
+    await s.executemany(
+        "INSERT INTO capabilities (account_id, name, enabled, configured, enabled_at) "
+        "VALUES (?, ?, false, false, NULL)",
+        [(row_id, name) for name in v.CAPABILITIES],
+    )
+
+
+async def update_account(s: Session, uid: str, column: str, value: Any) -> None:
+    """Set one column of account `uid` (a name from the code, never from input)."""
+    if not await s.execute(f"UPDATE accounts SET {column} = ? WHERE uid = ?", value, uid):
+        raise NotFound(f"no account {uid}")
+
+
+async def update_capability(
+    s: Session, uid: str, name: str, enabled: bool, now: str
+) -> CapabilityView:
+    """Enable (now, and configured from then on) or disable a capability."""
+    row_id = await account_id(s, uid)
+    returning = "RETURNING enabled, configured, enabled_at"
+    if enabled:
+        row = await s.fetchrow(
+            "UPDATE capabilities SET enabled = true, configured = true, enabled_at = ? "
+            f"WHERE account_id = ? AND name = ? {returning}",
+            now,
+            row_id,
+            name,
+        )
+    else:
+        row = await s.fetchrow(
+            f"UPDATE capabilities SET enabled = false WHERE account_id = ? AND name = ? {returning}",
+            row_id,
+            name,
+        )
+    return CapabilityView(bool(row[0]), bool(row[1]), row[2])
+
+
+async def insert_key(s: Session, key: KeyView, key_hash: str) -> None:
+    """Store a new key of an existing account."""
+    await s.execute(
+        "INSERT INTO api_keys (id, account_id, key_hash, prefix, label, scopes, "
+        "created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)",
+        key.id,
+        await account_id(s, key.account_uid),
+        key_hash,
+        key.prefix,
+        key.label,
+        " ".join(key.scopes),
+        key.created_at,
+    )
+
+
+async def revoke_key(s: Session, prefix_or_id: str, now: str) -> KeyView:
+    """Revoke the one key with this id or prefix (a revoked one stays as it was)."""
+    lock = " FOR UPDATE OF k" if s.dialect.concurrent_writes else ""
+    rows = await s.fetch(
+        f"SELECT {_KEY_COLUMNS} FROM api_keys k JOIN accounts a ON a.id = k.account_id "
+        f"WHERE k.id = ? OR k.prefix = ? ORDER BY k.id{lock}",
+        prefix_or_id,
+        prefix_or_id,
+    )
+    if not rows:
+        raise NotFound(f"no key with id or prefix {prefix_or_id}")
+    if len(rows) > 1:
+        ids = ", ".join(r[0] for r in rows)
+        raise Conflict(f"prefix {prefix_or_id} matches several keys ({ids}); use the id")
+    key = key_view(tuple(rows[0]))
+    if key.revoked_at is not None:
+        return key
+    await s.execute("UPDATE api_keys SET revoked_at = ? WHERE id = ?", now, key.id)
+    return key_view((*tuple(rows[0])[:6], now))
+
+
+async def connect_network(
+    s: Session, account_uid: str, network: str, ciphertext: bytes, now: str
+) -> None:
+    """Connect a network, or replace its credentials (its last sync outcome stays)."""
+    row_id = await account_id(s, account_uid)
+    await s.execute(
+        "INSERT INTO networks (account_id, network, status, connected_at) "
+        "VALUES (?, ?, 'never', ?) "
+        "ON CONFLICT (account_id, network) DO UPDATE SET connected_at = excluded.connected_at",
+        row_id,
+        network,
+        now,
+    )
+    await s.execute(
+        "INSERT INTO network_credentials (account_id, network, ciphertext, updated_at) "
+        "VALUES (?, ?, ?, ?) ON CONFLICT (account_id, network) DO UPDATE SET "
+        "ciphertext = excluded.ciphertext, updated_at = excluded.updated_at",
+        row_id,
+        network,
+        ciphertext,
+        now,
+    )
+
+
+async def record_sync(
+    s: Session, account_uid: str, network: str, status: str, counts: Sequence[int], now: str
+) -> None:
+    """Record a sync outcome of a connected network; `counts`: accounts, programs, transactions."""
+    updated = await s.execute(
+        "UPDATE networks SET status = ?, last_sync_at = ?, accounts = ?, programs = ?, "
+        "transactions = ? WHERE account_id = ? AND network = ?",
+        status,
+        now,
+        *counts,
+        await account_id(s, account_uid),
+        network,
+    )
+    if not updated:
+        raise NotFound(f"account {account_uid} has not connected {network}")
+
+
+async def stored_values(
+    s: Session, row_id: int, network: str, external_ids: list[str]
+) -> dict[str, tuple[Any, ...]]:
+    """external_id -> VALUE_FIELDS, of the rows already stored among `external_ids`."""
+    found: dict[str, tuple[Any, ...]] = {}
+    if not external_ids:
+        return found
+    for condition, params in _matching(s, external_ids):
+        for row in await s.fetch(
+            f"SELECT external_id, {', '.join(VALUE_FIELDS)} FROM commissions "
+            f"WHERE account_id = ? AND network = ? AND external_id {condition}",
+            row_id,
+            network,
+            *params,
+        ):
+            found[row[0]] = tuple(row)[1:]
+    return found
+
+
+async def upsert_commissions(
+    s: Session, account_uid: str, network: str, rows: Sequence[NewCommission], now: str
+) -> ImportResult:
+    """Insert or update by (account, network, external_id); rows as they stand are left."""
+    row_id = await account_id(s, account_uid)
+    if s.dialect.concurrent_writes:
+        # Imports of one (account, network) one at a time: each sees what the one before
+        # committed, and counts inserted/updated exactly.
+        key = lock_key(f"import:{row_id}:{network}")
+        await s.execute("SELECT pg_advisory_xact_lock(?)", key)
+    existing = await stored_values(s, row_id, network, [r.external_id for r in rows])
+    complete = with_stored(rows, existing)
+    changed = [r for r in complete if existing.get(r.external_id) != values(r)]
+    if s.dialect.arrays:
+        for start in range(0, len(changed), UPSERT_CHUNK):
+            chunk = changed[start : start + UPSERT_CHUNK]
+            columns = [[getattr(r, name) for r in chunk] for name in _ROW_COLUMNS]
+            await s.execute(UPSERT_ARRAYS_SQL, row_id, network, now, now, *columns)
+    else:
+        await s.executemany(
+            UPSERT_ROW_SQL,
+            [(row_id, network, r.external_id, *values(r), now, now) for r in changed],
+        )
+    return import_result(complete, changed, existing)
+
+
+# --- The store --------------------------------------------------------------------------
+
+
+def check_batch(rows: Sequence[NewCommission]) -> None:
+    """Every row valid, no external_id twice; ValueError says which is not."""
+    seen: set[str] = set()
+    for row in rows:
+        check_commission(row)
+        if row.external_id in seen:
+            raise ValueError(f"external_id: {row.external_id!r} appears twice")
+        seen.add(row.external_id)
+
+
+class SqlStore(abc.ABC):
+    """The AccountStore methods, once. A layer subclasses it with its transactions.
+
+    A method runs the module's operation of its name or of its table (a method's own name
+    is not in scope in its body: `lookup_key(s, ...)` there is the operation)."""
+
+    _clock: Callable[[], dt.datetime]  # the wall clock of the timestamps written
+
+    @abc.abstractmethod
+    async def _run_read(self, op: Operation[T], *, snapshot: bool = True) -> T:
+        """`op` on a read connection; `snapshot`: its statements see one state."""
+
+    @abc.abstractmethod
+    async def _run_write(self, op: Operation[T]) -> T:
+        """`op` in one write transaction; returns once committed, raises if it was not."""
+
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """Let running calls end, then close every connection."""
+
+    def _now(self) -> str:
+        return format_timestamp(self._clock())
+
+    # --- reads of the API ---
+
+    async def lookup_key(self, key_hash: str) -> KeyRecord | None:
+        """The active (not revoked) key with this hash and its account, or None."""
+        return await self._run_read(lambda s: lookup_key(s, key_hash))
+
+    async def list_commissions(self, query: CommissionQuery) -> list[CommissionRow]:
+        """One keyset page of the account's commissions (see AccountStore)."""
+        # One statement: no snapshot needed.
+        return await self._run_read(lambda s: list_commissions(s, query), snapshot=False)
+
+    # --- admin reads ---
+
+    async def account_view(self, uid: str) -> AccountView | None:
+        """Account `uid` with its capabilities and networks, or None."""
+        return await self._run_read(lambda s: find_account(s, uid))
+
+    async def list_keys(self, account_uid: str) -> list[KeyView]:
+        """Every key of the account, revoked ones included."""
+        return await self._run_read(lambda s: list_keys(s, account_uid))
+
+    # --- writes ---
+
+    async def create_account(self, email: str | None, plan: str, *, uid: str | None = None) -> str:
+        """Create an account (both capabilities disabled, never enabled); return its uid."""
+        check_plan(plan)
+        check_email(email)
+        new_uid = uid or new_id("acc")
+        now = self._now()
+        await self._run_write(lambda s: insert_account(s, new_uid, email, plan, now))
+        return new_uid
+
+    async def set_plan(self, uid: str, plan: str) -> None:
+        """Move the account to `plan`."""
+        check_plan(plan)
+        await self._run_write(lambda s: update_account(s, uid, "plan", plan))
+
+    async def set_suspended(self, uid: str, suspended: bool) -> None:
+        """Suspend the account, or lift its suspension."""
+        await self._run_write(lambda s: update_account(s, uid, "suspended", bool(suspended)))
+
+    async def set_capability(self, uid: str, name: str, enabled: bool) -> CapabilityView:
+        """Enabling sets enabled_at to now and configured to true; disabling keeps both."""
+        if name not in v.CAPABILITIES:
+            raise ValueError(f"capability must be one of: {', '.join(v.CAPABILITIES)}")
+        now = self._now()
+        return await self._run_write(lambda s: update_capability(s, uid, name, enabled, now))
+
+    async def create_key(
+        self, account_uid: str, key_hash: str, prefix: str, label: str, scopes: Sequence[str]
+    ) -> KeyView:
+        """Store a new key (its hash only) of the account."""
+        if not scopes or any(scope not in v.KEY_SCOPES for scope in scopes):
+            raise ValueError(f"scopes must be among: {', '.join(v.KEY_SCOPES)}")
+        check_label(label)
+        key = KeyView(new_id("key"), account_uid, prefix, label, tuple(scopes), self._now(), None)
+        await self._run_write(lambda s: insert_key(s, key, key_hash))
+        return key
+
+    async def revoke_key(self, prefix_or_id: str) -> KeyView:
+        """Revoke by id or by prefix (Conflict when a prefix matches several keys)."""
+        now = self._now()
+        return await self._run_write(lambda s: revoke_key(s, prefix_or_id, now))
+
+    async def connect_network(self, account_uid: str, network: str, ciphertext: bytes) -> None:
+        """Connect a network (status `never` until a sync is recorded) or replace its
+        credentials (the last sync outcome is kept)."""
+        check_network(network)
+        now = self._now()
+        await self._run_write(lambda s: connect_network(s, account_uid, network, ciphertext, now))
+
+    async def record_sync(
+        self,
+        account_uid: str,
+        network: str,
+        status: str,
+        *,
+        accounts: int,
+        programs: int,
+        transactions: int,
+    ) -> None:
+        """Record the outcome of a synchronisation of a connected network."""
+        counts = (accounts, programs, transactions)
+        check_network(network)
+        check_sync(status, counts)
+        now = self._now()
+        await self._run_write(lambda s: record_sync(s, account_uid, network, status, counts, now))
+
+    async def upsert_commissions(
+        self, account_uid: str, network: str, rows: Sequence[NewCommission]
+    ) -> ImportResult:
+        """Insert or update by (account, network, external_id), all rows in one transaction."""
+        check_network(network)
+        check_batch(rows)
+        now = self._now()
+        return await self._run_write(
+            lambda s: upsert_commissions(s, account_uid, network, rows, now)
+        )
