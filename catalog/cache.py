@@ -68,10 +68,13 @@ KEY_AT, TAKEN_AT = 5, 6
 
 # The sources a cached outcome depends on: catalog.validation, catalog.rendering (the
 # listing stored with it: score, row, and the document's digest, made here by
-# output_digest) and what they import from the project (a test keeps this list complete).
-# Other modules, such as the site's, can change without invalidating the cache.
+# output_digest), catalog.incremental (the form outcomes are stored in) and what they
+# import from the project (a test keeps this list complete). Other modules, such as the
+# site's, can change without invalidating the cache.
 VALIDATION_SOURCES = (
     "catalog/validation.py",
+    "catalog/incremental.py",
+    "catalog/loading.py",
     "catalog/cache.py",
     "catalog/yamlstrict.py",
     "catalog/submission.py",

@@ -45,7 +45,7 @@ def build_id(rows_blob: bytes) -> str:
 def listing_of(record: Mapping[str, Any]) -> Listing:
     """The listing of a validated, published record: its score, row and document digest."""
     program = program_of(record, scoring.score(record))
-    row = _row(program)
+    program_row = row(program)
     return Listing(
         program.slug,
         program.score,
@@ -53,8 +53,8 @@ def listing_of(record: Mapping[str, Any]) -> Listing:
         program.model,
         program.recurring,
         program.markets,
-        row,
-        output_digest(shardformat.encode_document(row)),
+        program_row,
+        output_digest(shardformat.encode_document(program_row)),
     )
 
 
@@ -113,7 +113,8 @@ _DOCUMENT_OVERHEAD = len(shardformat.encode_document(b""))  # a document's bytes
 _NATIVE_ROWS = tuple(f.name for f in dataclasses.fields(Program)) == PROGRAM.names
 
 
-def _row(program: Program) -> bytes:
+def row(program: Program) -> bytes:
+    """The programme as the API serves it: one JSON object, members in the spec's order."""
     if _NATIVE_ROWS:
         return orjson.dumps(program)
     return shardformat.encode_row(program.to_api())

@@ -1,9 +1,13 @@
-"""Stage 3: the attractiveness score (0-100) of each programme, and the directory order.
+"""Stage 4: the attractiveness score (0-100) of each programme, and the directory order.
 
 One deterministic formula over the submission's terms, in integer points (docs/scoring.md
 explains it to advertisers). The free-text `commission` is not parsed: its meaning is
 carried by `model` and `recurring`. Order: score descending, then slug ascending
 (`Program.sort_key`), a total order since slugs are unique.
+
+The stage turns each published record into its `Listing` (`catalog.rendering.listing_of`:
+the score, the row the API serves, the document's digest) and ranks them;
+`catalog.incremental` remembers listings, so a rebuild scores only what changed.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The HTML directory: renders the static website from templates/.
+"""The HTML directory: renders the static website from templates/ (`templates_dir`).
 
 `render_site` is called once per build with the published programmes in directory order and
 returns every file of the site as {path relative to dist/: bytes}. The output depends only
@@ -11,6 +11,7 @@ See docs/site.md.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -51,7 +52,17 @@ from catalog.site_plan import (
 from catalog.site_score import Breakdown, breakdown_function, score_view
 from contract.labels import LABELS, Kind
 
-TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
+
+def templates_dir() -> Path:
+    """The site's templates: the installed data package `catalog.templates` (pyproject.toml
+    makes it of templates/), else templates/ beside the package in a checkout."""
+    spec = importlib.util.find_spec("catalog.templates")
+    if spec is not None and spec.submodule_search_locations:
+        return Path(next(iter(spec.submodule_search_locations)))
+    return Path(__file__).resolve().parent.parent / "templates"
+
+
+TEMPLATES_DIR = templates_dir()
 SITE_NAME = "Affiliate Programme Directory"
 CSS_SOURCE = "static/site.css"
 # Copied as they are, next to the fingerprinted stylesheet.

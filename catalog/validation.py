@@ -16,7 +16,6 @@ from urllib.parse import urlsplit
 
 from catalog import yamlstrict
 from catalog.errors import Problem
-from catalog.model import Listing
 from catalog.submission import (
     BY_NAME,
     COMPUTED,
@@ -66,14 +65,12 @@ class Outcome(NamedTuple):
     """What one file amounts to. Plain values only: it is cached and sent between processes."""
 
     status: str | None  # None when it could not be read
-    record: dict[str, Any] | None  # validated fields (no score) of a valid published file
+    # The validated fields (no score) of a valid published file; None for any other, and in
+    # an outcome remembered by catalog.incremental (it keeps the listing made from it).
+    record: dict[str, Any] | None
     problems: list[Problem]  # errors: the build fails if any file has one
     warnings: list[Problem]  # shown, never fatal
     slug_at: tuple[int, int] = (1, 1)  # where the slug is stated: its field, else the mapping
-    # A published programme's listing (catalog.rendering.listing_of: score, row, document
-    # digest), made beside the check (in the workers on a cold build) and cached in place
-    # of `record`: outcomes loaded by catalog.loading carry the listing only.
-    listing: Listing | None = None
 
 
 class InvalidValueError(Exception):

@@ -8,20 +8,34 @@ from pathlib import Path
 import pytest
 from buildkit import VALID, Content, project_imports, snapshot, submission
 
-from catalog import cache, loading
+from catalog import cache, incremental, loading
 from catalog.cache import Cache, code_version
-from catalog.model import program_from_row
+from catalog.loading import Checked
+from catalog.model import Listing, program_from_row
 
 
-def field_of(item: loading.Loaded, name: str) -> object:
-    """A field of a loaded, published programme (outcomes carry its listing's row)."""
-    assert item.outcome.listing is not None
-    return getattr(program_from_row(item.outcome.listing.row), name)
+def listing_of(item: Checked, records: cache.Records) -> Listing | None:
+    """A checked file's listing, as the score stage gives it (None unless published)."""
+    if item.outcome.status != "published" or item.outcome.problems:
+        return None
+    return incremental.score([item], records)[0]
 
 
-def load(content: Content, previous: cache.Records) -> tuple[list[loading.Loaded], cache.Records]:
+def field_of(item: Checked, records: cache.Records, name: str) -> object:
+    """A field of a checked, published programme (from the row of its listing)."""
+    listing = listing_of(item, records)
+    assert listing is not None
+    return getattr(program_from_row(listing.row), name)
+
+
+def load(content: Content, previous: cache.Records) -> tuple[list[Checked], cache.Records]:
+    """Validate the content with the cache's memory; the published files scored too, as a
+    build does before it saves the records."""
     sources, _ = loading.discover(content.content)
-    return loading.load(sources, previous)
+    checked, records = incremental.validate(sources, previous)
+    for item in checked:
+        listing_of(item, records)
+    return checked, records
 
 
 def age(path: Path, seconds: int = 60) -> None:
@@ -38,13 +52,13 @@ def test_unchanged_files_are_not_even_read(
     first, records = load(content, cache.Records(code_version()))
     assert [item.cached for item in first] == [False] * 5
     reads: list[str] = []
-    real = loading._read
-    monkeypatch.setattr(loading, "_read", lambda path: reads.append(path) or real(path))
+    real = incremental._read
+    monkeypatch.setattr(incremental, "_read", lambda path: reads.append(path) or real(path))
     age(content.add("p-2", submission(name="Changed")))
-    second, _ = load(content, records)
+    second, records = load(content, records)
     assert [item.cached for item in second] == [True, True, False, True, True]
     assert [Path(p).name for p in reads] == ["p-2.yaml"]
-    assert field_of(second[2], "name") == "Changed"
+    assert field_of(second[2], records, "name") == "Changed"
 
 
 def test_fresh_files_are_read_again_but_not_rechecked(content: Content) -> None:
@@ -61,8 +75,8 @@ def test_same_size_rewrite_with_restored_mtime_is_seen(content: Content) -> None
     mtime = path.stat().st_mtime_ns
     path.write_text(submission(cookieDays="60"))  # same size
     os.utime(path, ns=(mtime, mtime))  # and the old mtime: ctime still moves
-    again, _ = load(content, records)
-    assert field_of(again[0], "cookieDays") == 60
+    again, records = load(content, records)
+    assert field_of(again[0], records, "cookieDays") == 60
 
 
 def test_other_code_version_starts_cold(content: Content, tmp_path: Path) -> None:
@@ -101,22 +115,25 @@ def test_worker_processes_give_the_same_outcomes(
     content.add("bad", submission(payout="daily"))
     content.add("draft", "status: rejected\n")
     sequential, _ = load(content, cache.Records(code_version()))
-    monkeypatch.setattr(loading, "PARALLEL_THRESHOLD", 2)
-    monkeypatch.setattr(loading, "CHUNK", 3)
+    monkeypatch.setattr(incremental, "PARALLEL_THRESHOLD", 2)
+    monkeypatch.setattr(incremental, "CHUNK", 3)
     cold, records = load(content, cache.Records(code_version()))  # workers read and check
     content.add("p-0", submission(cookieDays="1"))
     content.add("p-1", submission(cookieDays="2"))
-    warm, _ = load(content, records)  # workers check the two misses
+    warm, records = load(content, records)  # workers check the two misses
     assert [i.outcome for i in cold] == [i.outcome for i in sequential]
     by_stem = {item.source.stem: item for item in warm}
-    assert [field_of(by_stem[s], "cookieDays") for s in ("p-0", "p-1")] == [1, 2]
+    assert [field_of(by_stem[s], records, "cookieDays") for s in ("p-0", "p-1")] == [1, 2]
     assert [by_stem[s].cached for s in ("p-0", "p-1", "p-2")] == [False, False, True]
+    # Remembered outcomes carry no record (the listing's row holds it).
     unchanged = [item.outcome for item in warm if item.source.stem not in ("p-0", "p-1")]
-    assert unchanged == [i.outcome for i in sequential if i.source.stem not in ("p-0", "p-1")]
+    assert unchanged == [
+        i.outcome._replace(record=None) for i in sequential if i.source.stem not in ("p-0", "p-1")
+    ]
 
 
 def test_code_version_covers_everything_validation_imports() -> None:
-    """Every project module that catalog.validation and catalog.rendering (the cached row)
+    """Every project module that catalog.validation and catalog.rendering (the cached listing)
     import, directly or not, is hashed."""
     seen = project_imports("catalog/validation.py", "catalog/rendering.py")
     assert "contract/countries.py" in seen  # the walk follows imports
@@ -143,7 +160,9 @@ def test_a_change_appends_to_files_bin_until_records_bin_is_rewritten(
     assert len(again.outcomes) == 11  # and the stale outcome of p-0's old bytes
     warm, unchanged = load(content, again)
     assert all(item.cached for item in warm) and not unchanged.changed
-    assert [item.outcome for item in warm] == [item.outcome for item in loaded]
+    assert [item.outcome for item in warm] == [
+        item.outcome._replace(record=None) for item in loaded
+    ]
 
     for i in range(1, 4):  # past COMPACT_AT: records.bin holds exactly the current outcomes
         age(content.add(f"p-{i}", submission(cookieDays="91")))
@@ -165,8 +184,8 @@ def test_files_bin_of_another_records_bin_is_ignored(content: Content, tmp_path:
     assert store.load_records(code_version()).outcomes == {}
 
 
-def test_the_listing_made_with_the_outcome_is_what_rendering_makes(content: Content) -> None:
-    """The cached listing (catalog.rendering.listing_of, made beside the check) holds byte
+def test_the_remembered_listing_is_what_rendering_makes(content: Content) -> None:
+    """The cached listing (catalog.rendering.listing_of, made by the score stage) holds byte
     for byte the row rendering a programme gives, for published files only, and comes back
     the same from the cache."""
     from catalog import rendering, scoring
@@ -177,16 +196,16 @@ def test_the_listing_made_with_the_outcome_is_what_rendering_makes(content: Cont
         content.add(f"p-{i}", submission(cookieDays=str(i * 40), markets="[FR, BE]"))
     content.add("draft", submission(status="unpublished"))
     loaded, records = load(content, cache.Records(code_version()))
-    listings = {item.source.stem: item.outcome.listing for item in loaded}
+    listings = {item.source.stem: listing_of(item, records) for item in loaded}
     assert listings["draft"] is None
-    ranked = scoring.rank(item.outcome.listing for item in loaded if item.outcome.listing)
+    ranked = scoring.rank(listing for listing in listings.values() if listing)
     assert len(ranked) == 5
     for listing in ranked:
         program = program_from_row(listing.row)
         assert type(program) is Program and program.slug == listing.slug
-        assert listing.row == rendering._row(program)
+        assert listing.row == rendering.row(program)
         assert listing.markets == program.markets == ("FR", "BE")
         assert listing.digest == cache.output_digest(shardformat.encode_document(listing.row))
-    again, _ = load(content, records)  # from the cache: the same listings
+    again, records = load(content, records)  # from the cache: the same listings
     assert all(item.cached for item in again)
-    assert {item.source.stem: item.outcome.listing for item in again} == listings
+    assert {item.source.stem: listing_of(item, records) for item in again} == listings

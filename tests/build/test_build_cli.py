@@ -13,7 +13,7 @@ import pytest
 from buildkit import VALID, CliRunner, Content, leftovers, snapshot, submission
 
 import build
-from catalog import schema, sharding
+from catalog import cli, schema, sharding
 
 
 def test_build_succeeds_with_progress_and_summary(content: Content, run_cli: CliRunner) -> None:
@@ -201,7 +201,7 @@ def test_an_interrupted_build_says_so_and_keeps_dist(
     content.add("beta", submission(name="Beta"))
     if stage == "report":  # while the problems are printed: after the build failed
         content.add("gamma", submission(cookieDays="-1"))
-    module, name = (sharding, "shard") if stage == "shard" else (build, "report")
+    module, name = (sharding, "shard") if stage == "shard" else (cli, "report")
     real = getattr(module, name)
 
     def interrupted(*args):  # the signal arrives in the middle of the run

@@ -124,7 +124,7 @@ def test_native_rows_are_the_encoded_api_objects(rec: dict[str, Any], name: str)
 
     program = Program(**dict(rec, name=name), score=scoring.score(rec))
     assert rendering._NATIVE_ROWS
-    assert rendering._row(program) == shardformat.encode_row(program.to_api())
+    assert rendering.row(program) == shardformat.encode_row(program.to_api())
 
 
 @given(records)
