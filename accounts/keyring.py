@@ -10,8 +10,11 @@ the cursors signed with the old one to age out, then remove the old one (docs/de
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+import os
+import secrets as random_secrets
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 SECRET_MIN = 32  # characters of a secret: cursor signatures and credential encryption
 KEY_ID_BYTES = 4
@@ -68,3 +71,59 @@ class Keyring:
 
     def __repr__(self) -> str:  # never the secrets themselves
         return f"Keyring({len(self.secrets)} secrets)"
+
+
+def file_secrets(path: Path, *, create: bool) -> list[bytes]:
+    """The secrets of a secret file, one per line, the current one first. A missing file is
+    made with one new secret when `create` (the edge's first start), else SecretError."""
+    if not path.exists() and not create:
+        # The admin CLI and the sync worker must use the edge's secret: one made up here (a
+        # typo in the path, another working directory) would seal what the edge cannot open.
+        raise SecretError(
+            f"no secret at {path.absolute()}: use the edge's (--secret-file / "
+            "EDGE_SECRET_FILE where the edge keeps it, or --secret-key / EDGE_SECRET_KEY); "
+            "the edge makes the file on its first start"
+        )
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # O_EXCL: two processes starting at once must end up with one secret, not two.
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass
+        else:
+            with os.fdopen(fd, "w") as fh:
+                fh.write(random_secrets.token_urlsafe(48) + "\n")
+    lines = [line.strip() for line in path.read_text().splitlines() if line.strip()]
+    if not lines:
+        raise SecretError(f"{path}: holds no secret")
+    return [check_secret(line, f"{path}: line {n}") for n, line in enumerate(lines, 1)]
+
+
+def load_keyring(
+    secret_key: str | None,
+    secret_file: Path,
+    retired: Iterable[str] = (),
+    *,
+    create: bool = False,
+) -> Keyring:
+    """The configured secrets: `secret_key`, else the secret file's, then the retired ones."""
+    found = [secret_key.encode()] if secret_key else file_secrets(secret_file, create=create)
+    return Keyring.of(found[0], [*found[1:], *(s.encode() for s in retired)])
+
+
+def keyring_from_env(environ: Mapping[str, str], *, create: bool = False) -> Keyring:
+    """The keyring the EDGE_* variables configure, as the edge reads them (for the
+    processes beside it: the sync worker)."""
+    secret_key = environ.get("EDGE_SECRET_KEY") or None
+    if secret_key is not None:
+        check_secret(secret_key, "EDGE_SECRET_KEY")
+    retired = [
+        part.strip()
+        for part in environ.get("EDGE_RETIRED_SECRET_KEYS", "").split(",")
+        if part.strip()
+    ]
+    for number, part in enumerate(retired, 1):
+        check_secret(part, f"EDGE_RETIRED_SECRET_KEYS: secret {number} of the list")
+    path = Path(environ.get("EDGE_SECRET_FILE") or "var/secret.key")
+    return load_keyring(secret_key, path, retired, create=create)

@@ -10,13 +10,12 @@ import argparse
 import dataclasses
 import functools
 import os
-import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from accounts.keyring import Keyring, SecretError, check_secret
+from accounts.keyring import Keyring, SecretError, check_secret, load_keyring
 from contract.vocabulary import DEFAULT_RATE_LIMITS
 from edge.links import valid_authority
 
@@ -163,41 +162,10 @@ class Config:
 
         The secret file holds one secret per line, the current one first: an operator
         rotates by putting a new line in front (docs/deploy.md, "Rotating the secret")."""
-        if self.secret_key:
-            found = [self.secret_key.encode()]
-        else:
-            found = self._file_secrets(create)
-        retired = [s.encode() for s in self.retired_secret_keys]
         try:
-            return Keyring.of(found[0], [*found[1:], *retired])
-        except SecretError as exc:
-            raise ConfigError(str(exc)) from None
-
-    def _file_secrets(self, create: bool) -> list[bytes]:
-        path = self.secret_file
-        if not path.exists() and not create:
-            # The admin CLI must use the edge's secret: one made up here (a typo in the path,
-            # another working directory) would encrypt credentials the edge cannot open.
-            raise ConfigError(
-                f"no secret at {path.absolute()}: use the edge's (--secret-file / "
-                "EDGE_SECRET_FILE where the edge keeps it, or --secret-key / EDGE_SECRET_KEY); "
-                "the edge makes the file on its first start"
+            return load_keyring(
+                self.secret_key, self.secret_file, self.retired_secret_keys, create=create
             )
-        if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            # O_EXCL: two workers starting at once must end up with one secret, not two.
-            try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            except FileExistsError:
-                pass
-            else:
-                with os.fdopen(fd, "w") as fh:
-                    fh.write(secrets.token_urlsafe(48) + "\n")
-        lines = [line.strip() for line in path.read_text().splitlines() if line.strip()]
-        if not lines:
-            raise ConfigError(f"{path}: holds no secret")
-        try:
-            return [check_secret(line, f"{path}: line {n}") for n, line in enumerate(lines, 1)]
         except SecretError as exc:
             raise ConfigError(str(exc)) from None
 

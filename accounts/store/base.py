@@ -163,6 +163,8 @@ class CommissionQuery:
     since: dt.date | None = None  # inclusive, on the UTC date of transacted_at
     until: dt.date | None = None  # inclusive
     after: tuple[str, int] | None = None  # (transacted_at, seq) of the last row already seen
+    # Only rows whose stored state changed at or after this timestamp (TIMESTAMP_FORMAT).
+    updated_since: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -339,6 +341,37 @@ class WriteWait:
         raise error
 
 
+@dataclass(frozen=True, slots=True)
+class ConnectionView:
+    """A connected network as its operators and the sync worker see it: the sync's state,
+    why it ended as it did, never the credentials."""
+
+    account_uid: str
+    network: str
+    status: str
+    connected_at: str | None
+    last_sync_at: str | None
+    last_attempt_at: str | None
+    reason_code: str | None
+    reason_message: str | None
+    currency: str | None  # the account's currency at a network whose records carry none
+    position: str | None  # the sync's committed position: complete through this instant
+    lease_owner: str | None
+    lease_expires_at: str | None
+    accounts: int
+    programs: int
+    transactions: int
+
+
+@dataclass(frozen=True, slots=True)
+class SealedCredentials:
+    """One connection's stored ciphertext, for the sync worker and re-encryption only."""
+
+    account_uid: str
+    network: str
+    ciphertext: bytes
+
+
 # --- The interface --------------------------------------------------------------------
 
 
@@ -404,6 +437,62 @@ class AccountStore(Protocol):
         """Insert or update by (account, network, external_id), all rows in one transaction."""
         ...
 
+    # The sync worker (sync.storage adapts these to sync.ports.SyncStore).
+    async def due_connections(self, attempted_before: str, limit: int) -> list[ConnectionView]:
+        """Connections with credentials, last attempted before the instant (or never),
+        held by no unexpired lease, least recently attempted first."""
+        ...
+
+    async def claim_connection(
+        self, account_uid: str, network: str, worker: str, lease_seconds: float
+    ) -> bool:
+        """Lease the connection to `worker` (False: another worker holds a live lease)."""
+        ...
+
+    async def release_connection(self, account_uid: str, network: str, worker: str) -> None: ...
+
+    async def sealed_credentials(self, account_uid: str, network: str) -> SealedCredentials:
+        """The connection's ciphertext (never decrypted here); NotFound without one."""
+        ...
+
+    async def write_sync_window(
+        self,
+        account_uid: str,
+        network: str,
+        rows: Sequence[NewCommission],
+        position: str | None,
+        worker: str,
+    ) -> ImportResult:
+        """Upsert a window's rows and move the position, in one transaction, while
+        `worker` holds the lease (Conflict when it lost it)."""
+        ...
+
+    async def record_sync_outcome(
+        self, account_uid: str, network: str, status: str, reason: tuple[str, str] | None
+    ) -> ConnectionView:
+        """Record a sync run's outcome and reason; the counts come from the stored rows."""
+        ...
+
+    async def connection(self, account_uid: str, network: str) -> ConnectionView | None: ...
+
+    async def list_connections(self, account_uid: str | None = None) -> list[ConnectionView]: ...
+
+    async def set_connection_currency(
+        self, account_uid: str, network: str, currency: str | None
+    ) -> None: ...
+
+    async def credentials_after(
+        self, after: tuple[str, str] | None, limit: int
+    ) -> list[SealedCredentials]:
+        """A batch of stored ciphertexts in (account, network) order, after `after`."""
+        ...
+
+    async def replace_credentials(
+        self, account_uid: str, network: str, old: bytes, new: bytes
+    ) -> bool:
+        """Swap a ciphertext for `new` if it is still `old` (False: it changed meanwhile)."""
+        ...
+
     async def close(self) -> None: ...
 
 
@@ -434,6 +523,21 @@ def check_sync(status: str, counts: Iterable[int]) -> None:
         raise ValueError("a sync outcome is one of: ok, partial, auth_failed, error")
     if not all(0 <= count <= MAX_SYNC_COUNT for count in counts):
         raise ValueError(f"counts must be whole numbers from 0 to {MAX_SYNC_COUNT}")
+
+
+SYNC_REASON_CODE = re.compile(r"[a-z][a-z0-9_]{0,63}")
+SYNC_REASON_MAX = 500  # characters of a reason's message
+
+
+def check_sync_reason(reason: tuple[str, str] | None) -> None:
+    """A sync outcome's reason: a stable code and a short message, or none."""
+    if reason is None:
+        return
+    code, message = reason
+    if not SYNC_REASON_CODE.fullmatch(code):
+        raise ValueError("a sync reason code is 1-64 lowercase letters, digits or '_'")
+    if not message or len(message) > SYNC_REASON_MAX or not message.isprintable():
+        raise ValueError(f"a sync reason message is 1-{SYNC_REASON_MAX} printable characters")
 
 
 def check_email(email: str | None) -> None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import abc
 import datetime as dt
 import hashlib
+import re
 import secrets
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -33,17 +34,20 @@ from typing import Any, Protocol, TypeVar
 import orjson
 
 from accounts.store.base import (
+    MAX_SYNC_COUNT,
     VALUE_FIELDS,
     AccountView,
     CapabilityView,
     CommissionQuery,
     CommissionRow,
     Conflict,
+    ConnectionView,
     ImportResult,
     KeyRecord,
     KeyView,
     NewCommission,
     NotFound,
+    SealedCredentials,
     StoreError,
     account_view,
     check_commission,
@@ -52,6 +56,7 @@ from accounts.store.base import (
     check_network,
     check_plan,
     check_sync,
+    check_sync_reason,
     format_timestamp,
     import_result,
     key_view,
@@ -141,6 +146,25 @@ COMMISSION_INDEXES = (
 SCHEMA_VERSION_SQL = "SELECT coalesce(max(version), 0) FROM schema_migrations"
 
 
+def sync_migration(text_type: str) -> tuple[str, ...]:
+    """Migration 2, the sync worker's state per connection: its committed position, its
+    lease, its last attempt and the reason of its outcome; and the index that answers
+    `updatedSince`. `text_type`: the layer's spelling of a text column."""
+    columns = (
+        "currency",
+        "sync_position",
+        "lease_owner",
+        "lease_expires_at",
+        "last_attempt_at",
+        "reason_code",
+        "reason_message",
+    )
+    return (
+        *(f"ALTER TABLE networks ADD COLUMN {name} {text_type}" for name in columns),
+        "CREATE INDEX commissions_updated ON commissions (account_id, updated_at)",
+    )
+
+
 def check_schema_version(version: int, latest: int) -> None:
     """StoreError for a database migrated by newer code than this."""
     if version > latest:
@@ -199,6 +223,9 @@ def commissions_sql(query: CommissionQuery) -> tuple[str, list[Any]]:
     if query.until is not None:
         where.append("transacted_at <= ?")
         params.append(f"{query.until.isoformat()}T23:59:59Z")
+    if query.updated_since is not None:
+        where.append("updated_at >= ?")
+        params.append(query.updated_since)
     if query.after is not None:
         where.append("(transacted_at, id) < (?, ?)")
         params.extend(query.after)
@@ -504,6 +531,220 @@ async def upsert_commissions(
     return import_result(complete, changed, existing)
 
 
+# --- Operations of the sync worker and the operators' connection commands ---------------
+
+_CONNECTION_COLUMNS = (
+    "a.uid, n.network, n.status, n.connected_at, n.last_sync_at, n.last_attempt_at, "
+    "n.reason_code, n.reason_message, n.currency, n.sync_position, n.lease_owner, "
+    "n.lease_expires_at, n.accounts, n.programs, n.transactions"
+)
+_CONNECTIONS = (
+    f"SELECT {_CONNECTION_COLUMNS} FROM networks n JOIN accounts a ON a.id = n.account_id"
+)
+
+
+def _connection(row: Sequence[Any]) -> ConnectionView:
+    return ConnectionView(*row)
+
+
+async def find_connection(s: Session, account_uid: str, network: str) -> ConnectionView | None:
+    """One connection, or None."""
+    row = await s.fetchrow(
+        f"{_CONNECTIONS} WHERE a.uid = ? AND n.network = ?", account_uid, network
+    )
+    return None if row is None else _connection(row)
+
+
+async def list_connections(s: Session, account_uid: str | None) -> list[ConnectionView]:
+    """Every connection (of one account), by account then network."""
+    if account_uid is None:
+        rows = await s.fetch(f"{_CONNECTIONS} ORDER BY a.uid, n.network")
+    else:
+        await account_id(s, account_uid)  # NotFound for an unknown account
+        rows = await s.fetch(f"{_CONNECTIONS} WHERE a.uid = ? ORDER BY n.network", account_uid)
+    return [_connection(row) for row in rows]
+
+
+async def due_connections(
+    s: Session, attempted_before: str, now: str, limit: int
+) -> list[ConnectionView]:
+    """Connections to sync: credentials stored, account not suspended, not attempted since
+    `attempted_before`, no live lease; least recently attempted first."""
+    rows = await s.fetch(
+        f"{_CONNECTIONS} JOIN network_credentials c "
+        "ON c.account_id = n.account_id AND c.network = n.network "
+        "WHERE NOT a.suspended "
+        "AND (n.last_attempt_at IS NULL OR n.last_attempt_at < ?) "
+        "AND (n.lease_expires_at IS NULL OR n.lease_expires_at <= ?) "
+        "ORDER BY coalesce(n.last_attempt_at, ''), a.uid, n.network LIMIT ?",
+        attempted_before,
+        now,
+        limit,
+    )
+    return [_connection(row) for row in rows]
+
+
+async def claim_connection(
+    s: Session, account_uid: str, network: str, worker: str, now: str, expires: str
+) -> bool:
+    """Take the lease if it is free, expired or already `worker`'s. One conditional UPDATE:
+    of two workers racing, the row lock lets one through and the other finds it taken."""
+    return bool(
+        await s.execute(
+            "UPDATE networks SET lease_owner = ?, lease_expires_at = ?, last_attempt_at = ? "
+            "WHERE account_id = (SELECT id FROM accounts WHERE uid = ?) AND network = ? "
+            "AND (lease_owner IS NULL OR lease_owner = ? OR lease_expires_at <= ?)",
+            worker,
+            expires,
+            now,
+            account_uid,
+            network,
+            worker,
+            now,
+        )
+    )
+
+
+async def release_connection(s: Session, account_uid: str, network: str, worker: str) -> None:
+    """Give the lease up (nothing when `worker` does not hold it)."""
+    await s.execute(
+        "UPDATE networks SET lease_owner = NULL, lease_expires_at = NULL "
+        "WHERE account_id = (SELECT id FROM accounts WHERE uid = ?) AND network = ? "
+        "AND lease_owner = ?",
+        account_uid,
+        network,
+        worker,
+    )
+
+
+async def sealed_credentials(s: Session, account_uid: str, network: str) -> SealedCredentials:
+    """The connection's ciphertext; NotFound when none is stored."""
+    blob = await s.fetchval(
+        "SELECT ciphertext FROM network_credentials "
+        "WHERE account_id = (SELECT id FROM accounts WHERE uid = ?) AND network = ?",
+        account_uid,
+        network,
+    )
+    if blob is None:
+        raise NotFound(f"no credentials stored for {account_uid}/{network}")
+    return SealedCredentials(account_uid, network, bytes(blob))
+
+
+async def write_sync_window(
+    s: Session,
+    account_uid: str,
+    network: str,
+    rows: Sequence[NewCommission],
+    position: str | None,
+    worker: str,
+    now: str,
+) -> ImportResult:
+    """A window's rows and the position after it, together, under `worker`'s live lease:
+    a worker that lost its lease (it stalled past it, another took over) writes nothing."""
+    held = await s.fetchval(
+        "SELECT 1 FROM networks WHERE account_id = (SELECT id FROM accounts WHERE uid = ?) "
+        "AND network = ? AND lease_owner = ? AND lease_expires_at > ?",
+        account_uid,
+        network,
+        worker,
+        now,
+    )
+    if held is None:
+        raise Conflict(f"{account_uid}/{network}: the lease of {worker} has ended")
+    result = await upsert_commissions(s, account_uid, network, rows, now)
+    if position is not None:
+        await s.execute(
+            "UPDATE networks SET sync_position = ? "
+            "WHERE account_id = (SELECT id FROM accounts WHERE uid = ?) AND network = ?",
+            position,
+            account_uid,
+            network,
+        )
+    return result
+
+
+async def record_sync_outcome(
+    s: Session,
+    account_uid: str,
+    network: str,
+    status: str,
+    reason: tuple[str, str] | None,
+    now: str,
+) -> ConnectionView:
+    """The run's outcome, its reason and counts of what is stored for the connection."""
+    row_id = await account_id(s, account_uid)
+    transactions, programs = await s.fetchrow(
+        "SELECT count(*), count(DISTINCT program_external_id) FROM commissions "
+        "WHERE account_id = ? AND network = ?",
+        row_id,
+        network,
+    )
+    code, message = reason if reason is not None else (None, None)
+    updated = await s.execute(
+        "UPDATE networks SET status = ?, last_sync_at = ?, reason_code = ?, reason_message = ?, "
+        "accounts = 1, programs = ?, transactions = ? WHERE account_id = ? AND network = ?",
+        status,
+        now,
+        code,
+        message,
+        min(int(programs), MAX_SYNC_COUNT),
+        min(int(transactions), MAX_SYNC_COUNT),
+        row_id,
+        network,
+    )
+    if not updated:
+        raise NotFound(f"account {account_uid} has not connected {network}")
+    found = await find_connection(s, account_uid, network)
+    assert found is not None
+    return found
+
+
+async def set_connection_currency(
+    s: Session, account_uid: str, network: str, currency: str | None
+) -> None:
+    """The account's currency at a network whose records carry none."""
+    if not await s.execute(
+        "UPDATE networks SET currency = ? "
+        "WHERE account_id = (SELECT id FROM accounts WHERE uid = ?) AND network = ?",
+        currency,
+        account_uid,
+        network,
+    ):
+        raise NotFound(f"account {account_uid} has not connected {network}")
+
+
+async def credentials_after(
+    s: Session, after: tuple[str, str] | None, limit: int
+) -> list[SealedCredentials]:
+    """Stored ciphertexts in (account uid, network) order, strictly after `after`."""
+    where, params = ("", []) if after is None else ("WHERE (a.uid, c.network) > (?, ?) ", [*after])
+    rows = await s.fetch(
+        "SELECT a.uid, c.network, c.ciphertext FROM network_credentials c "
+        f"JOIN accounts a ON a.id = c.account_id {where}ORDER BY a.uid, c.network LIMIT ?",
+        *params,
+        limit,
+    )
+    return [SealedCredentials(row[0], row[1], bytes(row[2])) for row in rows]
+
+
+async def replace_credentials(
+    s: Session, account_uid: str, network: str, old: bytes, new: bytes, now: str
+) -> bool:
+    """Compare and set: a connection re-connected meanwhile keeps its new credentials."""
+    return bool(
+        await s.execute(
+            "UPDATE network_credentials SET ciphertext = ?, updated_at = ? "
+            "WHERE account_id = (SELECT id FROM accounts WHERE uid = ?) AND network = ? "
+            "AND ciphertext = ?",
+            new,
+            now,
+            account_uid,
+            network,
+            old,
+        )
+    )
+
+
 # --- The store --------------------------------------------------------------------------
 
 
@@ -637,4 +878,89 @@ class SqlStore(abc.ABC):
         now = self._now()
         return await self._run_write(
             lambda s: upsert_commissions(s, account_uid, network, rows, now)
+        )
+
+    # --- the sync worker and the connection commands ---
+
+    async def due_connections(self, attempted_before: str, limit: int) -> list[ConnectionView]:
+        """Connections to sync now, least recently attempted first (see AccountStore)."""
+        now = self._now()
+        return await self._run_read(lambda s: due_connections(s, attempted_before, now, limit))
+
+    async def claim_connection(
+        self, account_uid: str, network: str, worker: str, lease_seconds: float
+    ) -> bool:
+        """Lease the connection to `worker` for `lease_seconds` (False: leased elsewhere)."""
+        moment = self._clock()
+        now = format_timestamp(moment)
+        expires = format_timestamp(moment + dt.timedelta(seconds=max(1.0, lease_seconds)))
+        return await self._run_write(
+            lambda s: claim_connection(s, account_uid, network, worker, now, expires)
+        )
+
+    async def release_connection(self, account_uid: str, network: str, worker: str) -> None:
+        """Give a lease up."""
+        await self._run_write(lambda s: release_connection(s, account_uid, network, worker))
+
+    async def sealed_credentials(self, account_uid: str, network: str) -> SealedCredentials:
+        """The ciphertext, read in a write transaction: read connections may never select
+        credentials (the SQLite layer's authorizer refuses them)."""
+        return await self._run_write(lambda s: sealed_credentials(s, account_uid, network))
+
+    async def write_sync_window(
+        self,
+        account_uid: str,
+        network: str,
+        rows: Sequence[NewCommission],
+        position: str | None,
+        worker: str,
+    ) -> ImportResult:
+        """Rows and position in one transaction under the worker's live lease."""
+        check_network(network)
+        check_batch(rows)
+        now = self._now()
+        return await self._run_write(
+            lambda s: write_sync_window(s, account_uid, network, rows, position, worker, now)
+        )
+
+    async def record_sync_outcome(
+        self, account_uid: str, network: str, status: str, reason: tuple[str, str] | None
+    ) -> ConnectionView:
+        """Record a run's outcome (ok, partial, auth_failed, error) and its reason."""
+        check_sync(status, ())
+        check_sync_reason(reason)
+        now = self._now()
+        return await self._run_write(
+            lambda s: record_sync_outcome(s, account_uid, network, status, reason, now)
+        )
+
+    async def connection(self, account_uid: str, network: str) -> ConnectionView | None:
+        """One connection with its sync state, or None."""
+        return await self._run_read(lambda s: find_connection(s, account_uid, network))
+
+    async def list_connections(self, account_uid: str | None = None) -> list[ConnectionView]:
+        """Every connection, or one account's (NotFound for an unknown account)."""
+        return await self._run_read(lambda s: list_connections(s, account_uid))
+
+    async def set_connection_currency(
+        self, account_uid: str, network: str, currency: str | None
+    ) -> None:
+        """Set (or clear, with None) the connection's currency."""
+        if currency is not None and not re.fullmatch(v.CURRENCY_PATTERN, currency):
+            raise ValueError("currency must be an ISO 4217 code of 3 capital letters, e.g. USD")
+        await self._run_write(lambda s: set_connection_currency(s, account_uid, network, currency))
+
+    async def credentials_after(
+        self, after: tuple[str, str] | None, limit: int
+    ) -> list[SealedCredentials]:
+        """A batch of ciphertexts for re-encryption (a write transaction, as above)."""
+        return await self._run_write(lambda s: credentials_after(s, after, limit))
+
+    async def replace_credentials(
+        self, account_uid: str, network: str, old: bytes, new: bytes
+    ) -> bool:
+        """Swap a ciphertext if it is unchanged since it was read."""
+        now = self._now()
+        return await self._run_write(
+            lambda s: replace_credentials(s, account_uid, network, old, new, now)
         )

@@ -19,7 +19,13 @@ from __future__ import annotations
 
 import asyncpg
 
-from accounts.store.core import API_KEY_INDEXES, COMMISSION_INDEXES, SCHEMA_VERSION_SQL, lock_key
+from accounts.store.core import (
+    API_KEY_INDEXES,
+    COMMISSION_INDEXES,
+    SCHEMA_VERSION_SQL,
+    lock_key,
+    sync_migration,
+)
 
 # Append new migrations (and their SQLite twins); never edit one that has shipped.
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
@@ -99,6 +105,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         *COMMISSION_INDEXES,
     ),
+    sync_migration('text COLLATE "C"'),
 )
 
 LATEST = len(MIGRATIONS)

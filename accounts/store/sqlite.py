@@ -58,6 +58,7 @@ from accounts.store.core import (
     Operation,
     SqlStore,
     apply_migrations,
+    sync_migration,
 )
 
 T = TypeVar("T")
@@ -144,6 +145,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         *COMMISSION_INDEXES,
     ),
+    sync_migration("TEXT"),
 )
 
 
