@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
+import datetime as dt
 import os
 import re
 import signal
@@ -38,6 +39,7 @@ from accounts.store import AccountStore, OutcomeUnknown, StoreError, open_store
 from accounts.store.base import AccountView, KeyView, WriteWait
 from accounts.store.sqlite import MIGRATIONS as SQLITE_MIGRATIONS
 from accounts.store.sqlite import database_path
+from admin import connections
 from contract import vocabulary as v
 from edge.config import Config, ConfigError, from_env
 
@@ -287,11 +289,18 @@ def read_credentials(source: str) -> bytes:
 
 async def network_connect(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
     plaintext = await asyncio.to_thread(read_credentials, args.credentials_file)
+    try:
+        connections.check_credentials(args.network, plaintext, args.currency)
+    except connections.CommandRefusedError as exc:
+        raise CommandError(str(exc)) from None
     # Never a new secret here: one made up by a typo in the path or another working
     # directory would encrypt credentials the edge cannot open.
-    secret = config.resolved_secret(create=False)
-    sealed = encrypt_credentials(secret, args.account, args.network, plaintext)
+    sealed = encrypt_credentials(
+        config.keyring(create=False), args.account, args.network, plaintext
+    )
     await store.connect_network(args.account, args.network, sealed)
+    if args.currency is not None:
+        await store.set_connection_currency(args.account, args.network, args.currency)
     return {
         "account": args.account,
         "network": args.network,
@@ -314,6 +323,36 @@ async def network_record_sync(store: AccountStore, args: argparse.Namespace, _: 
         "status": args.status,
         "text": f"{args.account}: {args.network} last sync {args.status}",
     }
+
+
+async def network_list(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
+    return await connections.network_list(store, args, config)
+
+
+async def network_show(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
+    try:
+        return await connections.network_show(store, args, config)
+    except connections.CommandRefusedError as exc:
+        raise CommandError(str(exc)) from None
+
+
+async def network_sync(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
+    urls = {}
+    for pair in args.base_url:
+        network, sep, url = pair.partition("=")
+        if not sep or not url.startswith(("http://", "https://")):
+            raise CommandError(f"--base-url expects NETWORK=URL, not {pair!r}")
+        urls[network] = url
+    try:
+        return await connections.network_sync(store, args, config.keyring(create=False), urls)
+    except connections.CommandRefusedError as exc:
+        raise CommandError(str(exc)) from None
+
+
+async def credentials_reencrypt(
+    store: AccountStore, args: argparse.Namespace, config: Config
+) -> Result:
+    return await connections.credentials_reencrypt(store, config.keyring(create=False), args.batch)
 
 
 async def commissions_import(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
@@ -403,6 +442,29 @@ def _count(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError("must be 0 or more")
     return value
+
+
+def _positive(text: str) -> int:
+    value = _count(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
+
+
+def _currency(text: str) -> str:
+    if not re.fullmatch(v.CURRENCY_PATTERN, text):
+        raise argparse.ArgumentTypeError("must be an ISO 4217 code of 3 capital letters, e.g. USD")
+    return text
+
+
+def _date(text: str) -> dt.date:
+    wanted = "must be a date written YYYY-MM-DD"
+    if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", text):
+        raise argparse.ArgumentTypeError(wanted)
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(wanted) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -501,6 +563,46 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--account", required=True, metavar="UID")
     p.add_argument("--network", required=True, metavar="ID")
     p.add_argument("--credentials-file", required=True, metavar="FILE|-")
+    p.add_argument(
+        "--currency",
+        type=_currency,
+        help="the account's currency at the network, for networks whose records carry none (cj)",
+    )
+    p = command(network, "list", network_list, "list connections and how their last sync ended")
+    p.add_argument("--account", metavar="UID", help="one account's only")
+    p = command(
+        network,
+        "show",
+        network_show,
+        "a connection's sync state, reason and counts (never credentials)",
+    )
+    p.add_argument("--account", required=True, metavar="UID")
+    p.add_argument("--network", required=True, metavar="ID")
+    p = command(
+        network,
+        "sync",
+        network_sync,
+        "sync a connection now (refused while a worker holds it); the outcome is recorded",
+    )
+    p.set_defaults(
+        not_done="nothing synced",
+        maybe_done="windows committed before the stop are kept; run it again to finish (safe)",
+    )
+    p.add_argument("--account", required=True, metavar="UID")
+    p.add_argument("--network", required=True, metavar="ID")
+    p.add_argument(
+        "--since",
+        type=_date,
+        metavar="YYYY-MM-DD",
+        help="re-read the network from this date (default: from the committed position)",
+    )
+    p.add_argument(
+        "--base-url",
+        action="append",
+        default=[],
+        metavar="NETWORK=URL",
+        help="the network's API base URL (a proxy, a sandbox)",
+    )
     p = command(network, "record-sync", network_record_sync, "record a synchronisation outcome")
     p.add_argument("--account", required=True, metavar="UID")
     p.add_argument("--network", required=True, metavar="ID")
@@ -533,6 +635,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="IANA zone of timestamps without a UTC offset (default: refuse them)",
     )
     p.add_argument("file", metavar="FILE|-")
+
+    credentials = groups.add_parser(
+        "credentials", help="stored network credentials"
+    ).add_subparsers(dest="action", required=True, metavar="ACTION")
+    p = command(
+        credentials,
+        "reencrypt",
+        credentials_reencrypt,
+        "seal every stored credential under the current secret (resumable; after a rotation)",
+    )
+    p.set_defaults(
+        not_done="nothing re-encrypted",
+        maybe_done="some batches are re-encrypted; run it again to finish (safe)",
+    )
+    p.add_argument("--batch", type=_positive, default=connections.REENCRYPT_BATCH, metavar="N")
 
     p = command(groups, "demo", demo, "seed the demo account and print a new key for it")
     partly = "the demo account may be partly seeded; run demo again"  # several transactions

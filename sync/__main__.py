@@ -1,10 +1,10 @@
 """`python -m sync` (console script `affdir-sync`): the long-lived sync worker.
 
-The account store is reached through a factory named by `--store module:function` (or
-AFFDIR_SYNC_STORE): an async function returning `(store, decrypt)`, the store implementing
-`sync.ports.SyncStore` and `decrypt` opening its ciphertexts. Status words are mapped by the
-JSON table given with `--status-map` (the account store's), else by the connectors' own
-declared words.
+It opens the account store the edge reads (`--database`, default `EDGE_DATABASE`) and the
+edge's secrets (`EDGE_SECRET_KEY` or `EDGE_SECRET_FILE`, and `EDGE_RETIRED_SECRET_KEYS`),
+then syncs every due connection on a schedule until SIGTERM or SIGINT. Status words are
+mapped by the published table (accounts/data/status_map.json) unless `--status-map FILE`
+names another. docs/sync.md tells how to run it beside the edge.
 """
 
 from __future__ import annotations
@@ -12,8 +12,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
-import importlib
-import json
 import logging
 import os
 import signal
@@ -22,21 +20,44 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from accounts.keyring import SecretError, keyring_from_env
+from accounts.statusmap import load_status_map
+from accounts.store import StoreError, open_store
 from sync.connectors import CONNECTORS
 from sync.runner import SyncSettings
-from sync.statuses import MapStatus, fold, mapper, tables_from_specs
+from sync.statuses import MapStatus
+from sync.storage import AccountSyncStore, credential_opener
 from sync.worker import Worker, WorkerConfig
+
+PROG = "affdir-sync"
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="affdir-sync", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--store", default=os.environ.get("AFFDIR_SYNC_STORE"), metavar="MODULE:FUNCTION"
+        "--database",
+        default=os.environ.get("EDGE_DATABASE") or "var/edge.sqlite3",
+        help="the account store: a SQLite path or a postgresql:// URL (EDGE_DATABASE)",
+    )
+    parser.add_argument(
+        "--secret-file",
+        type=Path,
+        help="the edge's secret file (EDGE_SECRET_FILE); EDGE_SECRET_KEY takes precedence",
     )
     parser.add_argument("--status-map", type=Path, metavar="FILE")
-    parser.add_argument("--interval-minutes", type=float, default=360.0)
-    parser.add_argument("--concurrency", type=int, default=4)
-    parser.add_argument("--lease-seconds", type=float, default=3600.0)
+    parser.add_argument(
+        "--interval-minutes",
+        type=float,
+        default=360.0,
+        help="a connection is due again this long after its last attempt",
+    )
+    parser.add_argument("--concurrency", type=int, default=4, help="syncs at once")
+    parser.add_argument(
+        "--lease-seconds",
+        type=float,
+        default=3600.0,
+        help="how long a connection stays claimed by this worker if it dies",
+    )
     parser.add_argument("--poll-seconds", type=float, default=30.0)
     parser.add_argument("--backfill-days", type=int, default=90)
     parser.add_argument(
@@ -47,20 +68,19 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         help="a network's API base URL (a proxy, a sandbox); repeatable",
     )
     parser.add_argument("--worker-id", default=f"{socket.gethostname()}:{os.getpid()}")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    for name in ("interval_minutes", "lease_seconds", "poll_seconds"):
+        if not getattr(args, name) > 0:
+            parser.error(f"--{name.replace('_', '-')} must be a positive number")
+    if args.concurrency < 1 or args.backfill_days < 1:
+        parser.error("--concurrency and --backfill-days must be at least 1")
+    return args
 
 
 def status_mapper(path: Path | None) -> MapStatus:
-    """The mapping of a status-map JSON file (network -> word -> status), or the specs'."""
-    if path is None:
-        return mapper(tables_from_specs(c.spec for c in CONNECTORS.values()))
-    data = json.loads(path.read_text("utf-8"))
-    tables = {
-        network: {fold(word): status for word, status in table.items()}
-        for network, table in data.items()
-        if not network.startswith("_") and isinstance(table, dict)
-    }
-    return mapper(tables)
+    """The published status table (or the one at `path`) as the sync's MapStatus."""
+    table = load_status_map(path)
+    return lambda network, raw: table.normalise(network, raw)[0]
 
 
 def base_urls(pairs: Sequence[str]) -> dict[str, str]:
@@ -68,22 +88,31 @@ def base_urls(pairs: Sequence[str]) -> dict[str, str]:
     for pair in pairs:
         network, sep, url = pair.partition("=")
         if not sep or network not in CONNECTORS:
-            raise SystemExit(f"--base-url expects NETWORK=URL with a known network, not {pair!r}")
+            raise ValueError(f"--base-url expects NETWORK=URL with a known network, not {pair!r}")
         out[network] = url
     return out
 
 
 async def serve(args: argparse.Namespace) -> int:
-    module_name, _, function = (args.store or "").partition(":")
-    if not module_name or not function:
-        print("affdir-sync: name the store factory with --store MODULE:FUNCTION", file=sys.stderr)
+    environ = dict(os.environ)
+    if args.secret_file is not None:
+        environ["EDGE_SECRET_FILE"] = str(args.secret_file)
+    try:
+        keyring = keyring_from_env(environ)
+        map_status = status_mapper(args.status_map)
+        urls = base_urls(args.base_url)
+    except (SecretError, ValueError, OSError) as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
-    factory = getattr(importlib.import_module(module_name), function)
-    store, decrypt = await factory()
+    try:
+        store = await open_store(args.database, writable=True, readers=1, timeout=30.0)
+    except (StoreError, OSError) as exc:
+        print(f"{PROG}: cannot open the account store: {exc}", file=sys.stderr)
+        return 1
     worker = Worker(
-        store,
-        decrypt,
-        status_mapper(args.status_map),
+        AccountSyncStore(store, args.worker_id),
+        credential_opener(keyring),
+        map_status,
         WorkerConfig(
             worker_id=args.worker_id,
             interval=dt.timedelta(minutes=args.interval_minutes),
@@ -91,21 +120,17 @@ async def serve(args: argparse.Namespace) -> int:
             lease_seconds=args.lease_seconds,
             poll_seconds=args.poll_seconds,
         ),
-        SyncSettings(
-            base_urls=base_urls(args.base_url), backfill=dt.timedelta(days=args.backfill_days)
-        ),
+        SyncSettings(base_urls=urls, backfill=dt.timedelta(days=args.backfill_days)),
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    logging.getLogger("sync").info("affdir-sync %s started", args.worker_id)
+    logging.getLogger("sync").info("%s %s started", PROG, args.worker_id)
     try:
         await worker.run(stop)
     finally:
-        close = getattr(store, "close", None)
-        if close is not None:
-            await close()
+        await store.close()
     return 0
 
 

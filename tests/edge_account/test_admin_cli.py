@@ -26,6 +26,7 @@ from accounts.store.base import CommissionQuery
 from admin import cli as admin
 from admin.cli import build_parser, main
 from edge.config import Config
+from sync.connectors import CONNECTORS
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "cli-secret-" + "y" * 40
@@ -179,7 +180,7 @@ def new_publisher(env: dict[str, str], *networks: str) -> str:
     for network in networks:
         connected = run_cli(
             env, "network", "connect", "--account", uid, "--network", network,
-            "--credentials-file", "-", stdin=b'{"token": "t"}',
+            "--currency", "EUR", "--credentials-file", "-", stdin=credentials_for(network),
         )  # fmt: skip
         assert connected.returncode == 0, connected.stderr
     return uid
@@ -213,6 +214,41 @@ def test_keys_are_printed_once_and_listed_without_the_key(env, stored_bytes):
     assert key["key"].encode() not in raw
 
 
+def credentials_for(network: str) -> bytes:
+    """Credentials with every field the network's connector requires (any text will do)."""
+    connector = CONNECTORS.get(network)
+    fields = connector.spec.required_credentials if connector else ("token",)
+    return json.dumps({name: f"{name}-value" for name in fields}).encode()
+
+
+@pytest.mark.parametrize(
+    ("network", "stdin", "extra", "message"),
+    [
+        ("awin", b'{"accessToken": "secret-token-1"}', (), "awin credentials lack publisherId"),
+        ("awin", b'{"accessToken": " ", "publisherId": 7}', (), "lack accessToken, publisherId"),
+        (
+            "impact",
+            b"AccountSid=x",
+            (),
+            "impact credentials must be a JSON object with: accountSid",
+        ),
+        ("effiliation", b'["apiKey"]', (), "effiliation credentials must be a JSON object"),
+        ("cj", None, (), "cj records carry no currency: give the account's with --currency"),
+        ("cj", None, ("--currency", "usd"), "must be an ISO 4217 code"),
+    ],
+)
+def test_network_connect_requires_what_the_connector_needs(
+    env, capsys, network, stdin, extra, message
+):
+    uid = new_publisher(env)
+    done = run_cli(
+        env, "network", "connect", "--account", uid, "--network", network, *extra,
+        "--credentials-file", "-", stdin=stdin or credentials_for(network),
+    )  # fmt: skip
+    assert done.returncode != 0 and message in done.stderr.decode(), done.stderr
+    assert b"secret-token-1" not in done.stderr + done.stdout
+
+
 def test_credentials_come_from_stdin_and_are_stored_encrypted(env, capsys, tmp_path, stored_bytes):
     status, uid, _ = cli(capsys, "account", "create", "--plan", "pro")
     uid = uid.strip()
@@ -226,7 +262,7 @@ def test_credentials_come_from_stdin_and_are_stored_encrypted(env, capsys, tmp_p
         "awin",
         "--credentials-file",
         "-",
-        stdin=b'{"token": "PLAINTEXT-TOKEN-123"}',
+        stdin=b'{"accessToken": "PLAINTEXT-TOKEN-123", "publisherId": "4242"}',
     )
     assert done.returncode == 0, done.stderr
     assert b"PLAINTEXT-TOKEN-123" not in done.stdout + done.stderr
@@ -498,8 +534,8 @@ def test_the_admin_never_makes_a_secret_of_its_own(env, tmp_path):
     typo = tmp_path / "secrte.key"
     env = {**env, "EDGE_SECRET_KEY": "", "EDGE_SECRET_FILE": str(typo)}
     done = run_cli(
-        env, "network", "connect", "--account", uid, "--network", "cj",
-        "--credentials-file", "-", stdin=b'{"token": "t"}',
+        env, "network", "connect", "--account", uid, "--network", "cj", "--currency", "USD",
+        "--credentials-file", "-", stdin=credentials_for("cj"),
     )  # fmt: skip
     assert done.returncode == 1
     assert f"no secret at {typo}: use the edge's" in done.stderr.decode()

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from sync_support import NETWORKS, FakeClock, FakeNetworks, MemoryStore
 
 from sync.model import Outcome
@@ -111,18 +112,14 @@ async def test_stopping_cancels_a_sync_past_the_grace_period_and_releases_its_le
     assert store.reports == []  # cut off: nothing recorded, nothing half-written
 
 
-def test_python_m_sync_stops_cleanly_on_sigterm():
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "tests" / "sync"), str(ROOT)])}
+def test_python_m_sync_stops_cleanly_on_sigterm(tmp_path):
+    env = {
+        **os.environ,
+        "EDGE_DATABASE": str(tmp_path / "store.sqlite3"),
+        "EDGE_SECRET_KEY": "sync-test-secret-" + "s" * 32,
+    }
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "sync",
-            "--store",
-            "sync_entry:empty_store",
-            "--poll-seconds",
-            "0.05",
-        ],
+        [sys.executable, "-m", "sync", "--poll-seconds", "0.05"],
         cwd=ROOT,
         env=env,
         stderr=subprocess.PIPE,
@@ -140,14 +137,29 @@ def test_python_m_sync_stops_cleanly_on_sigterm():
         proc.stderr.close()
 
 
-def test_python_m_sync_without_a_store_says_how_to_name_one():
+@pytest.mark.parametrize(
+    ("env", "args", "message"),
+    [
+        ({"EDGE_SECRET_KEY": "", "EDGE_SECRET_FILE": "{tmp}/nope.key"}, (), "no secret at"),
+        ({"EDGE_SECRET_KEY": "short"}, (), "EDGE_SECRET_KEY must be at least 32"),
+        ({}, ("--base-url", "nowhere=http://x"), "--base-url expects NETWORK=URL"),
+        ({}, ("--concurrency", "0"), "--concurrency and --backfill-days must be at least 1"),
+    ],
+)
+def test_python_m_sync_refuses_a_bad_setting_in_one_line(tmp_path, env, args, message):
+    environ = {
+        **os.environ,
+        "EDGE_DATABASE": str(tmp_path / "store.sqlite3"),
+        "EDGE_SECRET_KEY": "sync-test-secret-" + "s" * 32,
+        **{k: val.format(tmp=tmp_path) for k, val in env.items()},
+    }
     out = subprocess.run(
-        [sys.executable, "-m", "sync"],
+        [sys.executable, "-m", "sync", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=30,
-        env={**os.environ, "AFFDIR_SYNC_STORE": ""},
+        env=environ,
     )
-    assert out.returncode == 2
-    assert "--store" in out.stderr
+    assert out.returncode == 2, out.stderr
+    assert message in out.stderr and "Traceback" not in out.stderr, out.stderr

@@ -1,0 +1,221 @@
+"""The operator's commands on network connections: what each one's sync did and why, a
+sync on demand, and re-encryption of every stored credential under the current secret."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import socket
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from accounts.crypto import CredentialsError, decrypt_credentials, encrypt_credentials, is_current
+from accounts.keyring import Keyring
+from accounts.statusmap import load_status_map
+from accounts.store import AccountStore, ConnectionView
+from sync.connectors import CONNECTORS
+from sync.model import Position
+from sync.ports import Connection
+from sync.runner import SyncSettings, sync_connection
+from sync.spec import CurrencySource
+from sync.storage import AccountSyncStore, connection_of, credential_opener
+
+Result = dict[str, Any]
+REENCRYPT_BATCH = 500
+
+
+class CommandRefusedError(Exception):
+    """A connection command that cannot be carried out; the message says why."""
+
+
+def check_credentials(network: str, plaintext: bytes, currency: str | None) -> None:
+    """The credentials a network's connector needs, present and non-blank; its currency
+    where its records carry none. Messages name fields, never values."""
+    connector = CONNECTORS.get(network)
+    if connector is None:
+        return  # a network without a connector: commissions come by import only
+    spec = connector.spec
+    try:
+        values = orjson.loads(plaintext)
+    except orjson.JSONDecodeError:
+        raise CommandRefusedError(
+            f"{network} credentials must be a JSON object with: "
+            f"{', '.join(spec.required_credentials)} (docs/sync.md)"
+        ) from None
+    if not isinstance(values, dict):
+        raise CommandRefusedError(f"{network} credentials must be a JSON object")
+    missing = [
+        name
+        for name in spec.required_credentials
+        if not isinstance(values.get(name), str) or not values[name].strip()
+    ]
+    if missing:
+        raise CommandRefusedError(
+            f"{network} credentials lack {', '.join(missing)} (text fields; docs/sync.md)"
+        )
+    if spec.currency_source is CurrencySource.CONNECTION and not currency:
+        raise CommandRefusedError(
+            f"{network} records carry no currency: give the account's with --currency, e.g. USD"
+        )
+
+
+def connection_json(view: ConnectionView) -> Result:
+    """A connection as the admin prints it: its sync state, never its credentials."""
+    return {
+        "account": view.account_uid,
+        "network": view.network,
+        "status": view.status,
+        "reasonCode": view.reason_code,
+        "reason": view.reason_message,
+        "connectedAt": view.connected_at,
+        "lastSyncAt": view.last_sync_at,
+        "lastAttemptAt": view.last_attempt_at,
+        "completeThrough": view.position,
+        "currency": view.currency,
+        "leasedBy": view.lease_owner,
+        "leaseExpiresAt": view.lease_expires_at,
+        "accounts": view.accounts,
+        "programs": view.programs,
+        "transactions": view.transactions,
+    }
+
+
+def _line(view: ConnectionView) -> str:
+    why = f" [{view.reason_code}] {view.reason_message}" if view.reason_code else ""
+    return (
+        f"{view.account_uid} {view.network}: {view.status}, last sync {view.last_sync_at or '-'}"
+        f", {view.transactions} transactions{why}"
+    )
+
+
+async def network_list(store: AccountStore, args: argparse.Namespace, _: Any) -> Result:
+    views = await store.list_connections(args.account)
+    return {
+        "connections": [connection_json(v) for v in views],
+        "text": "\n".join(_line(v) for v in views) or "no connections",
+    }
+
+
+async def network_show(store: AccountStore, args: argparse.Namespace, _: Any) -> Result:
+    view = await store.connection(args.account, args.network)
+    if view is None:
+        raise CommandRefusedError(f"account {args.account} has not connected {args.network}")
+    shown = connection_json(view)
+    return {**shown, "text": "\n".join(f"{k}: {'-' if v is None else v}" for k, v in shown.items())}
+
+
+class _From(AccountSyncStore):
+    """The store as one on-demand sync sees it: the position is `since` when asked."""
+
+    def __init__(self, store: AccountStore, worker_id: str, since: dt.datetime | None) -> None:
+        super().__init__(store, worker_id)
+        self.since = since
+
+    async def load_position(self, connection: Connection) -> Position | None:
+        if self.since is not None:
+            return Position(self.since)
+        return await super().load_position(connection)
+
+
+async def network_sync(
+    store: AccountStore, args: argparse.Namespace, keyring: Keyring, base_urls: Mapping[str, str]
+) -> Result:
+    """Sync one connection now, under a lease like a worker's (refused while one runs it)."""
+    view = await store.connection(args.account, args.network)
+    if view is None:
+        raise CommandRefusedError(f"account {args.account} has not connected {args.network}")
+    if args.network not in CONNECTORS:
+        raise CommandRefusedError(
+            f"no connector for {args.network}: import its commissions with `commissions import`"
+        )
+    worker = f"admin:{socket.gethostname()}:{os.getpid()}"
+    since = None
+    if args.since is not None:
+        since = dt.datetime.combine(args.since, dt.time(), dt.UTC)
+    sync_store = _From(store, worker, since)
+    connection = connection_of(view)
+    if not await sync_store.claim(connection, worker, 3600.0):
+        raise CommandRefusedError(
+            f"{args.account}/{args.network} is being synced by {view.lease_owner} now; "
+            "try again when it is done"
+        )
+    try:
+        report = await sync_connection(
+            sync_store,
+            connection,
+            decrypt=credential_opener(keyring),
+            map_status=_status_mapper(),
+            settings=SyncSettings(base_urls=dict(base_urls)),
+        )
+    finally:
+        await sync_store.release(connection, worker)
+    counts = report.counts
+    why = f" [{report.reason.code}] {report.reason.message}" if report.reason else ""
+    return {
+        "account": args.account,
+        "network": args.network,
+        "status": report.outcome.value,
+        "reasonCode": None if report.reason is None else report.reason.code,
+        "reason": None if report.reason is None else report.reason.message,
+        "inserted": counts.inserted,
+        "updated": counts.updated,
+        "unchanged": counts.unchanged,
+        "refused": counts.refused,
+        "windows": counts.windows_ok,
+        "requests": counts.requests,
+        "text": f"{args.account} {args.network}: {report.outcome.value}{why}; "
+        f"{counts.inserted} new, {counts.updated} updated, {counts.unchanged} unchanged, "
+        f"{counts.refused} refused, {counts.windows_ok}/{counts.windows_planned} windows",
+    }
+
+
+def _status_mapper() -> Any:
+    table = load_status_map()
+    return lambda network, raw: table.normalise(network, raw)[0]
+
+
+async def credentials_reencrypt(
+    store: AccountStore, keyring: Keyring, batch: int = REENCRYPT_BATCH
+) -> Result:
+    """Seal every stored credential under the current secret, a batch per transaction.
+
+    Resumable: a credential already under the current secret is left alone, so an
+    interrupted run loses nothing and the next one carries on. A credential that no
+    configured secret opens is counted and left as it is (never dropped)."""
+    done = kept = unreadable = 0
+    after: tuple[str, str] | None = None
+    while True:
+        sealed = await store.credentials_after(after, batch)
+        if not sealed:
+            break
+        for item in sealed:
+            if is_current(keyring, item.ciphertext):
+                kept += 1
+                continue
+            try:
+                plain = decrypt_credentials(
+                    keyring, item.account_uid, item.network, item.ciphertext
+                )
+            except CredentialsError:
+                unreadable += 1
+                continue
+            new = encrypt_credentials(keyring, item.account_uid, item.network, plain)
+            if await store.replace_credentials(
+                item.account_uid, item.network, item.ciphertext, new
+            ):
+                done += 1
+            else:
+                kept += 1  # reconnected meanwhile: sealed under the current secret already
+        after = (sealed[-1].account_uid, sealed[-1].network)
+    remaining = unreadable
+    return {
+        "reencrypted": done,
+        "alreadyCurrent": kept,
+        "remainingUnderOldSecrets": remaining,
+        "text": f"{done} re-encrypted, {kept} already under the current secret, "
+        f"{remaining} remaining under a secret no longer configured"
+        + (" (reconnect those networks)" if remaining else ""),
+    }

@@ -1,0 +1,124 @@
+"""The account store as the sync sees it: `AccountSyncStore` implements `sync.ports.SyncStore`
+over any `accounts.store.AccountStore`, and `credential_opener` decrypts with the keyring.
+
+The store knows nothing of windows or reports; this module turns them into its rows,
+positions and outcomes, and back.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+
+import orjson
+
+from accounts.crypto import decrypt_credentials
+from accounts.keyring import Keyring
+from accounts.store import AccountStore, ConnectionView, NewCommission
+from sync.model import (
+    Position,
+    SyncReport,
+    Transaction,
+    Window,
+    WriteResult,
+    format_timestamp,
+)
+from sync.ports import Connection, Decrypt
+
+
+def connection_of(view: ConnectionView) -> Connection:
+    """The sync's view of a stored connection."""
+    return Connection(view.account_uid, view.network, currency=view.currency)
+
+
+def parse_position(text: str | None) -> Position | None:
+    """A stored position (a UTC timestamp), or None before the first committed window."""
+    if text is None:
+        return None
+    return Position(dt.datetime.fromisoformat(text.replace("Z", "+00:00")))
+
+
+def new_commission(row: Transaction) -> NewCommission:
+    """A transaction as the store keeps it. Every field is stated: a sync reports the
+    network's whole record, so a field it lacks is cleared, not kept from before."""
+    return NewCommission(
+        external_id=row.external_id,
+        status=row.status,
+        raw_status=row.raw_status,
+        commission_amount=row.commission_amount,
+        currency=row.currency,
+        transacted_at=row.transacted_at,
+        program_name=row.program_name,
+        program_external_id=row.program_external_id,
+        sale_amount=row.sale_amount,
+        clicked_at=row.clicked_at,
+        sub_id=row.sub_id,
+    )
+
+
+class AccountSyncStore:
+    """`SyncStore` over an account store, for one worker (its leases carry `worker_id`)."""
+
+    def __init__(self, store: AccountStore, worker_id: str) -> None:
+        self.store = store
+        self.worker_id = worker_id
+
+    async def due_connections(
+        self, not_synced_since: dt.datetime, limit: int
+    ) -> Sequence[Connection]:
+        views = await self.store.due_connections(format_timestamp(not_synced_since), limit)
+        return [connection_of(view) for view in views]
+
+    async def claim(self, connection: Connection, worker_id: str, lease_seconds: float) -> bool:
+        return await self.store.claim_connection(
+            connection.account_uid, connection.network, worker_id, lease_seconds
+        )
+
+    async def release(self, connection: Connection, worker_id: str) -> None:
+        await self.store.release_connection(connection.account_uid, connection.network, worker_id)
+
+    async def load_credentials(self, connection: Connection) -> bytes:
+        sealed = await self.store.sealed_credentials(connection.account_uid, connection.network)
+        return sealed.ciphertext
+
+    async def load_position(self, connection: Connection) -> Position | None:
+        view = await self.store.connection(connection.account_uid, connection.network)
+        return None if view is None else parse_position(view.position)
+
+    async def write_window(
+        self,
+        connection: Connection,
+        window: Window,
+        rows: Sequence[Transaction],
+        position: Position | None,
+    ) -> WriteResult:
+        result = await self.store.write_sync_window(
+            connection.account_uid,
+            connection.network,
+            [new_commission(row) for row in rows],
+            None if position is None else format_timestamp(position.complete_through),
+            self.worker_id,
+        )
+        return WriteResult(result.inserted, result.updated, result.unchanged)
+
+    async def record_outcome(self, connection: Connection, report: SyncReport) -> None:
+        reason = None if report.reason is None else (report.reason.code, report.reason.message)
+        await self.store.record_sync_outcome(
+            connection.account_uid, connection.network, report.outcome.value, reason
+        )
+
+    async def close(self) -> None:
+        await self.store.close()
+
+
+def credential_opener(keyring: Keyring) -> Decrypt:
+    """Opens a connection's ciphertext in memory into its credential JSON object."""
+
+    def decrypt(connection: Connection, blob: bytes) -> Mapping[str, object]:
+        plain = decrypt_credentials(keyring, connection.account_uid, connection.network, blob)
+        value = orjson.loads(plain)
+        if not isinstance(value, dict):
+            raise ValueError("the stored credentials are not a JSON object")
+        return value
+
+    return decrypt
