@@ -2,6 +2,7 @@
 """Load benchmark of the directory half of the edge (not a test): GET /v1/programs.
 
     python3 dev.py bench bench_directory [--n 20000] [--rounds 3] [--duration 5] [--connections 32]
+    python3 dev.py bench bench_directory --gzip    # every client sends Accept-Encoding: gzip
 
 1. Makes the synthetic catalogue (bench/synth.py, n submissions) and builds it with the real
    build.py into bench/out/directory/dist (kept between runs for the same n and seed). With
@@ -21,6 +22,10 @@
 4. Reads the edge's RSS (VmRSS, VmHWM in /proc/PID/status) with the catalogue loaded.
 5. Times hot reloads: a new build is exchanged in place of dist/ (renameat2, as the build
    does) and the clock stops when the list's ETag (which derives from the build id) changes.
+
+With `--gzip` every request carries `Accept-Encoding: gzip`, as browsers and most HTTP
+libraries send it, and the bare handler answers the edge's own gzip-coded first page (with
+`Content-Encoding: gzip`), so both send the same bytes again.
 
 Prints the figures and writes them to bench/out/directory/results.json.
 """
@@ -64,6 +69,8 @@ STACK_ONLY = "/v1/bench-constant"
 # aiohttp writes these itself: the floor server leaves them to it, as the edge does.
 AIOHTTP_HEADERS = {"content-length", "content-type", "date", "server"}
 TINY_BODY = b'{"data":[],"page":{"limit":25,"hasMore":false,"nextCursor":null}}'
+# What real clients send; `--gzip` adds it to every request of the run.
+GZIP = {"Accept-Encoding": "gzip"}
 
 
 # --- the two servers (run as subprocesses of this script) ------------------------------
@@ -135,17 +142,19 @@ def make_accounts(path: Path) -> None:
     asyncio.run(make())
 
 
-def serve_bare(port: int, body_file: Path) -> None:
+def serve_bare(port: int, body_file: Path, gzipped: bool = False) -> None:
     """aiohttp with handlers returning constant bytes: the same run_app settings.
 
-    /v1/programs answers the bytes of `body_file`; /tiny answers TINY_BODY.
+    /v1/programs answers the bytes of `body_file` (gzip-coded ones, sent with
+    `Content-Encoding: gzip`, when `gzipped`); /tiny answers TINY_BODY.
     """
     from aiohttp import web
 
     page = body_file.read_bytes()
+    coding = {"Content-Encoding": "gzip"} if gzipped else None
 
     async def constant(request: web.Request) -> web.Response:
-        return web.Response(body=page, content_type="application/json")
+        return web.Response(body=page, content_type="application/json", headers=coding)
 
     async def tiny(request: web.Request) -> web.Response:
         return web.Response(body=TINY_BODY, content_type="application/json")
@@ -317,6 +326,8 @@ def wrk(
     cmd = ["wrk", f"-t{args.threads}", f"-c{args.connections}", f"-d{args.duration}s", "--latency"]
     if auth:
         cmd += ["-H", f"Authorization: Bearer {KEY}"]
+    if args.gzip:
+        cmd += ["-H", "Accept-Encoding: gzip"]
     if warm_up:
         warm = [*cmd[:3], "-d2s", *cmd[4:], url]
         subprocess.run(warm, check=True, capture_output=True)
@@ -388,7 +399,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     mini = args.mini_writer or not (ROOT / "bench" / "synth.py").exists()
     mini = mini or not (ROOT / "build.py").exists()
     dist, how = make_dist(args.n, args.seed, mini)
-    headers = {"Authorization": f"Bearer {KEY}"}
+    keyed = {"Authorization": f"Bearer {KEY}"}
+    # What the measured requests send (the pages read to set up the cases are identity).
+    headers = {**keyed, **(GZIP if args.gzip else {})}
     edge_port, bare_port, nocache_port = free_port(), free_port(), free_port()
     floor_port = free_port()
     db = OUT / "edge.sqlite3"
@@ -401,17 +414,24 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         startup = wait_ready(edge_port, "/v1/programs", headers, edge)
         first_page, edge_headers = OUT / "first-page.json", OUT / "edge-headers.json"
         _, answered, body = get(edge_port, "/v1/programs", headers)
-        first_page.write_bytes(body)
+        # The identity page: the constant-page route of the stack reads it.
+        first_page.write_bytes(get(edge_port, "/v1/programs", keyed)[2])
         edge_headers.write_text(
             json.dumps({k: v for k, v in answered.items() if k.lower() not in AIOHTTP_HEADERS})
         )
-        bare = start(["serve-bare", str(bare_port), str(first_page)])
+        # The page as the edge sent it (gzip-coded with --gzip): the bare handler's bytes.
+        sent_page = OUT / ("first-page.json.gz" if args.gzip else "first-page.json")
+        sent_page.write_bytes(body)
+        bare = start(
+            ["serve-bare", str(bare_port), str(sent_page), *(["gzip"] if args.gzip else [])]
+        )
         wait_ready(bare_port, "/v1/programs", {}, bare)
         # The floor: what aiohttp costs with one middleware layer and the headers the
         # contract makes the edge send, before any of the edge's own work.
-        floor = start(["serve-floor", str(floor_port), str(first_page), str(edge_headers)])
+        floor = start(["serve-floor", str(floor_port), str(sent_page), str(edge_headers)])
         wait_ready(floor_port, "/v1/programs", {}, floor)
-        results["page_bytes"] = first_page.stat().st_size
+        results["page_bytes"] = sent_page.stat().st_size
+        results["gzip"] = args.gzip
         manifest = json.loads((dist / "manifest.json").read_bytes())
         results["catalogue"]["programmes"] = manifest["counts"].get("programs")
         results["catalogue"]["shards"] = len(manifest["shards"])
@@ -419,9 +439,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         results["rss_loaded_kb"] = rss_kb(edge.pid)
 
         filtered = "/v1/programs?model=cps&market=FR&minScore=40"
-        page = json.loads(get(edge_port, filtered, headers)[2])
+        page = json.loads(get(edge_port, filtered, keyed)[2])
         assert len(page["data"]) == 25 and page["page"]["hasMore"], "filtered page not full"
-        cursor, depth = deep_cursor(edge_port, headers, args.depth)
+        cursor, depth = deep_cursor(edge_port, keyed, args.depth)
         base_e, base_b = f"http://127.0.0.1:{edge_port}", f"http://127.0.0.1:{bare_port}"
         print(
             f"wrk -t{args.threads} -c{args.connections} -d{args.duration}s on loopback "
@@ -538,7 +558,7 @@ def main(argv: list[str] | None = None) -> int:
         serve_edge(int(argv[1]), Path(argv[2]), Path(argv[3]), page_cache=argv[4:5] != ["nocache"])
         return 0
     if argv[:1] == ["serve-bare"]:
-        serve_bare(int(argv[1]), Path(argv[2]))
+        serve_bare(int(argv[1]), Path(argv[2]), gzipped=argv[3:4] == ["gzip"])
         return 0
     if argv[:1] == ["serve-floor"]:
         serve_floor(int(argv[1]), Path(argv[2]), Path(argv[3]))
@@ -553,6 +573,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--depth", type=int, default=12_000, help="rows before the deep cursor")
     parser.add_argument("--reloads", type=int, default=3)
     parser.add_argument("--mini-writer", action="store_true", help="skip synth.py + build.py")
+    parser.add_argument(
+        "--gzip", action="store_true", help="send Accept-Encoding: gzip, as real clients do"
+    )
     args = parser.parse_args(argv)
     results = run(args)
     report(results)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The directory edge's cost per request in CPU instructions, counted by callgrind (not a test).
 
-    python3 dev.py bench bench_instructions [--n 20000] [--requests 2000]
+    python3 dev.py bench bench_instructions [--n 20000] [--requests 2000] [--gzip]
 
 Requests per second on this shared virtual machine drift by a quarter within minutes, so
 small changes to the request path cannot be told apart with wrk (bench_directory.py). An
@@ -23,8 +23,12 @@ user-space work; requests per second remain bench_directory.py's to report.
    `--requests` requests one after the other on one keep-alive connection (one at a time,
    so every run does the same work), then the counters are dumped and divided.
 
+With `--gzip` every request sends `Accept-Encoding: gzip` (what browsers and most HTTP
+libraries send), and `bare` and `floor` answer the edge's own gzip-coded page with
+`Content-Encoding: gzip`: the same bytes as the edge again.
+
 Prints instructions per request and each case's ratio to `bare`, and writes them to
-bench/out/instructions/results.json.
+bench/out/instructions/results.json (results-gzip.json with `--gzip`).
 """
 
 from __future__ import annotations
@@ -172,6 +176,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     db = bd.OUT / "edge.sqlite3"
     bd.make_accounts(db)
     keyed = {"Authorization": f"Bearer {bd.KEY}"}
+    coding = bd.GZIP if args.gzip else {}
     script = str(ROOT / "bench" / "bench_directory.py")
     edge_port, bare_port, floor_port = bd.free_port(), bd.free_port(), bd.free_port()
     servers: list[Counted] = []
@@ -183,17 +188,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         servers.append(edge)
         print(f"starting the edge under callgrind ({how} catalogue of {args.n})...", flush=True)
         wait_ready(edge, "/v1/programs", keyed, args.start_timeout)
-        _, edge_headers, page = bd.get(edge_port, "/v1/programs", keyed)
+        _, edge_headers, page = bd.get(edge_port, "/v1/programs", {**keyed, **coding})
         page_file, headers_file = OUT / "first-page.json", OUT / "edge-headers.json"
         page_file.write_bytes(page)
-        # bench_directory's constant-page route reads this file.
-        (bd.OUT / "first-page.json").write_bytes(page)
+        # bench_directory's constant-page route reads this file (the identity page).
+        (bd.OUT / "first-page.json").write_bytes(bd.get(edge_port, "/v1/programs", keyed)[2])
         headers_file.write_text(
             json.dumps(
                 {k: v for k, v in edge_headers.items() if k.lower() not in bd.AIOHTTP_HEADERS}
             )
         )
-        bare = Counted("bare", [script, "serve-bare", str(bare_port), str(page_file)], bare_port)
+        bare_argv = [script, "serve-bare", str(bare_port), str(page_file)]
+        bare = Counted("bare", bare_argv + (["gzip"] if args.gzip else []), bare_port)
         floor = Counted(
             "floor",
             [script, "serve-floor", str(floor_port), str(page_file), str(headers_file)],
@@ -203,13 +209,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         wait_ready(bare, "/v1/programs", {}, args.start_timeout)
         wait_ready(floor, "/v1/programs", {}, args.start_timeout)
         cursor, depth = bd.deep_cursor(edge_port, keyed, args.depth)
+        sent = {**keyed, **coding}
         cases = [
-            ("bare", "bare aiohttp, same page", bare, "/v1/programs", {}),
-            ("floor", "+ no-op middleware + the edge's headers", floor, "/v1/programs", {}),
-            ("stack", "edge middlewares, constant page", edge, bd.STACK_ONLY, keyed),
-            ("programs", "edge /v1/programs", edge, "/v1/programs", keyed),
-            ("filtered", "edge two filters + minScore", edge, FILTERED, keyed),
-            ("deep", f"edge deep cursor (row {depth})", edge, f"/v1/programs?cursor={cursor}", keyed),
+            ("bare", "bare aiohttp, same page", bare, "/v1/programs", coding),
+            ("floor", "+ no-op middleware + the edge's headers", floor, "/v1/programs", coding),
+            ("stack", "edge middlewares, constant page", edge, bd.STACK_ONLY, sent),
+            ("programs", "edge /v1/programs", edge, "/v1/programs", sent),
+            ("filtered", "edge two filters + minScore", edge, FILTERED, sent),
+            ("deep", f"edge deep cursor (row {depth})", edge, f"/v1/programs?cursor={cursor}", sent),
         ]  # fmt: skip
         counted: dict[str, Any] = {}
         print(f"{args.requests} requests per case, one at a time, after {args.warm} to warm up:")
@@ -220,6 +227,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             print(f"  {label:<44} {per:>9,} instructions/request  ratio {ratio:.3f}", flush=True)
         results["cases"] = counted
         results["page_bytes"] = len(page)
+        results["gzip"] = args.gzip
     finally:
         for server in servers:
             server.stop()
@@ -236,10 +244,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--depth", type=int, default=12_000, help="rows before the deep cursor")
     parser.add_argument("--start-timeout", type=float, default=600, help="seconds per server")
     parser.add_argument("--mini-writer", action="store_true", help="skip synth.py + build.py")
+    parser.add_argument(
+        "--gzip", action="store_true", help="send Accept-Encoding: gzip, as real clients do"
+    )
     args = parser.parse_args(argv)
     results = run(args)
-    (OUT / "results.json").write_text(json.dumps(results, indent=2))
-    print(f"written to {OUT.relative_to(ROOT) / 'results.json'}")
+    written = OUT / ("results-gzip.json" if args.gzip else "results.json")
+    written.write_text(json.dumps(results, indent=2))
+    print(f"written to {written.relative_to(ROOT)}")
     return 0
 
 

@@ -117,8 +117,7 @@ def _before_middlewares() -> list[Any]:
     from edge.auth.authenticate import bearer_token, requires_key, unverifiable
     from edge.http.cors import is_preflight as _is_preflight
     from edge.http.cors import policy, preflight_response
-    from edge.http.errors import ApiError
-    from edge.http.middlewares import response_for
+    from edge.http.errors import ApiError, response_for
 
     expose = (
         "ETag, Link, X-Request-Id, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, "

@@ -1,22 +1,33 @@
-"""Typed keys for what the application and each request carry: one place to look."""
+"""Typed keys for what the application and each request carry: one place to look.
+
+Every type named here comes from a module that imports no other part of the edge at
+run time (config, the store's protocol, the principal, the limiter, the CORS policy, the
+directory), so that every module can import this one.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 from aiohttp import web
 
+from accounts.store.base import AccountStore
+from edge.auth.principal import Authenticator, Principal
 from edge.config import Config
+from edge.directory import DirectoryState
+from edge.http.cors import CorsPolicy
+from edge.http.limiter import Limiter, RateState
 
 CONFIG = web.AppKey("config", Config)
 SECRET = web.AppKey("secret", bytes)
-# Set by the part that owns each; typed loosely here so that imports stay one-way.
-STORE = web.AppKey("store", Any)  # accounts.store: the account store
-AUTHENTICATOR = web.AppKey("authenticator", Any)  # edge.auth.authenticate: API key -> Principal
-DIRECTORY = web.AppKey("directory", Any)  # edge.directory: the loaded build
-LIMITER = web.AppKey("limiter", Any)  # edge.http.ratelimit: per-key limiter
-CORS = web.AppKey("cors", Any)  # edge.http.cors.CorsPolicy of config.cors_origins
+STORE = web.AppKey("store", AccountStore)
+AUTHENTICATOR = web.AppKey("authenticator", Authenticator)  # API key -> Principal
+DIRECTORY = web.AppKey("directory", DirectoryState)  # the loaded build, swapped whole
+LIMITER = web.AppKey("limiter", Limiter)  # per-key limiter (memory or Redis)
+CORS = web.AppKey("cors", CorsPolicy)  # of config.cors_origins
+# Tests put a fake clock here before the app starts: key cache expiry without sleeping.
+AUTH_CLOCK = web.AppKey("auth_clock", Callable[[], float])
 
 REQUEST_ID = web.RequestKey("request_id", str)
-PRINCIPAL = web.RequestKey("principal", Any)  # edge.auth.authenticate.Principal of the calling key
-RATE_STATE = web.RequestKey("rate_state", Any)  # edge.http.ratelimit decision: headers, /v1/me
+PRINCIPAL = web.RequestKey("principal", Principal)  # of the calling key
+RATE_STATE = web.RequestKey("rate_state", RateState)  # the limiter's decision: headers, /v1/me

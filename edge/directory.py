@@ -8,8 +8,11 @@
   the event loop and then replaces the one reference, so a request that already took the
   old build finishes on it and the next request sees the new one; a broken build is
   refused and the old one keeps serving.
-- `directory_context` (an aiohttp cleanup context) loads the first build, then watches
-  `dist/manifest.json` every `config.reload_interval` seconds and reloads on SIGHUP.
+- `add_sighup` makes SIGHUP reload; `edge.lifecycle.directory_context` loads the first
+  build, then watches `dist/manifest.json` every `config.reload_interval` seconds.
+
+It imports nothing else of the edge at run time (edge.appkeys types its key with
+`DirectoryState`).
 """
 
 from __future__ import annotations
@@ -26,16 +29,14 @@ import time
 from array import array
 from bisect import bisect_right
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
-from aiohttp import web
 
 from contract import shardformat
 from contract.shardformat import Combo, Directory, FormatError, combo_key
-from edge import appkeys
 from edge.http.httpcache import GZIP_MIN_BYTES, gzip_bytes
 
 log = logging.getLogger("edge.directory")
@@ -47,8 +48,8 @@ PAGE_CACHE_BYTES = 16 * 1024 * 1024
 # OrderedDict entry, the objects' own headers. Measured with tracemalloc: an entry with a
 # 65-byte body, a 20-character key and no next link took 480 bytes; a next link adds about
 # four times its length (the link, the Link header, their dict entry, the header block).
-# With the answer's headers kept as a dict and as bytes (edge.http.wire), the page cache test
-# counts about 830 bytes besides the body, key and link.
+# With the answer's headers kept as dicts (one per coding), the page cache test counts about
+# 830 bytes besides the body, key and link.
 ENTRY_OVERHEAD = 832
 # By-slug documents are compressed once per build, so they can afford zlib's default level.
 DOCUMENT_GZIP_LEVEL = 6
@@ -83,11 +84,11 @@ class RenderedPage:
     etag: str  # of the identity coding
     next_link: str | None  # path and query of the next page; None on the last page
     gzipped: bytes | None = None  # filled on the first request that accepts gzip
-    # The response headers of the identity coding for the last origin asked (the Link is
+    # The response headers of each coding for the last origin asked (the Link is
     # absolute): a repeat from the same host reuses the dict (aiohttp copies it).
     headers_origin: tuple[str, str | None] | None = None
     identity_headers: dict[str, str] | None = None
-    identity_head: bytes | None = None  # identity_headers as edge.http.wire.encode_head has them
+    gzip_headers: dict[str, str] | None = None
 
 
 class PageCache:
@@ -95,8 +96,9 @@ class PageCache:
 
     A page is a pure function of (build, query string), so a repeat (the first pages of
     the popular filters, mostly) is answered without parsing, seeking, signing a cursor or
-    copying rows, most of a page's own cost (docs/performance.md). The cache dies with
-    its build, so a reload can never serve a stale page. Only valid queries get in: a key
+    copying rows: a quarter to a half of the edge's CPU per request in the benchmark
+    (bench/README.md, Directory). The cache dies with its build, so a reload can never
+    serve a stale page. Only valid queries get in: a key
     is stored after its page rendered, and the same string is valid again for this build.
 
     The budget counts everything an entry holds, not only its body: the key (a client
@@ -148,8 +150,8 @@ def entry_cost(key: str, page: RenderedPage) -> int:
     """What a cached page is charged: its bytes, its key's and link's, and the objects'."""
     cost = ENTRY_OVERHEAD + len(key) + len(page.body)
     if page.next_link is not None:
-        # The link, and the headers kept for the last origin asked (as a dict and as
-        # bytes), which repeat it.
+        # The link, and the headers kept for the last origin asked (a dict per coding),
+        # which repeat it.
         cost += len(page.next_link) * 4
     if page.gzipped is not None:
         cost += len(page.gzipped)
@@ -390,7 +392,7 @@ class DirectoryState:
                 log.exception("directory reload failed")
 
 
-def _add_sighup(state: DirectoryState) -> bool:
+def add_sighup(state: DirectoryState) -> bool:
     """Reload on SIGHUP where that is possible: a Unix loop running in the main thread."""
     if not hasattr(signal, "SIGHUP") or threading.current_thread() is not threading.main_thread():
         return False
@@ -399,23 +401,3 @@ def _add_sighup(state: DirectoryState) -> bool:
     except (NotImplementedError, RuntimeError, ValueError):
         return False
     return True
-
-
-async def directory_context(app: web.Application) -> AsyncIterator[None]:
-    """Load the first build, keep it fresh while the app runs, stop watching on cleanup."""
-    config = app[appkeys.CONFIG]
-    state = DirectoryState(root=Path(config.dist), secret=app[appkeys.SECRET])
-    app[appkeys.DIRECTORY] = state
-    await state.refresh()
-    if state.current is None:
-        log.warning("no build in %s yet: /v1/programs answers 503 until one appears", state.root)
-    state.sighup = _add_sighup(state)
-    watcher = asyncio.create_task(state.watch(config.reload_interval), name="directory-watch")
-    try:
-        yield
-    finally:
-        if state.sighup:
-            asyncio.get_running_loop().remove_signal_handler(signal.SIGHUP)
-        watcher.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await watcher

@@ -4,12 +4,15 @@ aiohttp answers a request its HTTP parser refuses (a line over 8190 bytes, a mal
 header, an unknown method) by itself, before any middleware runs: a plain-text 400 that
 quotes the offending bytes back, which may be the sender's own `Authorization` header,
 with no JSON body and no `X-Request-Id`. A client that logs the bodies of its errors would
-log its key. `EdgeRunner` serves the app through a request handler whose error answer is
-the API's own: the one JSON error body, a request id, nothing of what was sent.
+log its key. `EdgeRunner` serves the app through connections whose error answer is the
+API's own: the one JSON error body, a request id, nothing of what was sent.
 
-aiohttp has no setting for this: the handler class is chosen by `web.Server.__call__`
-(the protocol factory), and the server by `AppRunner._make_server`. Both are overridden
-here, and only here; the tests run the edge as a process to check the answer.
+aiohttp has no setting for this; its public parts are enough: `web.RequestHandler` (a
+connection) answers such a request with its `handle_error`, and a site (`web.TCPSite`...)
+makes its connections with the runner's `server`, which it calls as its protocol factory.
+`EdgeRunner.server` is that factory, making `EdgeRequestHandler`s for aiohttp's server.
+tests/scale/test_unparsable.py checks the answer on an edge run as a process, whatever the
+aiohttp version.
 """
 
 from __future__ import annotations
@@ -22,51 +25,23 @@ from collections.abc import Coroutine
 from typing import Any
 
 from aiohttp import web
-from aiohttp.web_protocol import RequestHandler
-from aiohttp.web_request import BaseRequest
 
 from edge.app import create_app
 from edge.config import Config
 from edge.http.accesslog import JsonAccessLogger
-from edge.http.errors import error_body
-from edge.http.middlewares import JSON, REQUEST_ID_HEADER, new_request_id
+from edge.http.errors import protocol_error_response
 
 log = logging.getLogger("edge")
 
 SHUTDOWN_TIMEOUT = 10.0  # seconds a stopping edge gives the requests in flight
 
-UNPARSABLE = (
-    "the request is not valid HTTP/1.1 (a request line or header over 8190 bytes, an "
-    "unknown method, or a malformed header); nothing of it was read"
-)
 
-
-def unparsable_response(status: int) -> web.Response:
-    """The API's answer to a request the HTTP parser refused (status 400), or to a failure
-    outside the app (500): the one error body, nothing of the request in it."""
-    rid = new_request_id()
-    if status >= 500:
-        body = error_body("internal_error", "internal error", None, rid)
-        status = 500
-    else:
-        body = error_body("invalid_parameter", UNPARSABLE, None, rid)
-        status = 400
-    response = web.Response(
-        body=body,
-        status=status,
-        content_type=JSON,
-        headers={"Cache-Control": "no-store", REQUEST_ID_HEADER: rid},
-    )
-    response.force_close()  # the connection's state is unknown after a refused request
-    return response
-
-
-class EdgeRequestHandler(RequestHandler):
+class EdgeRequestHandler(web.RequestHandler):
     """aiohttp's connection handler, answering what it cannot parse as the API does."""
 
     def handle_error(
         self,
-        request: BaseRequest,
+        request: web.BaseRequest,
         status: int = 500,
         exc: BaseException | None = None,
         message: str | None = None,
@@ -74,32 +49,56 @@ class EdgeRequestHandler(RequestHandler):
         # aiohttp's own first: it logs (edge.logs keeps the client's bytes out of the log)
         # and refuses to answer on a connection where a response has begun.
         super().handle_error(request, status, exc, message)
-        return unparsable_response(status)
+        return protocol_error_response(status)
 
 
-class EdgeServer(web.Server):
-    """`web.Server` whose connections use EdgeRequestHandler."""
+class EdgeConnections:
+    """The protocol factory of an EdgeRunner's sites: an `EdgeRequestHandler` per
+    connection, served by aiohttp's `server` (its request handler and request factory,
+    its list of connections for a graceful shutdown), made with `handler_args`, what
+    aiohttp's own factory would pass."""
 
-    def __call__(self) -> RequestHandler:
-        return EdgeRequestHandler(self, loop=self._loop, **self._kwargs)
+    def __init__(self, server: web.Server, handler_args: dict[str, Any]) -> None:
+        self.server = server
+        self.handler_args = handler_args
+
+    def __call__(self) -> web.RequestHandler:
+        loop = asyncio.get_running_loop()
+        # `debug` as aiohttp's application sets it by default: the loop's.
+        return EdgeRequestHandler(
+            self.server, loop=loop, debug=loop.get_debug(), **self.handler_args
+        )
 
 
 class EdgeRunner(web.AppRunner):
-    """`web.AppRunner` serving through EdgeServer."""
+    """`web.AppRunner` whose sites serve through EdgeRequestHandler connections.
 
-    async def _make_server(self) -> web.Server:
-        server = await super()._make_server()
-        # The same server (state, handler, request factory), with EdgeServer's factory.
-        server.__class__ = EdgeServer
-        return server
+    `handler_args` are the keyword arguments of every connection (access log and its
+    class); `shutdown_timeout` and the rest go to AppRunner."""
+
+    def __init__(
+        self, app: web.Application, *, handler_args: dict[str, Any], **kwargs: Any
+    ) -> None:
+        super().__init__(app, **handler_args, **kwargs)
+        self.handler_args = handler_args
+
+    @property
+    def server(self) -> web.Server | None:
+        """aiohttp's server (after `setup`) behind the factory of EdgeRequestHandlers."""
+        server = super().server
+        if server is None:
+            return None
+        return EdgeConnections(server, self.handler_args)  # type: ignore[return-value]
 
 
 def make_runner(config: Config, app: web.Application | None = None) -> EdgeRunner:
     """The runner of the edge app for `config`, access log on the `edge.access` logger."""
     return EdgeRunner(
         app if app is not None else create_app(config),
-        access_log=logging.getLogger("edge.access"),
-        access_log_class=JsonAccessLogger,
+        handler_args={
+            "access_log": logging.getLogger("edge.access"),
+            "access_log_class": JsonAccessLogger,
+        },
         # aiohttp waits this long for a request in flight, then as long again after asking
         # it to stop: half each, so a stopping edge is done within SHUTDOWN_TIMEOUT.
         shutdown_timeout=SHUTDOWN_TIMEOUT / 2,

@@ -164,7 +164,7 @@ class Supervisor:
         self._context = multiprocessing.get_context("fork")
         self._inherited = (reservation, *wake)
         self._wake = wake[0]  # read end of the signal pipe
-        self._started_up = False  # every worker has served once
+        self._all_served = False  # every worker has served once
 
     def start(self, slot: Slot) -> None:
         receive, send = self._context.Pipe(duplex=False)
@@ -222,8 +222,8 @@ class Supervisor:
                 slot.serving = slot.ready.recv_bytes() == READY
             slot.ready.close()
             slot.ready = None
-            if not self._started_up and all(s.serving for s in self.slots):
-                self._started_up = True
+            if not self._all_served and all(s.serving for s in self.slots):
+                self._all_served = True
                 host = self.config.host
                 log.info(
                     "%d workers serving on http://%s:%d",
@@ -245,7 +245,7 @@ class Supervisor:
         if slot.ready is not None:
             slot.ready.close()
             slot.ready = None
-        if not self._started_up:
+        if not self._all_served:
             self.stop()
             raise SystemExit(
                 f"edge: worker {slot.index} exited with status {status} during start-up; "

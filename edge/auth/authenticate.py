@@ -2,54 +2,26 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Protocol
-
 from aiohttp import web
 
 from accounts.store.base import StoreUnavailable
 from contract.endpoints import ENDPOINTS, ME
 from edge import appkeys
-from edge.http.errors import ApiError
+from edge.auth.principal import NOT_CACHED, Authenticator, NotCached, Principal
+from edge.http.errors import ApiError, unavailable
 
-
-@dataclass(frozen=True, slots=True)
-class Principal:
-    """Who is calling: the key that authenticated the request and its account."""
-
-    key_id: str
-    account_uid: str
-    plan: str
-    prefix: str
-    label: str
-    scopes: tuple[str, ...]
-    suspended: bool = False
-    # The account as read together with the key (accounts.store.AccountView): /v1/me shows it,
-    # so it is as fresh as the key's cache entry and never needs a store call of its own.
-    account: Any = field(default=None, compare=False, repr=False)
-
-
-class NotCached:
-    """What `Authenticator.cached` answers when the key's answer is not at hand."""
-
-
-NOT_CACHED = NotCached()
-
-
-class Authenticator(Protocol):
-    async def authenticate(self, key: str) -> Principal | None:
-        """The principal of a key, or None when unknown or revoked.
-
-        Raises StoreUnavailable when the key cannot be verified right now (a key not seen
-        since start while the account store is down).
-        """
-        ...
-
-    def cached(self, key: str) -> Principal | NotCached | None:
-        """What `authenticate` would answer, when it can without waiting (a fresh cache
-        entry), else NOT_CACHED. The auth step calls it first: almost every request is
-        a cache hit, and a plain call costs less than a coroutine."""
-        ...
+# Principal and the Authenticator protocol live in edge.auth.principal (a leaf, which
+# edge.appkeys imports); they are named here too, where the auth step is.
+__all__ = [
+    "NOT_CACHED",
+    "Authenticator",
+    "NotCached",
+    "Principal",
+    "authenticate",
+    "bearer_token",
+    "requires_key",
+    "unverifiable",
+]
 
 
 _STATUSES_BY_ROUTE = {e.path: e.statuses for e in ENDPOINTS}
@@ -61,17 +33,15 @@ def unverifiable(request: web.Request) -> ApiError:
     503 where the endpoint lists it; elsewhere (/v1/programs/{slug}, /v1/me list no 503)
     401, with Retry-After and a message saying it is temporary (docs/accounts.md).
     """
-    retry = {"Retry-After": str(request.app[appkeys.CONFIG].retry_after)}
+    retry_after = request.app[appkeys.CONFIG].retry_after
     route = request.match_info.route.resource
     canonical = route.canonical if route is not None else request.path
     if 503 in _STATUSES_BY_ROUTE.get(canonical, ()):
-        return ApiError(
-            "unavailable", "the API key cannot be verified right now; retry later", headers=retry
-        )
+        return unavailable("the API key cannot be verified right now; retry later", retry_after)
     return ApiError(
         "invalid_api_key",
         "the API key cannot be verified right now (account store unavailable); retry later",
-        headers=retry,
+        headers={"Retry-After": str(retry_after)},
     )
 
 

@@ -3,10 +3,9 @@
 - A token that is not a well-formed key (marker, length, checksum) is refused at once.
 - Lookups are cached by key, positive and negative alike, in two bounded maps (a flood of
   random well-formed keys cannot evict the real ones), least recently refreshed first out.
-  By the key itself, not its hash: this step runs on every request, and a SHA-256 costs
-  about 6,000 CPU instructions, 2 % of a cached directory page (docs/performance.md).
-  The process holds each key in clear while it reads the request
-  anyway; the cache only keeps it longer, and is never logged or shown. The store is
+  By the key itself, not its hash: this step runs on every request, and a SHA-256 cost
+  about 2 % of the CPU instructions of a cached directory page. The process holds each key
+  in clear while it reads the request anyway; the cache only keeps it longer, and is never logged or shown. The store is
   asked by hash (`apikeys.key_hash`), on a miss. An entry is trusted for
   `ttl` seconds (`--key-cache-seconds`, default 5): a revoked key, a suspension or a plan
   change takes effect within that bound. The cached principal also carries the account as
@@ -29,7 +28,7 @@ from dataclasses import dataclass
 
 from accounts import apikeys
 from accounts.store.base import AccountStore, KeyRecord, StoreUnavailable
-from edge.auth.authenticate import NOT_CACHED, NotCached, Principal
+from edge.auth.principal import NOT_CACHED, NotCached, Principal
 
 DEFAULT_CAPACITY = 10_000
 
@@ -81,7 +80,7 @@ class _Bounded:
 
 
 class CachedAuthenticator:
-    """edge.auth.authenticate.Authenticator over an AccountStore."""
+    """edge.auth.principal.Authenticator over an AccountStore."""
 
     def __init__(
         self,

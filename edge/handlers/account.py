@@ -8,29 +8,24 @@ shared or private, should keep a copy (see docs/accounts.md).
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import orjson
 from aiohttp import web
 
-from accounts.store import open_store
 from accounts.store.base import (
     AMOUNT_RE,
     TIMESTAMP_RE,
     AccountView,
     CommissionQuery,
     CommissionRow,
-    StoreError,
     StoreUnavailable,
     commission_id,
 )
 from contract.endpoints import COMMISSIONS, ME
 from edge import appkeys, cursor
 from edge.auth.authenticate import Principal, unverifiable
-from edge.auth.authenticator import CachedAuthenticator
-from edge.http.errors import ApiError
+from edge.http.errors import ApiError, unavailable
 from edge.http.middlewares import ignore_expectation
 from edge.links import request_origin
 from edge.query import parse_query
@@ -40,10 +35,6 @@ log = logging.getLogger("edge.account")
 JSON = "application/json"
 PRIVATE_HEADERS = {"Cache-Control": "private, no-store", "Vary": "Authorization"}
 FILTERS = ("network", "status", "from", "to")
-
-# Tests put a fake clock here before the app starts: key cache expiry without sleeping.
-AUTH_CLOCK = web.AppKey("account_auth_clock", Callable[[], float])
-
 
 # --- Pure mapping -----------------------------------------------------------------------
 
@@ -185,11 +176,9 @@ async def commissions(request: web.Request) -> web.Response:
         rows = await request.app[appkeys.STORE].list_commissions(query)
     except StoreUnavailable as exc:
         log.warning("commissions unavailable: %s", exc)
-        retry = str(request.app[appkeys.CONFIG].retry_after)
-        raise ApiError(
-            "unavailable",
+        raise unavailable(
             "commissions cannot be read right now; retry later",
-            headers={"Retry-After": retry},
+            request.app[appkeys.CONFIG].retry_after,
         ) from None
     has_more = len(rows) > limit
     rows = rows[:limit]
@@ -213,27 +202,7 @@ async def commissions(request: web.Request) -> web.Response:
 # --- Wiring -----------------------------------------------------------------------------
 
 
-async def store_context(app: web.Application) -> AsyncIterator[None]:
-    """Open the account store (read-only) and the key cache for the app's lifetime."""
-    config = app[appkeys.CONFIG]
-    try:
-        store = await open_store(config.database, timeout=config.store_timeout)
-    except StoreError as exc:
-        # Without the store no key can be checked: refuse to start, saying why.
-        log.error("cannot start: %s", exc)
-        raise
-    app[appkeys.STORE] = store
-    app[appkeys.AUTHENTICATOR] = CachedAuthenticator(
-        store, ttl=config.key_cache_seconds, clock=app.get(AUTH_CLOCK, time.monotonic)
-    )
-    try:
-        yield
-    finally:
-        await store.close()
-
-
 def setup(app: web.Application) -> None:
-    """Register the account routes and the account store."""
-    app.cleanup_ctx.append(store_context)
+    """Register the account routes (the store is edge.lifecycle.store_context's)."""
     app.router.add_get(ME.path, me, expect_handler=ignore_expectation)
     app.router.add_get(COMMISSIONS.path, commissions, expect_handler=ignore_expectation)

@@ -24,7 +24,7 @@ from aiohttp import web
 
 from accounts.store.base import StoreError
 from edge import appkeys
-from edge.http.errors import ApiError
+from edge.http.errors import unavailable
 from edge.http.middlewares import ignore_expectation
 
 log = logging.getLogger("edge.handlers.health")
@@ -79,11 +79,8 @@ async def readyz(request: web.Request) -> web.Response:
     app = request.app
     problems = [p for p in (build_problem(app), await store_problem(app)) if p]
     if problems:
-        retry = str(app[appkeys.CONFIG].retry_after)
-        raise ApiError(
-            "unavailable",
-            "not ready: " + "; ".join(problems),
-            headers={**NO_STORE, "Retry-After": retry},
+        raise unavailable(
+            "not ready: " + "; ".join(problems), app[appkeys.CONFIG].retry_after, NO_STORE
         )
     build = app[appkeys.DIRECTORY].current
     return _json({"status": "ok", "build": build.build_id})

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from contract import openapi
+from edge.http.conditional import is_fresh, not_modified
 from edge.http.middlewares import JSON, ignore_expectation
 
 CACHE_CONTROL = "public, max-age=300"
@@ -31,20 +32,12 @@ class Document:
 DOCUMENT = web.AppKey("openapi_document", Document)
 
 
-def etag_matches(if_none_match: str | None, etag: str) -> bool:
-    """RFC 9110 If-None-Match: `*` or a list of tags, compared weakly (W/ ignored)."""
-    if not if_none_match:
-        return False
-    tags = [tag.strip() for tag in if_none_match.split(",")]
-    return any(tag == "*" or tag.removeprefix("W/") == etag for tag in tags)
-
-
 async def get_openapi(request: web.Request) -> web.Response:
     # Query parameters are ignored: this path lists no 400 and takes none.
     document = request.app[DOCUMENT]
     headers = {"ETag": document.etag, "Cache-Control": CACHE_CONTROL}
-    if etag_matches(request.headers.get("If-None-Match"), document.etag):
-        return web.Response(status=304, headers=headers)
+    if is_fresh(request, document.etag):
+        return not_modified(headers)
     return web.Response(body=document.body, content_type=JSON, headers=headers)
 
 

@@ -16,18 +16,11 @@ from aiohttp import web
 from contract.endpoints import PROGRAM, PROGRAMS
 from contract.vocabulary import SCORE_MAX, SCORE_MIN
 from edge import appkeys, cursor
-from edge.directory import Build, DirectoryState, RenderedPage, directory_context, select_page
-from edge.http.errors import ApiError
-from edge.http.httpcache import (
-    CACHE_CONTROL,
-    GZIP_MIN_BYTES,
-    VARY,
-    accepts_gzip,
-    gzip_tag,
-    none_match,
-)
+from edge.directory import Build, RenderedPage, select_page
+from edge.http.conditional import is_fresh, none_match, not_modified
+from edge.http.errors import ApiError, not_found, unavailable
+from edge.http.httpcache import CACHE_CONTROL, GZIP_MIN_BYTES, VARY, accepts_gzip, gzip_tag
 from edge.http.middlewares import ignore_expectation
-from edge.http.wire import encode_head, page_response
 from edge.links import request_origin, valid_authority
 from edge.query import parse_query
 
@@ -37,29 +30,18 @@ JSON = "application/json"
 
 
 def setup(app: web.Application) -> None:
-    """Register the directory routes and the build loader."""
+    """Register the directory routes (the build is edge.lifecycle.directory_context's)."""
     app.router.add_get(
         PROGRAMS.path, list_programs, name=PROGRAMS.name, expect_handler=ignore_expectation
     )
     app.router.add_get(
         PROGRAM.path, get_program, name=PROGRAM.name, expect_handler=ignore_expectation
     )
-    app.cleanup_ctx.append(directory_context)
 
 
-def _unavailable(request: web.Request) -> ApiError:
-    retry = request.app[appkeys.CONFIG].retry_after
-    return ApiError(
-        "unavailable",
-        "the directory is not loaded yet; retry later",
-        headers={"Retry-After": str(retry)},
-    )
-
-
-def _not_found() -> ApiError:
-    # One answer for unknown, unpublished and rejected slugs (and for any slug while no
-    # build is loaded): the three must be indistinguishable.
-    return ApiError("not_found", "no published programme has this slug")
+# One answer for unknown, unpublished and rejected slugs (and for any slug while no build
+# is loaded): the three must be indistinguishable.
+NO_SUCH_SLUG = "no published programme has this slug"
 
 
 def cursor_position(
@@ -118,7 +100,10 @@ def render_page(request: web.Request, build: Build | None) -> RenderedPage:
     secret = request.app[appkeys.SECRET]
     after = cursor_position(secret, query.get("cursor"), filters)
     if build is None:
-        raise _unavailable(request)
+        raise unavailable(
+            "the directory is not loaded yet; retry later",
+            request.app[appkeys.CONFIG].retry_after,
+        )
     directory = build.directory
     limit: int = query["limit"]
     page = select_page(
@@ -139,8 +124,7 @@ def render_page(request: web.Request, build: Build | None) -> RenderedPage:
 
 
 def _current(request: web.Request) -> Build | None:
-    state: DirectoryState = request.app[appkeys.DIRECTORY]
-    return state.current
+    return request.app[appkeys.DIRECTORY].current
 
 
 def page_headers(page: RenderedPage, origin: str, etag: str) -> dict[str, str]:
@@ -160,44 +144,52 @@ async def list_programs(request: web.Request) -> web.StreamResponse:
     key = request.rel_url.raw_query_string
     page = build.pages.get(key) if build is not None else None
     if page is None:
+        # A bad query is answered 400, then no build 503.
         page = render_page(request, build)
-        if build is not None:
-            build.pages.put(key, page)
+        assert build is not None  # render_page answered 503 without one
+        build.pages.put(key, page)
     asked = request.headers
-    body = page.body
+    gzipped = len(page.body) >= GZIP_MIN_BYTES and accepts_gzip(asked.get("Accept-Encoding", ""))
+    etag = gzip_tag(page.etag) if gzipped else page.etag
     inm = asked.get("If-None-Match")
-    if len(body) >= GZIP_MIN_BYTES and accepts_gzip(asked.get("Accept-Encoding", "")):
-        etag = gzip_tag(page.etag)
-        headers = page_headers(page, request_origin(request, request.app[appkeys.CONFIG]), etag)
-        if inm and none_match(inm, etag):
-            return web.Response(status=304, headers=headers)
-        if build is not None:
-            body = build.pages.gzipped(key, page)
-            headers["Content-Encoding"] = "gzip"
-        headers["Content-Type"] = JSON
-        return web.Response(body=body, headers=headers)
-    if inm and none_match(inm, page.etag):
+    if inm and none_match(inm, etag):
         origin = request_origin(request, request.app[appkeys.CONFIG])
-        return web.Response(status=304, headers=page_headers(page, origin, page.etag))
-    # The usual answer: its headers are kept with the page for the (scheme, Host) last
-    # asked, which decide its Link (edge.links).
-    asked_origin = (request.scheme, asked.get("Host"))
-    headers, head = page.identity_headers, page.identity_head
-    if headers is None or page.headers_origin != asked_origin:
-        headers = page_headers(
-            page, request_origin(request, request.app[appkeys.CONFIG]), page.etag
-        )
-        # Content-Type in the one dict (last, where content_type= would add it): one
-        # header write less on the Response's CIMultiDict.
-        headers["Content-Type"] = JSON
-        head = encode_head(headers)
-        # Kept only when the Host decided the link: otherwise it names the address this
-        # connection reached, which another connection's may not be.
-        if valid_authority(asked_origin[1]):
-            page.headers_origin, page.identity_headers = asked_origin, headers
-            page.identity_head = head
-    # Its header block sent as kept (edge.http.wire): the same bytes as web.Response's.
-    return page_response(body, headers, head)
+        return not_modified(page_headers(page, origin, etag))
+    # The usual answer: its body and headers are made once per page and coding, and kept
+    # with the page; aiohttp copies the headers into the response and sends the body's
+    # bytes as they are. The gzip coding is compressed once per page, never per request.
+    body = build.pages.gzipped(key, page) if gzipped else page.body
+    return web.Response(body=body, headers=kept_headers(request, page, gzipped, etag))
+
+
+def kept_headers(
+    request: web.Request, page: RenderedPage, gzipped: bool, etag: str
+) -> dict[str, str]:
+    """The headers of a page's 200 answer in one coding, kept with the page for the
+    (scheme, Host) last asked, which decide its Link (edge.links)."""
+    asked_origin = (request.scheme, request.headers.get("Host"))
+    same_origin = page.headers_origin == asked_origin
+    if same_origin:
+        headers = page.gzip_headers if gzipped else page.identity_headers
+        if headers is not None:
+            return headers
+    headers = page_headers(page, request_origin(request, request.app[appkeys.CONFIG]), etag)
+    if gzipped:
+        headers["Content-Encoding"] = "gzip"
+    # Content-Type in the one dict (last, where content_type= would add it): one header
+    # write less on the Response's CIMultiDict.
+    headers["Content-Type"] = JSON
+    # Kept only when the Host decided the link: otherwise it names the address this
+    # connection reached, which another connection's may not be.
+    if valid_authority(asked_origin[1]):
+        if not same_origin:
+            page.headers_origin = asked_origin
+            page.identity_headers = page.gzip_headers = None  # made for another origin
+        if gzipped:
+            page.gzip_headers = headers
+        else:
+            page.identity_headers = headers
+    return headers
 
 
 async def get_program(request: web.Request) -> web.StreamResponse:
@@ -208,7 +200,7 @@ async def get_program(request: web.Request) -> web.StreamResponse:
     # A dict lookup: unknown, unpublished and rejected slugs take the same path and time.
     document = build.documents.get(slug) if build is not None else None
     if document is None or build is None:
-        raise _not_found()
+        raise not_found(NO_SUCH_SLUG)
     headers = {"Cache-Control": CACHE_CONTROL, "Vary": VARY}
     body, etag, coding = document.body, document.etag, None
     if accepts_gzip(request.headers.get("Accept-Encoding", "")):
@@ -216,8 +208,8 @@ async def get_program(request: web.Request) -> web.StreamResponse:
         if gzipped is not None:
             body, etag, coding = gzipped, gzip_tag(etag), "gzip"
     headers["ETag"] = etag
-    if none_match(request.headers.get("If-None-Match"), etag):
-        return web.Response(status=304, headers=headers)
+    if is_fresh(request, etag):
+        return not_modified(headers)
     if coding is not None:
         headers["Content-Encoding"] = coding
     return web.Response(body=body, content_type=JSON, headers=headers)

@@ -18,7 +18,7 @@ from urllib.parse import quote
 from aiohttp import hdrs, web
 
 from edge import appkeys
-from edge.http.httpcache import none_match
+from edge.http.conditional import is_fresh, not_modified
 from edge.http.middlewares import Handler
 
 # What the site is made of; anything else in dist/ is not served from here.
@@ -145,8 +145,8 @@ def file_response(request: web.Request, found: Found, status: int = 200) -> web.
         hdrs.CACHE_CONTROL: CACHE_HTML if status != 200 else cache_control(found.path),
         "X-Content-Type-Options": "nosniff",
     }
-    if status == 200 and none_match(request.headers.get(hdrs.IF_NONE_MATCH), etag):
-        return web.Response(status=304, headers=headers)
+    if status == 200 and is_fresh(request, etag):
+        return not_modified(headers)
     suffix = found.path[found.path.rfind(".") :]
     headers[hdrs.CONTENT_TYPE] = CONTENT_TYPES[suffix]
     return web.Response(status=status, body=found.body, headers=headers)
@@ -154,7 +154,10 @@ def file_response(request: web.Request, found: Found, status: int = 200) -> web.
 
 @web.middleware
 async def site_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Answer the requests no route matched from the site in dist/; pass the rest on."""
+    """Answer the requests no route matched from the site in dist/; pass the rest on.
+
+    `edge.app.create_app` installs it when `config.serve_site` is on, innermost: request
+    ids, errors, CORS and the rest still apply."""
     if request.match_info.http_exception is None or is_api_path(request.path):
         return await handler(request)
     root = Path(request.app[appkeys.CONFIG].dist)
@@ -180,10 +183,3 @@ async def site_middleware(request: web.Request, handler: Handler) -> web.StreamR
     if isinstance(page, Found):
         return file_response(request, page, status=404)
     return await handler(request)  # no site built: the API's JSON 404
-
-
-def setup(app: web.Application) -> None:
-    """Serve the site in `config.dist` at / when `config.serve_site` is on (after the API)."""
-    if app[appkeys.CONFIG].serve_site:
-        # Innermost middleware: request ids, errors, CORS and the rest still apply.
-        app.middlewares.append(site_middleware)

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from edge.http.middlewares import ALLOWED_METHODS
-
+# Every path answers these and no other (the 405's Allow, the preflight's Allow-Methods).
+ALLOWED_METHODS = "GET, HEAD"
 ALLOW_HEADERS = "Authorization, If-None-Match"
 EXPOSE_HEADERS = (
     "ETag, Link, X-Request-Id, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After"
@@ -25,7 +25,6 @@ ANY_ORIGIN_HEADERS = {
     "Access-Control-Allow-Origin": "*",
     "Access-Control-Expose-Headers": EXPOSE_HEADERS,
 }
-ANY_ORIGIN_LINES = "".join(f"{name}: {value}\r\n" for name, value in ANY_ORIGIN_HEADERS.items())
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +115,7 @@ def add_cors_headers(
     return None
 
 
-# The CORS step, in edge.app.edge_middleware: `preflight_response` for a preflight, else the
+# The CORS step, in edge.http.middlewares.edge_middleware: `preflight_response` for a preflight, else the
 # request goes on and `add_cors_headers` marks its answer. Errors raised below (401, 404,
 # 400...) become responses before that, by the error step, so that they carry the CORS
 # headers too: a browser client can only read an error body that has them.

@@ -1,13 +1,12 @@
 """HTTP caching and content-coding helpers for the directory endpoints (pure functions).
 
-See docs/directory-api.md for the choices: strong entity tags, `If-None-Match` with the weak
-comparison RFC 9110 asks for, `Cache-Control: private`, gzip when the client accepts it.
+See docs/directory-api.md for the choices: strong entity tags, `Cache-Control: private`,
+gzip when the client accepts it (`If-None-Match` is edge.http.conditional's).
 """
 
 from __future__ import annotations
 
 import functools
-import re
 import zlib
 
 # The directory is public data, but every request carries a key: a shared cache that served
@@ -21,44 +20,6 @@ VARY = "Accept-Encoding"
 GZIP_MIN_BYTES = 512
 # List pages are built per request: a fast level, most of the gain for little CPU.
 LIST_GZIP_LEVEL = 1
-
-_ENTITY_TAG = r'(?:W/)?("[\x21\x23-\x7e\x80-\xff]*")'
-# One element of a comma-separated list: optional whitespace, a tag or nothing, then a
-# comma or the end; trailing whitespace alone is fine too.
-_LIST_ELEMENT = re.compile(rf"[ \t]*(?:{_ENTITY_TAG}[ \t]*(?:,|\Z)|,|\Z)")
-
-
-def none_match(header: str | None, etag: str) -> bool:
-    """Whether `If-None-Match: header` matches `etag` (so the answer is 304).
-
-    `*` matches any current representation; otherwise the listed tags are compared with
-    the weak comparison (a `W/` prefix is ignored on either side), RFC 9110 section 13.1.2.
-    """
-    if not header:
-        return False
-    if header.strip() == "*":
-        return True
-    tags = entity_tags(header)
-    return tags is not None and etag.removeprefix("W/") in tags
-
-
-def entity_tags(header: str) -> list[str] | None:
-    """The opaque tags of an If-None-Match list, or None when it is not one.
-
-    A malformed header (`w/"x"`, a bare `x`, tags run together) matches nothing: it is
-    ignored, and the full answer goes out, rather than read as whatever parts look valid.
-    Empty list elements (`"a", , "b"`) are allowed, as RFC 9110 section 5.6.1 says.
-    """
-    tags: list[str] = []
-    position, end = 0, len(header)
-    while position < end:
-        match = _LIST_ELEMENT.match(header, position)
-        if match is None:
-            return None
-        if match[1] is not None:
-            tags.append(match[1])
-        position = match.end()
-    return tags
 
 
 def _quality(params: str) -> float:

@@ -1,35 +1,25 @@
-"""Request id and error steps: every response has an id, every error one shape."""
+"""The request steps, as one aiohttp middleware (`edge_middleware`): request id, errors,
+CORS, key (auth), rate limit, outermost first; each is its module's plain function.
+
+`edge.app.create_app` installs it, once, as the application's first middleware.
+"""
 
 from __future__ import annotations
 
-import logging
-import os
-import random
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
 from edge import appkeys
-from edge.http.errors import ApiError, error_body
+from edge.auth.authenticate import authenticate
+from edge.http import cors, ratelimit
+from edge.http.errors import ApiError, response_for
+from edge.http.limiter import RateState
+from edge.http.requestid import REQUEST_ID_HEADER, new_request_id
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-log = logging.getLogger("edge")
 
 JSON = "application/json"
-REQUEST_ID_HEADER = "X-Request-Id"
-ALLOWED_METHODS = "GET, HEAD"
-
-
-# Request ids must be unique, not secret: 96 bits from a generator seeded by the OS (per
-# process: reseeded in every forked child) cost no system call per request, where
-# os.urandom is one `getrandom` each time.
-_ids = random.Random(os.urandom(32))
-os.register_at_fork(after_in_child=lambda: _ids.seed(os.urandom(32)))
-
-
-def new_request_id() -> str:
-    """A request id: `req_` and 96 random bits as 24 hex digits."""
-    return f"req_{_ids.getrandbits(96):024x}"
 
 
 async def ignore_expectation(request: web.Request) -> None:
@@ -41,55 +31,52 @@ async def ignore_expectation(request: web.Request) -> None:
     return None
 
 
-def error_response(request: web.Request, error: ApiError) -> web.Response:
-    """The JSON answer for an ApiError, with its extra headers."""
-    rid = request.get(appkeys.REQUEST_ID) or new_request_id()
-    response = web.Response(
-        body=error_body(error.code, error.message, error.param, rid),
-        status=error.status,
-        content_type=JSON,
-        headers=error.headers,
-    )
-    if error.status == 401:
-        response.headers["WWW-Authenticate"] = 'Bearer realm="api"'
-    # Errors are about this request only; no shared cache should keep them.
-    response.headers.setdefault("Cache-Control", "no-store")
-    return response
+@web.middleware
+async def edge_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """The steps every request goes through, outermost first: request id, errors, CORS,
+    key (auth), rate limit.
 
-
-def method_not_allowed() -> ApiError:
-    """405 with `Allow`: every path answers GET and HEAD only."""
-    return ApiError(
-        "method_not_allowed", "only GET and HEAD are allowed", headers={"Allow": ALLOWED_METHODS}
-    )
-
-
-def _from_http_exception(exc: web.HTTPException) -> ApiError:
-    if exc.status == 404:
-        return ApiError("not_found", "no such resource")
-    if exc.status == 405:
-        return method_not_allowed()
-    raise exc
-
-
-def response_for(request: web.Request, exc: Exception) -> web.Response:
-    """The error step: every failure as the one error body; the unexpected ones logged,
-    never leaked. Re-raises what is not an error (an HTTPException under 400: a 304...).
-
-    Called from an `except Exception as exc:` block (so log.exception sees the traceback).
+    One aiohttp middleware calling plain functions, not one middleware per step: aiohttp
+    wraps every middleware layer in a coroutine call per request, which the steps do not
+    need (they have no state of their own between the request and the answer).
     """
-    if isinstance(exc, ApiError):
-        return error_response(request, exc)
-    if isinstance(exc, web.HTTPException):
-        if exc.status < 400:
-            raise exc
-        if exc.status == 404 and request.method == "CONNECT":
-            # Its target is a host and port, not a path, so no route matched: the method
-            # is what the API does not take (405), whatever the target.
-            return error_response(request, method_not_allowed())
-        return error_response(request, _from_http_exception(exc))
-    log.exception(
-        "unhandled error",
-        extra={"request_id": request.get(appkeys.REQUEST_ID), "path": request.path},
-    )
-    return error_response(request, ApiError("internal_error", "internal error"))
+    # Request id: every response, errors included, gets it.
+    request[appkeys.REQUEST_ID] = rid = new_request_id()
+    try:
+        app = request.app  # one lookup, not one per step
+        policy = app[appkeys.CORS]
+        if request.method == "OPTIONS" and cors.is_preflight(request):
+            response = cors.preflight_response(policy, request.headers.get("Origin"))
+        else:
+            state: RateState | None = None
+            try:
+                principal = await authenticate(request, app)
+                state = await ratelimit.count(request, app, principal)
+                if state is None:
+                    response = await handler(request)
+                else:
+                    try:
+                        response = await handler(request)
+                    except (ApiError, web.HTTPException) as exc:
+                        # Counted, so its answer says so too: the error step keeps
+                        # `headers`, a raised 304 Not Modified is sent with them.
+                        exc.headers.update(ratelimit.rate_headers(state))
+                        raise
+            except Exception as exc:
+                # Errors become responses under the CORS step, so they carry its headers.
+                state = None
+                response = response_for(request, exc)
+            # The headers this step adds to the answer, in their order (rate limit, CORS,
+            # request id), written in one update: each CIMultiDict write has its cost.
+            added = None if state is None else ratelimit.rate_headers(state)
+            # The Origin header is read only when the answer depends on it.
+            origin = None if policy.any_origin else request.headers.get("Origin")
+            added = cors.add_cors_headers(response, policy, origin, added)
+            if added is not None:
+                added[REQUEST_ID_HEADER] = rid
+                response.headers.update(added)
+                return response
+    except Exception as exc:
+        response = response_for(request, exc)
+    response.headers[REQUEST_ID_HEADER] = rid
+    return response

@@ -13,7 +13,6 @@ process with a bounded number of entries. A shared store (Redis) implements the 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 from aiohttp import web
@@ -36,14 +35,6 @@ def rate_headers(state: RateState) -> dict[str, str]:
     }
 
 
-def rate_lines(state: RateState) -> str:
-    """`rate_headers(state)` as HTTP header lines (edge.http.wire.PreparedResponse.add_lines)."""
-    return (
-        f"{LIMIT}: {state.limit}\r\n{REMAINING}: {state.remaining}\r\n"
-        f"{RESET}: {state.reset_seconds}\r\n"
-    )
-
-
 def create_limiter(config_redis_url: str | None, redis_timeout: float = 0.5) -> Limiter:
     """The limiter a configuration asks for: shared through Redis with a URL, else in memory.
 
@@ -58,31 +49,13 @@ def create_limiter(config_redis_url: str | None, redis_timeout: float = 0.5) -> 
     return MemoryLimiter()
 
 
-async def limiter_context(app: web.Application) -> AsyncIterator[None]:
-    """cleanup_ctx: create the limiter at startup; a Redis one connects first, closes last."""
-    config = app[appkeys.CONFIG]
-    if not config.redis_url:
-        app[appkeys.LIMITER] = MemoryLimiter()
-        yield
-        return
-    from edge.http.ratelimit_redis import create_redis_limiter  # see create_limiter
-
-    async with create_redis_limiter(config.redis_url, config.redis_timeout) as limiter:
-        app[appkeys.LIMITER] = limiter
-        yield
-
-
-def setup(app: web.Application) -> None:
-    app.cleanup_ctx.append(limiter_context)
-
-
 async def count(
     request: web.Request, app: web.Application | None = None, principal: Any = _UNSET
 ) -> RateState | None:
     """The rate limit step: count an authenticated request (not a CORS preflight).
 
     Raises the 429 over the limit; else returns the decision, whose headers
-    (`rate_headers`) `edge.app.edge_middleware` adds to the response, or to the error
+    (`rate_headers`) `edge.http.middlewares.edge_middleware` adds to the response, or to the error
     raised below it (a raised 304 Not Modified counted too, so it says so); None when
     nothing was counted. `app` is `request.app` and `principal` request[PRINCIPAL] (the
     middleware has both).

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from edge.http.limiter import MemoryLimiter, RateState, gcra
-from edge.http.ratelimit import create_limiter, rate_headers, rate_lines
+from edge.http.ratelimit import create_limiter
 
 
 def run(times: list[float], limit: int, window: int) -> list[RateState]:
@@ -212,9 +212,3 @@ async def test_hit_now_is_hit_without_a_coroutine():
         mine = now.hit_now("k", 5, 10)
         assert mine == await awaited.hit("k", 5, 10)
     assert not mine.allowed
-
-
-@pytest.mark.parametrize("state", [gcra(None, 0.0, 60, 60)[1], gcra(None, 0.0, 5, 1)[1]])
-def test_rate_lines_are_the_rate_headers(state):
-    lines = "".join(f"{name}: {value}\r\n" for name, value in rate_headers(state).items())
-    assert rate_lines(state) == lines

@@ -17,8 +17,8 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from accounts.store import AccountStore, open_store
 from edge.app import create_app
+from edge.appkeys import AUTH_CLOCK
 from edge.config import Config
-from edge.handlers.account import AUTH_CLOCK
 
 from .support import FakeClock, Seeded, new_account
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 
-from edge.http.middlewares import new_request_id
+from edge.http.requestid import new_request_id
 
 
 def test_request_ids_have_the_documented_shape_and_do_not_repeat():

@@ -9,7 +9,8 @@ import pytest
 from yarl import URL
 
 from edge import appkeys
-from edge.http.httpcache import CACHE_CONTROL, accepts_gzip, none_match
+from edge.http.conditional import none_match
+from edge.http.httpcache import CACHE_CONTROL, accepts_gzip
 
 from .distwriter import publish, random_catalogue
 from .support import AUTH, wait_for_build

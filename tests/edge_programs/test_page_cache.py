@@ -11,7 +11,6 @@ import pytest
 
 from edge import directory
 from edge.directory import PageCache, RenderedPage
-from edge.http import wire
 
 from .distwriter import publish, random_catalogue
 from .support import AUTH, directory_state, wait_for_build
@@ -79,10 +78,11 @@ def test_keys_and_links_are_charged_so_memory_stays_within_the_budget(padding):
             entry = page(65, f'"{i:024x}"', link if i % 2 else None)
             key = f"market=zz&limit={i % 100 + 1}{'&' * padding}&n={i}"
             cache.put(key, entry)
-            # What the handler keeps with a page: its headers for the last origin asked, as
-            # a dict and as bytes (edge.http.wire).
+            # What the handler keeps with a page: its headers for the last origin asked, a
+            # dict per coding.
             kept = {**HEADERS, "Link": f"<http://api.example{link}>", "ETag": entry.etag}
-            entry.identity_headers, entry.identity_head = kept, wire.encode_head(kept)
+            entry.identity_headers = kept
+            entry.gzip_headers = {**kept, "ETag": entry.etag[:-1] + '-gz"'}
         held = tracemalloc.get_traced_memory()[0] - before
     finally:
         tracemalloc.stop()

@@ -14,8 +14,8 @@ from edge_account.support import FakeClock
 
 from accounts.store.postgres import PostgresStore
 from edge.app import create_app
+from edge.appkeys import AUTH_CLOCK
 from edge.config import Config
-from edge.handlers.account import AUTH_CLOCK
 
 UNLIMITED = (1_000_000, 60)
 

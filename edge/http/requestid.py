@@ -1,0 +1,19 @@
+"""Request ids: every answer carries one, errors included (`X-Request-Id`)."""
+
+from __future__ import annotations
+
+import os
+import random
+
+REQUEST_ID_HEADER = "X-Request-Id"
+
+# Request ids must be unique, not secret: 96 bits from a generator seeded by the OS (per
+# process: reseeded in every forked child) cost no system call per request, where
+# os.urandom is one `getrandom` each time.
+_ids = random.Random(os.urandom(32))
+os.register_at_fork(after_in_child=lambda: _ids.seed(os.urandom(32)))
+
+
+def new_request_id() -> str:
+    """A request id: `req_` and 96 random bits as 24 hex digits."""
+    return f"req_{_ids.getrandbits(96):024x}"

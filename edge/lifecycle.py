@@ -1,0 +1,109 @@
+"""What the edge opens on startup and closes on cleanup: one aiohttp cleanup context each.
+
+`edge.app.create_app` registers them in `CONTEXTS`' order, which is their dependency
+order: aiohttp enters them in that order on startup and leaves them in the reverse order
+on cleanup, so each finds what it needs open and is closed before what it uses.
+
+    secret  ->  store  ->  authenticator (the store)  ->  limiter  ->  directory (the secret)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+from aiohttp import web
+
+from accounts.store import open_store
+from accounts.store.base import StoreError
+from edge import appkeys
+from edge.auth.authenticator import CachedAuthenticator
+from edge.directory import DirectoryState, add_sighup
+from edge.http.limiter import MemoryLimiter
+
+log = logging.getLogger("edge")
+
+Context = Callable[[web.Application], AsyncIterator[None]]
+
+
+async def secret_context(app: web.Application) -> AsyncIterator[None]:
+    """The cursor-signing secret (from the configuration, or the file it names)."""
+    app[appkeys.SECRET] = app[appkeys.CONFIG].resolved_secret()
+    yield
+
+
+async def store_context(app: web.Application) -> AsyncIterator[None]:
+    """Open the account store (read-only) for the app's lifetime."""
+    config = app[appkeys.CONFIG]
+    try:
+        store = await open_store(config.database, timeout=config.store_timeout)
+    except StoreError as exc:
+        # Without the store no key can be checked: refuse to start, saying why.
+        log.error("cannot start: %s", exc)
+        raise
+    app[appkeys.STORE] = store
+    try:
+        yield
+    finally:
+        await store.close()
+
+
+async def authenticator_context(app: web.Application) -> AsyncIterator[None]:
+    """The key cache over the store (`appkeys.AUTH_CLOCK` as its clock when set)."""
+    config = app[appkeys.CONFIG]
+    app[appkeys.AUTHENTICATOR] = CachedAuthenticator(
+        app[appkeys.STORE],
+        ttl=config.key_cache_seconds,
+        clock=app.get(appkeys.AUTH_CLOCK, time.monotonic),
+    )
+    yield
+
+
+async def limiter_context(app: web.Application) -> AsyncIterator[None]:
+    """The rate limiter: in memory, or a Redis one that connects first and closes last."""
+    config = app[appkeys.CONFIG]
+    if not config.redis_url:
+        app[appkeys.LIMITER] = MemoryLimiter()
+        yield
+        return
+    # Imported here so that redis-py is loaded only by edges that use it.
+    from edge.http.ratelimit_redis import create_redis_limiter
+
+    async with create_redis_limiter(config.redis_url, config.redis_timeout) as limiter:
+        app[appkeys.LIMITER] = limiter
+        yield
+
+
+async def directory_context(app: web.Application) -> AsyncIterator[None]:
+    """Load the first build, keep it fresh while the app runs, stop watching on cleanup."""
+    config = app[appkeys.CONFIG]
+    state = DirectoryState(root=Path(config.dist), secret=app[appkeys.SECRET])
+    app[appkeys.DIRECTORY] = state
+    await state.refresh()
+    if state.current is None:
+        log.warning("no build in %s yet: /v1/programs answers 503 until one appears", state.root)
+    state.sighup = add_sighup(state)
+    watcher = asyncio.create_task(state.watch(config.reload_interval), name="directory-watch")
+    try:
+        yield
+    finally:
+        if state.sighup:
+            asyncio.get_running_loop().remove_signal_handler(signal.SIGHUP)
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher
+
+
+# In dependency order (see the module's docstring).
+CONTEXTS: tuple[Context, ...] = (
+    secret_context,
+    store_context,
+    authenticator_context,
+    limiter_context,
+    directory_context,
+)
