@@ -231,7 +231,7 @@ def _install(app: web.Application, config: Config) -> None:
     app[appkeys.CONFIG] = config
     app[appkeys.AUTHENTICATOR] = BenchAuthenticator()
     app[appkeys.LIMITER] = MemoryLimiter()
-    app[appkeys.SECRET] = config.secret_key.encode()  # type: ignore[union-attr]
+    app[appkeys.SECRET] = config.keyring()
 
 
 async def _time(

@@ -13,7 +13,8 @@ from contract import vocabulary as v
 
 @dataclass(frozen=True)
 class Param:
-    """One query parameter. `kind` picks the parser: enum, integer, boolean, market, date, cursor."""
+    """One query parameter. `kind` picks the parser: enum, integer, boolean, market, date,
+    instant, string, cursor."""
 
     name: str
     kind: str
@@ -125,6 +126,14 @@ COMMISSIONS = Endpoint(
             "date",
             "Inclusive upper bound on the transaction date (YYYY-MM-DD, UTC).",
             example="2025-12-31",
+        ),
+        Param(
+            "updatedSince",
+            "instant",
+            "Only rows whose stored state changed (added, or any field updated by a sync or an "
+            "import) at or after this RFC 3339 instant; the order and cursors are unchanged. "
+            "Poll with the time of your previous poll to read only what changed since.",
+            example="2026-01-31T12:00:00Z",
         ),
         LIMIT,
         CURSOR,

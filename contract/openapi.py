@@ -175,6 +175,8 @@ def param_schema(p: Param) -> dict[str, Any]:
         return {"type": "string", "pattern": v.MARKET_PATTERN}
     if p.kind == "date":
         return {"type": "string", "format": "date", "pattern": DATE_PATTERN}
+    if p.kind == "instant":
+        return {"type": "string", "format": "date-time", "pattern": v.INSTANT_PATTERN}
     if p.kind == "string":
         return {
             "type": "string",

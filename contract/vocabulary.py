@@ -81,6 +81,11 @@ LIMIT_MAX = 100
 LIMIT_DEFAULT = 25
 
 DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
+# An RFC 3339 instant: date, `T`, time with optional fraction, and a UTC offset (`Z` or ±hh:mm).
+INSTANT_PATTERN = (
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?"
+    r"(?:[Zz]|[+-][0-9]{2}:[0-9]{2})$"
+)
 # The `market` filter: an officially assigned ISO 3166-1 alpha-2 code in any case, spelt
 # out ("[Ff][Rr]") so that the OpenAPI document, the parser and its tests share one rule.
 MARKET_PATTERN = "^(?:" + "|".join(f"[{a}{a.lower()}][{b}{b.lower()}]" for a, b in COUNTRIES) + ")$"

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from aiohttp import web
 
+from accounts.keyring import Keyring
 from accounts.store.base import AccountStore
 from edge.auth.principal import Authenticator, Principal
 from edge.config import Config
@@ -19,7 +20,7 @@ from edge.http.cors import CorsPolicy
 from edge.http.limiter import Limiter, RateState
 
 CONFIG = web.AppKey("config", Config)
-SECRET = web.AppKey("secret", bytes)
+SECRET = web.AppKey("secret", Keyring)  # the current secret signs; all configured verify
 STORE = web.AppKey("store", AccountStore)
 AUTHENTICATOR = web.AppKey("authenticator", Authenticator)  # API key -> Principal
 DIRECTORY = web.AppKey("directory", DirectoryState)  # the loaded build, swapped whole

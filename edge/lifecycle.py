@@ -32,8 +32,9 @@ Context = Callable[[web.Application], AsyncIterator[None]]
 
 
 async def secret_context(app: web.Application) -> AsyncIterator[None]:
-    """The cursor-signing secret (from the configuration, or the file it names)."""
-    app[appkeys.SECRET] = app[appkeys.CONFIG].resolved_secret()
+    """The secrets that sign and verify cursors (from the configuration, or the file it
+    names): the current one signs, every configured one verifies."""
+    app[appkeys.SECRET] = app[appkeys.CONFIG].keyring()
     yield
 
 
@@ -82,7 +83,7 @@ async def limiter_context(app: web.Application) -> AsyncIterator[None]:
 async def directory_context(app: web.Application) -> AsyncIterator[None]:
     """Load the first build, keep it fresh while the app runs, stop watching on cleanup."""
     config = app[appkeys.CONFIG]
-    state = DirectoryState(root=Path(config.dist), secret=app[appkeys.SECRET])
+    state = DirectoryState(root=Path(config.dist), secret=app[appkeys.SECRET].current)
     app[appkeys.DIRECTORY] = state
     await state.refresh()
     if state.current is None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from contract.countries import COUNTRIES, NOT_ASSIGNED
 from contract.endpoints import Endpoint, Param
+from contract.vocabulary import INSTANT_PATTERN
 from edge.http.errors import ApiError, invalid
 
 _DIGITS = re.compile(r"[0-9]+")
@@ -25,6 +26,7 @@ _DIGITS = re.compile(r"[0-9]+")
 _MAX_DIGITS = 9
 _MARKET = re.compile(r"[A-Za-z]{2}")
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_INSTANT = re.compile(INSTANT_PATTERN)
 # Surrogates cannot arrive over HTTP (undecodable bytes become U+FFFD) but are refused too.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 MAX_STRING = 200
@@ -82,6 +84,23 @@ def _date(p: Param, raw: str) -> dt.date:
         raise invalid(p.name, wanted) from None
 
 
+def _instant(p: Param, raw: str) -> dt.datetime:
+    wanted = f"{p.name} must be an RFC 3339 instant with its offset, e.g. 2026-01-31T12:00:00Z"
+    if not _INSTANT.fullmatch(raw):
+        raise invalid(p.name, wanted)
+    # Python's parser takes at most microseconds; further digits cannot change a comparison
+    # with stored instants, which have microseconds at most.
+    text = re.sub(r"(\.[0-9]{6})[0-9]+", r"\1", raw.upper().replace("Z", "+00:00"))
+    try:
+        moment = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise invalid(p.name, wanted) from None
+    try:
+        return moment.astimezone(dt.UTC)
+    except OverflowError:  # 0001-01-01T00:00:00+01:00 is before the first representable UTC
+        raise invalid(p.name, wanted) from None
+
+
 def _string(p: Param, raw: str) -> str:
     # "Printable" is "no control character" (C0, DEL, C1): exactly what the OpenAPI
     # document's pattern for such parameters says, so both agree on every value.
@@ -102,6 +121,7 @@ PARSERS: dict[str, Callable[[Param, str], Any]] = {
     "enum": _enum,
     "market": _market,
     "date": _date,
+    "instant": _instant,
     "string": _string,
     "cursor": _cursor,
 }

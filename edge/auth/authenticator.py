@@ -9,7 +9,8 @@
   asked by hash (`apikeys.key_hash`), on a miss. An entry is trusted for
   `ttl` seconds (`--key-cache-seconds`, default 5): a revoked key, a suspension or a plan
   change takes effect within that bound. The cached principal also carries the account as
-  read with the key, which is what /v1/me shows (so /v1/me never needs the store).
+  read with the key; /v1/me reads the account afresh instead, so that it shows changes at
+  once.
 - Concurrent requests for the same expired key share one store lookup.
 - Stale-if-error: when a refresh fails, the last known answer for that key keeps being
   served (and the refresh is retried after another `ttl`), so a store outage does not log

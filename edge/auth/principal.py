@@ -21,8 +21,8 @@ class Principal:
     label: str
     scopes: tuple[str, ...]
     suspended: bool = False
-    # The account as read together with the key (accounts.store.AccountView): /v1/me shows it,
-    # so it is as fresh as the key's cache entry and never needs a store call of its own.
+    # The account as read together with the key (accounts.store.AccountView), as fresh as the
+    # key's cache entry; /v1/me reads the account from the store instead.
     account: Any = field(default=None, compare=False, repr=False)
 
 

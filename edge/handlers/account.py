@@ -7,6 +7,7 @@ shared or private, should keep a copy (see docs/accounts.md).
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 from typing import Any
 
@@ -21,6 +22,7 @@ from accounts.store.base import (
     CommissionRow,
     StoreUnavailable,
     commission_id,
+    format_timestamp,
 )
 from contract.endpoints import COMMISSIONS, ME
 from edge import appkeys, cursor
@@ -34,7 +36,7 @@ log = logging.getLogger("edge.account")
 
 JSON = "application/json"
 PRIVATE_HEADERS = {"Cache-Control": "private, no-store", "Vary": "Authorization"}
-FILTERS = ("network", "status", "from", "to")
+FILTERS = ("network", "status", "from", "to", "updatedSince")
 
 # --- Pure mapping -----------------------------------------------------------------------
 
@@ -102,6 +104,12 @@ def account_json(
     }
 
 
+def updated_since(moment: dt.datetime | None) -> str | None:
+    """The stored form of an `updatedSince` instant, to the second: changes are stamped to
+    the second, so a row changed within that second is included, never missed."""
+    return None if moment is None else format_timestamp(moment)
+
+
 def cursor_position(position: list[Any]) -> tuple[str, int]:
     """The (transactedAt, seq) a commissions cursor resumes after; invalid_cursor otherwise."""
     if (
@@ -129,25 +137,26 @@ async def me(request: web.Request) -> web.Response:
     """The calling account. It takes no parameters; any query string is ignored, since
     400 is not among this endpoint's statuses (docs/accounts.md)."""
     principal: Principal = request[appkeys.PRINCIPAL]
-    if principal.suspended:
+    # Read on every request, never from the key cache: a plan, a capability or a network
+    # changed by an operator or the sync worker shows at once. Only the key's verification
+    # is cached.
+    try:
+        account = await request.app[appkeys.STORE].account_view(principal.account_uid)
+    except StoreUnavailable:
+        raise unverifiable(request) from None
+    if account is None:
+        raise ApiError("invalid_api_key", "the API key's account no longer exists")
+    if account.suspended:
         raise ApiError(
             "forbidden",
             "this account is suspended: its keys answer 401 on every other endpoint until "
             "the suspension is lifted; contact support",
         )
-    account = principal.account
-    if account is None:  # an Authenticator that does not attach the account
-        try:
-            account = await request.app[appkeys.STORE].account_view(principal.account_uid)
-        except StoreUnavailable:
-            raise unverifiable(request) from None
-        if account is None:
-            raise ApiError("invalid_api_key", "the API key's account no longer exists")
     state = request.get(appkeys.RATE_STATE)
     rate = (
         (state.limit, state.window_seconds)
-        if state is not None
-        else request.app[appkeys.CONFIG].rate_limit(principal.plan)
+        if state is not None and account.plan == principal.plan
+        else request.app[appkeys.CONFIG].rate_limit(account.plan)
     )
     body = orjson.dumps({"data": account_json(account, principal, rate)})
     return web.Response(body=body, content_type=JSON, headers=PRIVATE_HEADERS)
@@ -170,6 +179,7 @@ async def commissions(request: web.Request) -> web.Response:
         status=params.get("status"),
         since=params.get("from"),
         until=params.get("to"),
+        updated_since=updated_since(params.get("updatedSince")),
         after=after,
     )
     try:

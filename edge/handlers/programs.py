@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from accounts.keyring import Keyring
 from contract.endpoints import PROGRAM, PROGRAMS
 from contract.vocabulary import SCORE_MAX, SCORE_MIN
 from edge import appkeys, cursor
@@ -45,7 +46,7 @@ NO_SUCH_SLUG = "no published programme has this slug"
 
 
 def cursor_position(
-    secret: bytes, token: str | None, filters: dict[str, Any]
+    secret: Keyring, token: str | None, filters: dict[str, Any]
 ) -> tuple[int, str] | None:
     """The (score, slug) a cursor resumes after; ApiError(invalid_cursor) when it is not ours."""
     if token is None:

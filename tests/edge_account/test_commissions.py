@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import pytest
 from yarl import URL
 
-from accounts.store import AccountStore
+from accounts.store import AccountStore, open_store
 from accounts.store.base import NewCommission, commission_id
 from contract.resources import COMMISSION, PAGE_INFO
 from contract.vocabulary import COMMISSION_STATUSES
@@ -288,3 +288,94 @@ async def test_amounts_come_back_exactly_as_written(account_client, admin_store,
     for a in amounts:
         assert f'"commissionAmount":{a},' in text, a
         assert f'"saleAmount":{a},' in text, a
+
+
+def commission(external_id: str, status: str = "pending", day: int = 1) -> NewCommission:
+    return NewCommission(
+        external_id=external_id,
+        status=status,
+        raw_status=status,
+        commission_amount="1.50",
+        currency="EUR",
+        transacted_at=f"2026-01-{day:02d}T10:00:00Z",
+    )
+
+
+async def test_updated_since_returns_what_changed_at_or_after_it_in_the_usual_order(
+    account_client, account_config, seeded
+):
+    moment = [dt.datetime(2026, 2, 1, 12, 0, 0, tzinfo=dt.UTC)]
+    store = await open_store(account_config.database, writable=True, clock=lambda: moment[0])
+    try:
+        await store.connect_network(seeded.uid, "awin", b"sealed")
+        await store.upsert_commissions(
+            seeded.uid, "awin", [commission(f"t{i}", day=i) for i in range(1, 8)]
+        )
+        moment[0] += dt.timedelta(hours=1)  # 13:00: a late approval, a new row, one unchanged
+        await store.upsert_commissions(
+            seeded.uid,
+            "awin",
+            [commission("t2", "approved", 2), commission("t9", day=9), commission("t5", day=5)],
+        )
+    finally:
+        await store.close()
+    client = await account_client()
+
+    async def external_ids(since: str, **filters: str) -> list[str]:
+        found: list[str] = []
+        query = {"updatedSince": since, "limit": "1", **filters}
+        while True:
+            response = await client.get("/v1/commissions", params=query, headers=seeded.auth)
+            assert response.status == 200, await response.text()
+            body = await response.json()
+            found.extend(row["externalId"] for row in body["data"])
+            if not body["page"]["hasMore"]:
+                return found
+            query = {**query, "cursor": body["page"]["nextCursor"]}
+
+    assert await external_ids("2026-02-01T13:00:00Z") == ["t9", "t2"]
+    # Offsets and fractions name the same instant; a change in the same second is included.
+    assert await external_ids("2026-02-01T14:00:00.9+01:00") == ["t9", "t2"]
+    assert await external_ids("2026-02-01T13:00:01Z") == []
+    assert len(await external_ids("2026-02-01T12:00:00Z")) == 8
+    assert await external_ids("2026-02-01T13:00:00Z", status="approved") == ["t2"]
+
+
+async def test_a_cursor_is_bound_to_its_updated_since(account_client, admin_store, seeded):
+    await admin_store.connect_network(seeded.uid, "awin", b"sealed")
+    await admin_store.upsert_commissions(seeded.uid, "awin", [commission("a"), commission("b")])
+    client = await account_client()
+    first = await client.get(
+        "/v1/commissions?limit=1&updatedSince=2000-01-01T00:00:00Z", headers=seeded.auth
+    )
+    token = (await first.json())["page"]["nextCursor"]
+    moved = await client.get(
+        f"/v1/commissions?limit=1&updatedSince=2000-01-02T00:00:00Z&cursor={token}",
+        headers=seeded.auth,
+    )
+    assert moved.status == 400 and (await moved.json())["code"] == "invalid_cursor"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "2026-02-01",
+        "2026-02-01T12:00:00",
+        "2026-02-01 12:00:00Z",
+        "2026-02-30T12:00:00Z",
+        "2026-02-01T25:00:00Z",
+        "2026-02-01T12:00:00+24:00",
+        "0001-01-01T00:00:00+01:00",
+        "yesterday",
+        "1769947200",
+    ],
+)
+async def test_a_bad_updated_since_is_an_invalid_parameter(account_client, seeded, value):
+    client = await account_client()
+    response = await client.get(
+        "/v1/commissions", params={"updatedSince": value}, headers=seeded.auth
+    )
+    assert response.status == 400
+    body = await response.json()
+    assert (body["code"], body["param"]) == ("invalid_parameter", "updatedSince")
+    assert "RFC 3339" in body["message"]

@@ -10,7 +10,6 @@ from aiohttp import web
 from aiohttp.test_utils import make_mocked_request
 
 from accounts.crypto import encrypt_credentials
-from accounts.store.base import AccountView, CapabilityView
 from contract.endpoints import ME
 from contract.resources import ACCOUNT
 from edge import appkeys
@@ -18,6 +17,7 @@ from edge.auth.authenticate import Principal
 from edge.config import Config
 from edge.handlers.account import me
 
+from .conftest import UNLIMITED
 from .support import check_resource, new_account
 
 
@@ -107,37 +107,42 @@ async def test_a_suspended_account_gets_403_here_and_401_elsewhere(
     assert (await client.get("/v1/me", headers=seeded.auth)).status == 200
 
 
-async def test_changes_show_within_the_key_cache_bound(account_client, admin_store, seeded, clock):
+async def test_me_shows_account_changes_at_once(account_client, admin_store, seeded):
+    """Only the key's verification is cached: plan, capabilities and networks are read
+    on every request (the clock never moves here)."""
     client = await account_client()
-    assert (await (await client.get("/v1/me", headers=seeded.auth)).json())["data"]["plan"] == "pro"
+
+    async def data() -> dict:
+        return (await (await client.get("/v1/me", headers=seeded.auth)).json())["data"]
+
+    before = await data()
+    assert before["plan"] == "pro" and before["networks"] == []
     await admin_store.set_plan(seeded.uid, "free")
-    assert (await (await client.get("/v1/me", headers=seeded.auth)).json())["data"]["plan"] == "pro"
-    clock.advance(5)
-    assert (await (await client.get("/v1/me", headers=seeded.auth)).json())["data"][
-        "plan"
-    ] == "free"
+    await admin_store.set_capability(seeded.uid, "acquisition", True)
+    await admin_store.connect_network(seeded.uid, "awin", b"sealed")
+    await admin_store.record_sync_outcome(
+        seeded.uid, "awin", "auth_failed", ("auth_rejected", "no")
+    )
+    after = await data()
+    assert after["plan"] == "free"
+    assert after["rateLimit"]["limit"] == UNLIMITED[0]  # the free plan's, as configured here
+    assert after["capabilities"]["acquisition"]["enabled"] is True
+    assert [(n["network"], n["status"]) for n in after["networks"]] == [("awin", "auth_failed")]
+    assert "reason" not in str(after["networks"])  # the reason is for operators
 
 
 def test_statuses_of_me_are_the_spec_ones():
     assert ME.statuses == (401, 403, 429)
 
 
-async def test_rate_limit_falls_back_to_the_plan_when_no_limiter_ran(seeded):
-    # Without RATE_STATE (no limiter in front), the configured plan limit is reported.
+async def test_rate_limit_falls_back_to_the_plan_when_no_limiter_ran(seeded, admin_store):
+    # Without RATE_STATE (no limiter in front), the account's plan limit is reported.
     app = web.Application()
-    app[appkeys.CONFIG] = dataclasses.replace(Config(), rate_limit_free=(7, 9))
+    app[appkeys.CONFIG] = dataclasses.replace(Config(), rate_limit_pro=(7, 9))
+    app[appkeys.STORE] = admin_store
     request = make_mocked_request("GET", "/v1/me", app=app)
-    account = AccountView(
-        seeded.uid,
-        None,
-        "free",
-        False,
-        "2026-01-01T00:00:00Z",
-        {c: CapabilityView(False, False, None) for c in ("acquisition", "monetisation")},
-        (),
-    )
     request[appkeys.PRINCIPAL] = Principal(
-        "key_x", seeded.uid, "free", "afk_12345678", "l", ("read",), account=account
+        "key_x", seeded.uid, "pro", seeded.prefix, "tests", ("read",)
     )
     data = orjson.loads((await me(request)).body)["data"]
     check_resource(data, ACCOUNT)
