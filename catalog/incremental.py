@@ -213,12 +213,12 @@ def validate(
     for index, source in enumerate(sources):
         path = source.path
         try:
-            stat: os.stat_result | None = stat_of(path)
+            found = stat_of(path)
         except OSError:
             todo.append((index, source, None))
             continue
         entry = entries.get(path)
-        if entry is not None and trusted(entry, stat):
+        if entry is not None and trusted(entry, found):
             key = entry[key_at]
             stored = outcomes.get(key)
             if stored is not None:
@@ -227,7 +227,7 @@ def validate(
                 new_outcomes[key] = stored
                 results[index] = _new(Checked, (source, _outcome(stored), key, True))
                 continue
-        todo.append((index, source, stat))
+        todo.append((index, source, found))
 
     if len(todo) >= PARALLEL_THRESHOLD and not previous.outcomes:
         # Nothing cached (first build, or new code): workers read and check in one go.

@@ -117,11 +117,11 @@ def write(
     if out.exists() and not out.is_dir():
         raise WriteError(f"{out} exists and is not a directory")
     digests = {
-        path: data.digest if type(data) is Existing else cache.output_digest(data)
+        path: data.digest if isinstance(data, Existing) else cache.output_digest(data)
         for path, data in files.items()
     }
     manifest = digests[shardformat.MANIFEST]
-    size = sum(data.size if type(data) is Existing else len(data) for data in files.values())
+    size = sum(data.size if isinstance(data, Existing) else len(data) for data in files.values())
     stats = partial(WriteStats, files=len(files), bytes=size)
     with _locked(parent), _exact_modes():
         _remove_stale(parent, staging_prefix(out))
@@ -264,7 +264,9 @@ def _assemble(
             place = partial(_place, root_fd, out_fd, files, digests, live, present)
             linked = sum(_run_all(pool, [partial(place, g) for g in _by_parent(todo)]))
         # Last: the manifest makes the tree complete (and a recycled tree known again).
-        _write_file(root_fd, shardformat.MANIFEST, files[shardformat.MANIFEST])
+        manifest_bytes = files[shardformat.MANIFEST]
+        assert isinstance(manifest_bytes, bytes)  # made by this build, never reused
+        _write_file(root_fd, shardformat.MANIFEST, manifest_bytes)
     finally:
         os.close(root_fd)
         if out_fd is not None:
@@ -363,9 +365,9 @@ def _place(
             except OSError:
                 pass  # gone, or not linkable (another file system): write it instead
         data = files[path]
-        if type(data) is Existing:
-            data = _live_bytes(out_fd, path, data)
-        _write_file(root_fd, path, data)
+        _write_file(
+            root_fd, path, _live_bytes(out_fd, path, data) if isinstance(data, Existing) else data
+        )
     return linked
 
 

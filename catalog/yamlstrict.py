@@ -36,8 +36,9 @@ from yaml.scanner import Scanner
 
 from catalog.errors import Problem
 
+CParser: type | None
 try:
-    from yaml.cyaml import CParser
+    from yaml.cyaml import CParser  # type: ignore[attr-defined, no-redef]
 except ImportError:  # PyYAML built without libyaml: the same rules, in pure Python
     CParser = None
 
@@ -216,7 +217,7 @@ class PyComposer(_PyParser, _StrictResolver):
 
 if CParser is not None:
 
-    class CComposer(CParser, _StrictResolver):
+    class CComposer(CParser, _StrictResolver):  # type: ignore[valid-type, misc]
         """The strict composer on libyaml's C parser (about five times faster)."""
 
     COMPOSER: type = CComposer
@@ -275,6 +276,7 @@ class _Builder:
             return self._scalar(node, path)
         if isinstance(node, SequenceNode):
             return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
+        assert isinstance(node, MappingNode)  # the composer makes no other kind
         return self._mapping(node, path)
 
     def _mapping(self, node: MappingNode, path: Path) -> dict[str, Any]:
@@ -571,7 +573,7 @@ def _scan_events(data: bytes, parser_class: type) -> list[Problem]:
                 continue
             if event.anchor is not None:
                 fail(event, path, f"the anchor &{event.anchor} is not allowed (nor aliases)")
-            tag = event.tag
+            tag = getattr(event, "tag", None)  # aliases have none; checked above
             if tag is not None and (tag != STR or isinstance(event, CollectionStartEvent)):
                 shown = _printable(tag.replace("tag:yaml.org,2002:", "!!"))
                 fail(event, path, f"the tag {shown} is not supported; write a plain value")

@@ -88,7 +88,9 @@ INSTANT_PATTERN = (
 )
 # The `market` filter: an officially assigned ISO 3166-1 alpha-2 code in any case, spelt
 # out ("[Ff][Rr]") so that the OpenAPI document, the parser and its tests share one rule.
-MARKET_PATTERN = "^(?:" + "|".join(f"[{a}{a.lower()}][{b}{b.lower()}]" for a, b in COUNTRIES) + ")$"
+MARKET_PATTERN = (
+    "^(?:" + "|".join(f"[{a}{a.lower()}][{b}{b.lower()}]" for a, b in map(tuple, COUNTRIES)) + ")$"
+)
 # What the API returns: country codes upper case (ISO 3166-1 alpha-2), ISO 4217 currencies.
 COUNTRY_PATTERN = r"^[A-Z]{2}$"
 CURRENCY_PATTERN = r"^[A-Z]{3}$"

@@ -13,6 +13,7 @@ import logging
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import aiohttp
 
@@ -59,7 +60,7 @@ class SyncSettings:
 
     def spec_for(self, spec: ConnectorSpec) -> ConnectorSpec:
         """The spec with this deployment's overrides applied."""
-        changes: dict[str, object] = {}
+        changes: dict[str, Any] = {}
         if spec.network in self.base_urls:
             changes["base_url"] = self.base_urls[spec.network]
         if spec.network in self.rates:

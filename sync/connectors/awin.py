@@ -104,7 +104,8 @@ def read(record: dict[str, Any]) -> Fields:
     reason = "awin:deleted" if isinstance(raw, str) and raw.strip().lower() == "deleted" else None
     if reason is None and record.get("amended") is True:
         reason = "awin:amended"
-    refs = record.get("clickRefs") if isinstance(record.get("clickRefs"), dict) else {}
+    given = record.get("clickRefs")
+    refs: dict[str, Any] = given if isinstance(given, dict) else {}
     return Fields(
         external_id=record.get("id"),
         raw_status=raw,
