@@ -82,7 +82,9 @@ def test_the_workflow_runs_the_check_on_content_pull_requests():
     workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
     triggers = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as true
     assert "pull_request_target" not in triggers  # never run a fork's code with secrets
-    assert triggers["pull_request"]["paths"] == ["content/**"]
+    # Submissions, and everything that decides whether one is valid.
+    paths = triggers["pull_request"]["paths"]
+    assert {"content/**", "catalog/**", "contract/**", "build.py"} <= set(paths)
     assert workflow["permissions"] == {"contents": "read"}
     (job,) = workflow["jobs"].values()
     steps = job["steps"]
