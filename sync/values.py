@@ -77,15 +77,23 @@ def parse_timestamp(value: object, name: str = "date") -> str:
     return format_timestamp(moment)
 
 
+def _from_epoch(seconds: int, name: str) -> dt.datetime:
+    # A network sending a number of seconds past year 9999 sent a broken record, not a date.
+    try:
+        return dt.datetime.fromtimestamp(seconds, dt.UTC)
+    except (ValueError, OverflowError, OSError):
+        raise ValueProblem(f"{name}: out of range") from None
+
+
 def parse_moment(value: object, name: str = "date") -> dt.datetime:
     """An aware datetime from the forms `parse_timestamp` accepts."""
     if isinstance(value, int) and not isinstance(value, bool):
-        return dt.datetime.fromtimestamp(value, dt.UTC)
+        return _from_epoch(value, name)
     if not isinstance(value, str) or not value.strip():
         raise ValueProblem(f"{name}: missing")
     text = value.strip()
     if _EPOCH.fullmatch(text):
-        return dt.datetime.fromtimestamp(int(text), dt.UTC)
+        return _from_epoch(int(text), name)
     match = _DMY.fullmatch(text)
     if match:
         time = match["t"] or "00:00:00"

@@ -115,7 +115,10 @@ def read_csv(text: str) -> list[dict[str, str]]:
     malformed answer, and fails the whole window rather than losing rows silently."""
     if not text.strip():
         return []
-    rows = list(csv.reader(io.StringIO(text), delimiter="|"))
+    try:
+        rows = list(csv.reader(io.StringIO(text, newline=""), delimiter="|", strict=True))
+    except csv.Error as error:
+        raise MalformedResponse(f"effiliation: the CSV does not parse ({error})") from None
     header = [fold(name) for name in rows[0]]
     where: dict[str, int] = {}
     for name, spellings in COLUMNS.items():
