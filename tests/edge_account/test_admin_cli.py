@@ -107,6 +107,36 @@ async def started_cli(env: dict[str, str], *args: str) -> AsyncIterator[asyncio.
             await process.communicate()
 
 
+def ready_for_signals(pid: int, opened: tuple[str, ...]) -> bool | None:
+    """Whether the process catches SIGTERM (Python catches SIGINT from the start, SIGTERM only
+    once the CLI installs its handler for both) and holds `opened` open; None without /proc."""
+    proc = Path(f"/proc/{pid}")
+    if not proc.is_dir():
+        return None
+    try:
+        status = (proc / "status").read_text().splitlines()
+        caught = int(next(line for line in status if line.startswith("SigCgt:")).split()[1], 16)
+        held = {os.path.realpath(fd) for fd in (proc / "fd").iterdir()}
+    except (OSError, StopIteration):
+        return False
+    wanted = {os.path.realpath(path) for path in opened}
+    return bool(caught & (1 << (signal.SIGTERM - 1))) and wanted <= held
+
+
+async def handling_stop_signals(process: asyncio.subprocess.Process, *opened: str) -> None:
+    """Wait until the CLI is ready for a stop signal, so that one sent next meets the CLI's
+    handler, not the interpreter's start-up."""
+    for _ in range(600):
+        ready = ready_for_signals(process.pid, opened)
+        if ready is None:
+            pytest.skip("needs /proc to see when the CLI is ready for a signal")
+        if ready:
+            return
+        assert process.returncode is None, "the CLI ended before it was ready"
+        await asyncio.sleep(0.05)
+    raise AssertionError("the CLI never became ready for a signal")
+
+
 async def until(check: Callable[[], Awaitable[bool]], what: str) -> None:
     for _ in range(1500):
         if await check():
@@ -594,14 +624,16 @@ async def test_a_second_ctrl_c_quits_at_once_and_says_the_outcome_is_unknown(env
     uid = new_publisher(env, "awin")
     export = export_csv(tmp_path / "big.csv", 300_000)
     async with started_cli(env, *import_args(uid, export)) as cli_:
-        await asyncio.sleep(2)  # parsing
+        await handling_stop_signals(cli_)
+        await asyncio.sleep(0.5)  # parsing: 300,000 rows take seconds
         cli_.send_signal(signal.SIGINT)
         await asyncio.sleep(0.5)
         started = time.monotonic()
         cli_.send_signal(signal.SIGINT)
         out, err = await asyncio.wait_for(cli_.communicate(), 20)
         elapsed = time.monotonic() - started
-    assert cli_.returncode == 130 and elapsed < 3, (elapsed, err)
+    # Seconds, against the whole parse's wait without the second Ctrl-C.
+    assert cli_.returncode == 130 and elapsed < 10, (elapsed, err)
     assert b"SIGINT again: quitting; the import may or may not have been applied" in err
     assert b"Traceback" not in err and out == b""
 
@@ -621,7 +653,8 @@ async def test_ctrl_c_stops_a_command_waiting_for_the_write_lock(env, database):
     holder.execute("BEGIN IMMEDIATE")
     try:
         async with started_cli(env, "account", "create", "--plan", "free") as cli_:
-            await asyncio.sleep(1.5)  # started, and waiting for the lock
+            await handling_stop_signals(cli_, database)
+            await asyncio.sleep(0.3)  # waiting for the lock
             started = time.monotonic()
             cli_.send_signal(signal.SIGINT)
             out, err = await asyncio.wait_for(cli_.communicate(), 20)
@@ -629,7 +662,8 @@ async def test_ctrl_c_stops_a_command_waiting_for_the_write_lock(env, database):
     finally:
         holder.execute("ROLLBACK")
         holder.close()
-    assert cli_.returncode == 130 and elapsed < 2, (elapsed, err)
+    # Seconds, against the minute of SQLite's own wait for the lock.
+    assert cli_.returncode == 130 and elapsed < 10, (elapsed, err)
     assert err.decode().endswith("interrupted; nothing changed\n"), err
     assert out == b""
     with contextlib.closing(sqlite3.connect(database)) as conn:
