@@ -290,7 +290,7 @@ class WriteWait:
         self.timed_out = False
         self.cancellations = 0
 
-    async def until_done(self, work: asyncio.Future[Any], stop: Callable[[], None]) -> None:
+    async def until_done(self, work: asyncio.Future[Any], stop: Callable[[], object]) -> None:
         """Wait for `work` to end; past the deadline or when cancelled, `stop()` it first."""
         try:
             async with asyncio.timeout(self.timeout):

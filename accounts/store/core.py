@@ -27,7 +27,7 @@ import datetime as dt
 import hashlib
 import re
 import secrets
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -109,7 +109,8 @@ class Session(Protocol):
     async def executemany(self, sql: str, args: Iterable[Sequence[Any]]) -> None: ...
 
 
-Operation = Callable[[Session], Awaitable[T]]
+# Coroutines, not any awaitable: the SQLite layer drives them to their end in its threads.
+Operation = Callable[[Session], Coroutine[Any, Any, T]]
 
 
 # --- Identifiers ------------------------------------------------------------------------

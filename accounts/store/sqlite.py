@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import functools
 import sqlite3
 import threading
 import time
@@ -424,12 +425,10 @@ class SqliteStore(SqlStore):
         workers = [(w, True) for w in self._readers] + [(w, False) for w in self._writers]
         try:
             for index, (worker, read_only) in enumerate(workers):
-                await loop.run_in_executor(
-                    worker.executor,
-                    lambda w=worker, ro=read_only, first=(index == 0): self._open_worker(
-                        w, read_only=ro, migrate_first=first
-                    ),
+                opening = functools.partial(
+                    self._open_worker, worker, read_only=read_only, migrate_first=index == 0
                 )
+                await loop.run_in_executor(worker.executor, opening)
         except (sqlite3.Error, OSError) as exc:
             raise StoreUnavailable(f"cannot open the account store {self.path}: {exc}") from exc
         for worker in self._readers:
