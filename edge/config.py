@@ -44,6 +44,7 @@ def _bool(text: str) -> bool:
     raise ConfigError(f"{text!r} is not a boolean (true/false)")
 
 
+LOG_FORMATS = ("json", "text")
 MAX_SECONDS = 86_400.0  # a day: no timeout, cache or interval of the edge needs more
 
 
@@ -93,6 +94,13 @@ def _public_url(text: str) -> str:
     return f"{scheme.lower()}://{authority}"
 
 
+def _log_format(text: str) -> str:
+    value = text.strip().lower()
+    if value not in LOG_FORMATS:
+        raise ConfigError(f"{text!r} is not one of: {', '.join(LOG_FORMATS)}")
+    return value
+
+
 def _at_least_one(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -140,6 +148,9 @@ class Config:
     redis_url: str | None = None
     redis_timeout: float = 0.5
     workers: int = 1
+    metrics_port: int | None = None
+    metrics_host: str = "127.0.0.1"
+    log_format: str | None = None  # None: json, or text when stderr is a terminal
 
     def rate_limit(self, plan: str) -> tuple[int, int]:
         """(requests, window seconds) for a plan."""
@@ -234,6 +245,19 @@ SETTINGS: tuple[Setting, ...] = (
         "are counted per process until Redis answers again.",
     ),
     Setting("workers", _at_least_one, "Worker processes sharing the port."),
+    Setting(
+        "metrics_port",
+        _port,
+        "TCP port of GET /metrics (Prometheus); unset: no metrics. Worker N of --workers "
+        "serves its own on this port + N.",
+    ),
+    Setting("metrics_host", str, "Interface the metrics port listens on."),
+    Setting(
+        "log_format",
+        _log_format,
+        "json (one JSON object per line) or text; unset: text when stderr is a terminal, "
+        "json otherwise.",
+    ),
 )
 
 
