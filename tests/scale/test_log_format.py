@@ -3,9 +3,11 @@ lines written while a request is handled carry its request id."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import logging
+import signal
 import sys
 
 import aiohttp
@@ -16,7 +18,7 @@ from edge.app import create_app
 from edge.config import Config, ConfigError, load
 from edge.logs import JsonFormatter, log_format
 
-from .conftest import start_edge, wait_healthy
+from .conftest import ROOT, start_edge, wait_healthy
 
 FIELDS = {"ts", "level", "logger", "message"}
 
@@ -106,3 +108,24 @@ def test_the_format_defaults_to_text_on_a_terminal_only(configured, tty, chosen)
 def test_an_unknown_format_is_refused_by_name():
     with pytest.raises(ConfigError, match="--log-format / EDGE_LOG_FORMAT: 'xml' is not one of"):
         load(["--log-format", "xml"], {})
+
+
+async def test_a_stopping_edge_logs_that_readyz_says_not_ready_and_finishes_its_request(
+    tmp_path, edges
+):
+    slow_edge = (str(ROOT / "tests" / "support" / "slowedge.py"),)
+    args = ["--database", str(tmp_path / "edge.sqlite3"), "--log-format", "json"]
+    edge = start_edge(tmp_path, args, program=slow_edge)
+    edges.append(edge)
+    await wait_healthy(edge)
+    reader, writer = await asyncio.open_connection("127.0.0.1", edge.port)
+    writer.write(b"GET /slow?s=2 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+    await writer.drain()
+    await asyncio.sleep(0.5)  # the request reaches its handler
+    edge.process.send_signal(signal.SIGTERM)
+    answer = await asyncio.wait_for(reader.read(), 30)
+    writer.close()
+    assert answer.startswith(b"HTTP/1.1 200 OK") and answer.endswith(b'{"data": "slow"}')
+    assert await asyncio.to_thread(edge.process.wait, 30) == 0
+    messages = [json.loads(line)["message"] for line in edge.log_text().splitlines()]
+    assert "shutting down: /readyz answers 503" in messages

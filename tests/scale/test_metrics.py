@@ -3,12 +3,16 @@ made, on the metrics port only."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 from support.redisserver import free_port
 
 from accounts import apikeys
 from accounts.store import open_store
+from edge import appkeys
+from edge.app import create_app
 
 from .conftest import bearer, start_edge, wait_healthy
 
@@ -92,3 +96,43 @@ async def test_metrics_count_the_traffic_on_their_own_port(tmp_path, edges, buil
     assert value(after, "edge_build_age_seconds") >= 0
     assert value(after, "edge_sync_connections", network="awin", status="ok") == 1
     assert value(after, "edge_sync_connections", network="impact", status="never") == 1
+
+
+async def test_each_worker_serves_its_own_metrics_on_the_next_port(tmp_path, edges, redis_url):
+    database = str(tmp_path / "edge.sqlite3")
+    key = await seed(database)
+    metrics_port = free_port()
+    args = ["--database", database, "--workers", "2", "--redis-url", redis_url]
+    edge = start_edge(tmp_path, [*args, "--metrics-port", str(metrics_port)])
+    edges.append(edge)
+    await wait_healthy(edge)
+    requests = 10
+    connector = aiohttp.TCPConnector(force_close=True)  # spread over the workers
+    async with aiohttp.ClientSession(connector=connector) as session:
+        for _ in range(requests):
+            async with session.get(edge.base_url + "/v1/me", headers=bearer(key)) as resp:
+                await resp.read()
+        scraped = [await scrape(session, metrics_port + i) for i in range(2)]
+    assert edge.stop() == 0
+    counted = [
+        value(s, "edge_requests_total", route="/v1/me", method="GET", status="200") for s in scraped
+    ]
+    # Each worker counts what it answered; together, every request once.
+    assert sum(counted) == requests
+
+
+async def test_store_errors_are_counted_per_app(aiohttp_client, edge_config):
+    # Two apps in one process: each has its own registry, so each counts its own.
+    broken, healthy = (create_app(dataclasses.replace(edge_config, metrics_port=0)) for _ in "ab")
+    clients = [await aiohttp_client(app) for app in (broken, healthy)]
+    await broken[appkeys.STORE].close()  # every call now fails with StoreUnavailable
+    stranger = bearer(apikeys.generate_key().key)  # never seen: the store must be asked
+    for client in clients:
+        resp = await client.get("/v1/me", headers=stranger)
+        assert resp.status == 401  # cannot be verified (its table has no 503)
+    async with aiohttp.ClientSession() as session:
+        scraped = [await scrape(session, app[appkeys.METRICS].port) for app in (broken, healthy)]
+    failed = [value(s, "edge_store_errors_total", operation="lookup_key") for s in scraped]
+    assert failed[0] >= 1 and failed[1] == 0
+    for s in scraped:
+        assert value(s, "edge_requests_total", route="/v1/me", method="GET", status="401") == 1
