@@ -292,6 +292,11 @@ def load(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     config = dataclasses.replace(config, **given)
     if config.log_level.upper() not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
         raise ConfigError(f"log level {config.log_level!r} is not DEBUG, INFO, WARNING or ERROR")
+    if config.metrics_port and config.metrics_port + config.workers - 1 > 65535:
+        raise ConfigError(
+            f"--metrics-port / EDGE_METRICS_PORT: worker {config.workers - 1} would serve its "
+            f"metrics on port {config.metrics_port + config.workers - 1}, past 65535"
+        )
     if config.workers > 1 and not config.redis_url:
         raise ConfigError(
             f"--workers / EDGE_WORKERS: {config.workers} workers need --redis-url / "

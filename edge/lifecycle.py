@@ -16,11 +16,12 @@ import signal
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import cast
 
 from aiohttp import web
 
 from accounts.store import open_store
-from accounts.store.base import StoreError
+from accounts.store.base import AccountStore, StoreError
 from edge import appkeys
 from edge.auth.authenticator import CachedAuthenticator
 from edge.directory import DirectoryState, add_sighup
@@ -104,7 +105,11 @@ async def directory_context(app: web.Application) -> AsyncIterator[None]:
 async def store_metrics_context(app: web.Application) -> AsyncIterator[None]:
     """With metrics on, right after the store opens: wrap it so that its errors are counted
     (what comes after it, the authenticator first, uses the wrapper)."""
-    app[appkeys.STORE] = CountingStore(app[appkeys.STORE], app[appkeys.METRICS].store_errors)
+    store = app.get(appkeys.STORE)
+    if store is not None:
+        # Every AccountStore method passes through unchanged (CountingStore.__getattr__).
+        counting = CountingStore(store, app[appkeys.METRICS].store_errors)
+        app[appkeys.STORE] = cast(AccountStore, counting)
     yield
 
 
@@ -124,7 +129,7 @@ async def metrics_context(app: web.Application) -> AsyncIterator[None]:
     if hasattr(limiter, "degraded"):
         metrics.read.redis_degraded = lambda: bool(limiter.degraded)
     assert config.metrics_port is not None  # registered only then (edge.app)
-    async for _ in serve_metrics(
+    async with serve_metrics(
         metrics, lambda: app.get(appkeys.STORE), config.metrics_host, config.metrics_port
     ):
         yield

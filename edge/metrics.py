@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
 import logging
@@ -229,10 +230,11 @@ def metrics_app(metrics: Metrics, store: Callable[[], Any]) -> web.Application:
     return app
 
 
+@contextlib.asynccontextmanager
 async def serve_metrics(
     metrics: Metrics, store: Callable[[], Any], host: str, port: int
 ) -> AsyncIterator[None]:
-    """Serve `metrics_app` on host:port for as long as the generator is suspended."""
+    """Serve `metrics_app` on host:port while the context is entered."""
     runner = web.AppRunner(metrics_app(metrics, store), access_log=None)
     await runner.setup()
     try:

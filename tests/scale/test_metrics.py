@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import aiohttp
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from support.redisserver import free_port
 
@@ -13,6 +14,7 @@ from accounts import apikeys
 from accounts.store import open_store
 from edge import appkeys
 from edge.app import create_app
+from edge.config import ConfigError, load
 
 from .conftest import bearer, start_edge, wait_healthy
 
@@ -136,3 +138,8 @@ async def test_store_errors_are_counted_per_app(aiohttp_client, edge_config):
     assert failed[0] >= 1 and failed[1] == 0
     for s in scraped:
         assert value(s, "edge_requests_total", route="/v1/me", method="GET", status="401") == 1
+
+
+def test_metrics_ports_past_65535_are_refused():
+    with pytest.raises(ConfigError, match="worker 1 would serve its metrics on port 65536"):
+        load(["--metrics-port", "65535", "--workers", "2", "--redis-url", "redis://r"], {})
