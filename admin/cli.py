@@ -4,6 +4,7 @@ Works on the configured account store, with the edge's own settings: `--database
 EDGE_DATABASE, and for the commands that encrypt credentials `--secret-key` /
 EDGE_SECRET_KEY or `--secret-file` / EDGE_SECRET_FILE. `--json` prints one JSON object
 for scripts. Exit status: 0 done, 1 refused or failed (message on stderr), 2 bad usage,
+3 `migrate --status` with migrations pending,
 130 interrupted (Ctrl-C) and 143 terminated (SIGTERM), the change not made. What is
 reported is what the store holds: writes have no deadline, and a stop signal rolls the
 write back, or, if it came too late to, is reported as such with the result.
@@ -37,6 +38,7 @@ from accounts.importer import ExportError, decode, detect_format, parse_export, 
 from accounts.statusmap import load_status_map
 from accounts.store import AccountStore, OutcomeUnknown, StoreError, open_store
 from accounts.store.base import AccountView, KeyView, WriteWait
+from accounts.store.schema import Migration, SchemaStatus, schema_status
 from accounts.store.sqlite import MIGRATIONS as SQLITE_MIGRATIONS
 from accounts.store.sqlite import database_path
 from admin import connections
@@ -128,6 +130,8 @@ class Stopper:
 
 
 Result = dict[str, Any]
+EXIT = "exit"  # a result's exit status when not 0; never printed
+PENDING_STATUS = 3  # `migrate --status`: migrations are pending
 Command = Callable[[AccountStore, argparse.Namespace, Config], Awaitable[Result]]
 
 
@@ -467,6 +471,52 @@ def _date(text: str) -> dt.date:
         raise argparse.ArgumentTypeError(wanted) from None
 
 
+def _migration(m: Migration) -> dict[str, Any]:
+    return {"version": m.version, "summary": m.summary}
+
+
+def _schema_text(status: SchemaStatus, verb: str, migrations: Sequence[Migration]) -> str:
+    lines = [f"schema version {status.current}, latest {status.latest}"]
+    lines += [f"{verb} {m.version}: {m.summary}" for m in migrations]
+    return "\n".join(lines)
+
+
+async def migrate(_: AccountStore | None, args: argparse.Namespace, config: Config) -> Result:
+    """Apply the pending schema migrations and say which; `--status`: only say which are
+    pending (exit status PENDING_STATUS when any is)."""
+    timeout = max(config.store_timeout, ADMIN_TIMEOUT)
+    before = await schema_status(config.database, timeout=timeout)
+    if before.newer_than_code:
+        raise CommandError(
+            f"the database schema is version {before.current}, newer than this code "
+            f"({before.latest}); run a newer affdir-admin"
+        )
+    if args.status:
+        pending = before.pending
+        result: Result = {
+            "version": before.current,
+            "latest": before.latest,
+            "pending": [_migration(m) for m in pending],
+            "text": _schema_text(before, "pending", pending),
+        }
+        if pending:
+            result[EXIT] = PENDING_STATUS
+        return result
+    if before.pending:
+        # Opening the store writable applies the missing migrations, each in one
+        # transaction with its version row (and, on PostgreSQL, under the migration lock).
+        store = await open_store(config.database, writable=True, readers=1, timeout=timeout)
+        await store.close()
+    after = await schema_status(config.database, timeout=timeout)
+    applied = before.migrations[before.current : after.current]
+    return {
+        "version": after.current,
+        "latest": after.latest,
+        "applied": [_migration(m) for m in applied],
+        "text": _schema_text(after, "applied", applied),
+    }
+
+
 def build_parser() -> argparse.ArgumentParser:
     # Common options are accepted before or after the command; SUPPRESS keeps a later
     # default from erasing an earlier value.
@@ -677,6 +727,23 @@ def build_parser() -> argparse.ArgumentParser:
         maybe_done="the restore is all or nothing: check with `account show`",
     )
     p.add_argument("file", metavar="FILE")
+    p = command(
+        groups,
+        "migrate",
+        migrate,
+        "apply the account store's pending schema migrations, printing each one applied",
+    )
+    p.set_defaults(
+        needs_store=False,
+        not_done="no migration applied",
+        maybe_done="each migration is applied whole or not at all: check with `migrate --status`",
+    )
+    p.add_argument(
+        "--status",
+        action="store_true",
+        help="apply nothing: print the current and latest version and each pending "
+        f"migration; exit status {PENDING_STATUS} when any is pending",
+    )
     return parser
 
 
@@ -772,11 +839,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if stopper.signum is not None:
         name = signal.Signals(stopper.signum).name
         print(f"{PROG}: the {name} came too late to stop it: done", file=sys.stderr)
+    status = int(result.pop(EXIT, 0))
     if as_json:
         print(orjson.dumps({k: val for k, val in result.items() if k != "text"}).decode())
     else:
         print(human(result))
-    return 0
+    return status
 
 
 if __name__ == "__main__":

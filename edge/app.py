@@ -14,7 +14,8 @@ from edge.config import Config
 from edge.handlers import account, health, openapi, programs, static
 from edge.http import cors
 from edge.http.middlewares import edge_middleware
-from edge.lifecycle import CONTEXTS
+from edge.lifecycle import CONTEXTS, metrics_context, store_context, store_metrics_context
+from edge.metrics import metrics_middleware, new_metrics
 
 
 def create_app(config: Config) -> web.Application:
@@ -25,12 +26,21 @@ def create_app(config: Config) -> web.Application:
     middlewares = [edge_middleware]
     if config.serve_site:
         middlewares.append(static.site_middleware)
+    metrics = new_metrics() if config.metrics_port is not None else None
+    if metrics is not None:
+        # Outermost, so that it times and counts every answer, errors included.
+        middlewares.insert(0, metrics_middleware(metrics))
     app = web.Application(middlewares=middlewares)
     app[appkeys.CONFIG] = config
     app[appkeys.CORS] = cors.policy(config.cors_origins)
     # secret -> store -> authenticator -> limiter -> directory: entered in this order on
     # startup, left in the reverse order on cleanup.
-    app.cleanup_ctx.extend(CONTEXTS)
+    contexts = list(CONTEXTS)
+    if metrics is not None:
+        app[appkeys.METRICS] = metrics
+        contexts.insert(contexts.index(store_context) + 1, store_metrics_context)
+        contexts.append(metrics_context)
+    app.cleanup_ctx.extend(contexts)
     # The API's routes; the site answers only what none of them matched.
     programs.setup(app)
     account.setup(app)

@@ -2,11 +2,12 @@
 
 Every type named here comes from a module that imports no other part of the edge at
 run time (config, the store's protocol, the principal, the limiter, the CORS policy, the
-directory), so that every module can import this one.
+directory, the metrics), so that every module can import this one.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 from aiohttp import web
@@ -18,6 +19,7 @@ from edge.config import Config
 from edge.directory import DirectoryState
 from edge.http.cors import CorsPolicy
 from edge.http.limiter import Limiter, RateState
+from edge.metrics import Metrics
 
 CONFIG = web.AppKey("config", Config)
 SECRET = web.AppKey("secret", Keyring)  # the current secret signs; all configured verify
@@ -26,6 +28,8 @@ AUTHENTICATOR = web.AppKey("authenticator", Authenticator)  # API key -> Princip
 DIRECTORY = web.AppKey("directory", DirectoryState)  # the loaded build, swapped whole
 LIMITER = web.AppKey("limiter", Limiter)  # per-key limiter (memory or Redis)
 CORS = web.AppKey("cors", CorsPolicy)  # of config.cors_origins
+METRICS = web.AppKey("metrics", Metrics)  # this app's registry, when --metrics-port is set
+DRAINING = web.AppKey("draining", asyncio.Event)  # set once a graceful shutdown begins
 # Tests put a fake clock here before the app starts: key cache expiry without sleeping.
 AUTH_CLOCK = web.AppKey("auth_clock", Callable[[], float])
 

@@ -44,6 +44,7 @@ def _bool(text: str) -> bool:
     raise ConfigError(f"{text!r} is not a boolean (true/false)")
 
 
+LOG_FORMATS = ("json", "text")
 MAX_SECONDS = 86_400.0  # a day: no timeout, cache or interval of the edge needs more
 
 
@@ -93,6 +94,13 @@ def _public_url(text: str) -> str:
     return f"{scheme.lower()}://{authority}"
 
 
+def _log_format(text: str) -> str:
+    value = text.strip().lower()
+    if value not in LOG_FORMATS:
+        raise ConfigError(f"{text!r} is not one of: {', '.join(LOG_FORMATS)}")
+    return value
+
+
 def _at_least_one(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -140,6 +148,9 @@ class Config:
     redis_url: str | None = None
     redis_timeout: float = 0.5
     workers: int = 1
+    metrics_port: int | None = None
+    metrics_host: str = "127.0.0.1"
+    log_format: str | None = None  # None: json, or text when stderr is a terminal
 
     def rate_limit(self, plan: str) -> tuple[int, int]:
         """(requests, window seconds) for a plan."""
@@ -234,6 +245,19 @@ SETTINGS: tuple[Setting, ...] = (
         "are counted per process until Redis answers again.",
     ),
     Setting("workers", _at_least_one, "Worker processes sharing the port."),
+    Setting(
+        "metrics_port",
+        _port,
+        "TCP port of GET /metrics (Prometheus); unset: no metrics. Worker N of --workers "
+        "serves its own on this port + N.",
+    ),
+    Setting("metrics_host", str, "Interface the metrics port listens on."),
+    Setting(
+        "log_format",
+        _log_format,
+        "json (one JSON object per line) or text; unset: text when stderr is a terminal, "
+        "json otherwise.",
+    ),
 )
 
 
@@ -268,6 +292,11 @@ def load(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     config = dataclasses.replace(config, **given)
     if config.log_level.upper() not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
         raise ConfigError(f"log level {config.log_level!r} is not DEBUG, INFO, WARNING or ERROR")
+    if config.metrics_port and config.metrics_port + config.workers - 1 > 65535:
+        raise ConfigError(
+            f"--metrics-port / EDGE_METRICS_PORT: worker {config.workers - 1} would serve its "
+            f"metrics on port {config.metrics_port + config.workers - 1}, past 65535"
+        )
     if config.workers > 1 and not config.redis_url:
         raise ConfigError(
             f"--workers / EDGE_WORKERS: {config.workers} workers need --redis-url / "

@@ -16,15 +16,17 @@ import signal
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import cast
 
 from aiohttp import web
 
 from accounts.store import open_store
-from accounts.store.base import StoreError
+from accounts.store.base import AccountStore, StoreError
 from edge import appkeys
 from edge.auth.authenticator import CachedAuthenticator
 from edge.directory import DirectoryState, add_sighup
 from edge.http.limiter import MemoryLimiter
+from edge.metrics import CountingStore, serve_metrics
 
 log = logging.getLogger("edge")
 
@@ -98,6 +100,39 @@ async def directory_context(app: web.Application) -> AsyncIterator[None]:
         watcher.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await watcher
+
+
+async def store_metrics_context(app: web.Application) -> AsyncIterator[None]:
+    """With metrics on, right after the store opens: wrap it so that its errors are counted
+    (what comes after it, the authenticator first, uses the wrapper)."""
+    store = app.get(appkeys.STORE)
+    if store is not None:
+        # Every AccountStore method passes through unchanged (CountingStore.__getattr__).
+        counting = CountingStore(store, app[appkeys.METRICS].store_errors)
+        app[appkeys.STORE] = cast(AccountStore, counting)
+    yield
+
+
+async def metrics_context(app: web.Application) -> AsyncIterator[None]:
+    """With metrics on, last: serve /metrics on the metrics port, reading the build, the
+    limiter and the store of this app."""
+    config = app[appkeys.CONFIG]
+    metrics = app[appkeys.METRICS]
+    directory = app[appkeys.DIRECTORY]
+    limiter = app[appkeys.LIMITER]
+
+    def build() -> tuple[str, float] | None:
+        current = directory.current
+        return None if current is None else (current.build_id, current.loaded_at)
+
+    metrics.read.build = build
+    if hasattr(limiter, "degraded"):
+        metrics.read.redis_degraded = lambda: bool(limiter.degraded)
+    assert config.metrics_port is not None  # registered only then (edge.app)
+    async with serve_metrics(
+        metrics, lambda: app.get(appkeys.STORE), config.metrics_host, config.metrics_port
+    ):
+        yield
 
 
 # In dependency order (see the module's docstring).

@@ -1,13 +1,26 @@
-"""Logging of the edge process: levels and format, and aiohttp's parse errors kept quiet."""
+"""Logging of the edge process: levels and format, and aiohttp's parse errors kept quiet.
+
+Two formats (`--log-format`), for every logger, the access log included:
+
+- `json`: one JSON object per line: `ts` (UTC, milliseconds), `level`, `logger`,
+  `message`, `requestId` when written while a request is handled, `exception` with the
+  traceback when there is one. An access-log line adds its record's fields (method, path,
+  status, durationMs, bytes, keyPrefix), its message being `METHOD PATH STATUS`.
+- `text`: `LEVEL logger: message` lines; the access log's lines are its records as JSON.
+"""
 
 from __future__ import annotations
 
 import logging
 import sys
+import time
+from typing import IO, Any
 
+import orjson
 from aiohttp.http_exceptions import HttpProcessingError
 
 from edge.config import Config
+from edge.http.requestid import CURRENT_REQUEST_ID
 
 # The logger aiohttp's HTTP server writes its own errors to.
 AIOHTTP_SERVER = "aiohttp.server"
@@ -35,22 +48,56 @@ class ClientParseErrors(logging.Filter):
         return logging.getLogger(AIOHTTP_SERVER).isEnabledFor(record.levelno)
 
 
+TEXT_FORMAT = "%(levelname)s %(name)s: %(message)s"
+
+
+class JsonFormatter(logging.Formatter):
+    """A record as one JSON object on one line (see the module's docstring)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+            + f".{int(record.msecs):03d}Z",
+            "level": record.levelname,
+            "logger": record.name,
+            "message": getattr(record, "summary", None) or record.getMessage(),
+        }
+        request_id = CURRENT_REQUEST_ID.get() or getattr(record, "request_id", None)
+        if request_id:
+            line["requestId"] = request_id
+        fields = getattr(record, "fields", None)
+        if isinstance(fields, dict):
+            line.update((k, v) for k, v in fields.items() if k not in line or k == "requestId")
+        if record.exc_info:
+            line["exception"] = self.formatException(record.exc_info)
+        elif record.exc_text:
+            line["exception"] = record.exc_text
+        return orjson.dumps(line, default=str).decode()
+
+
+def log_format(config: Config, stream: IO[str]) -> str:
+    """The configured format; unset: text on a terminal, json otherwise."""
+    if config.log_format:
+        return config.log_format
+    return "text" if stream.isatty() else "json"
+
+
 def configure_logging(config: Config) -> None:
-    """Root logging at the configured level; the access log on its own handler (JSON lines)."""
-    logging.basicConfig(
-        level=config.log_level.upper(),
-        stream=sys.stderr,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    """Root logging at the configured level, in the configured format; the access log on
+    its own handler."""
+    json_lines = log_format(config, sys.stderr) == "json"
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter() if json_lines else logging.Formatter(TEXT_FORMAT))
+    logging.basicConfig(level=config.log_level.upper(), handlers=[handler])
     access = logging.getLogger("edge.access")
     access.disabled = not config.access_log
     # Its own level: --access-log says whether it is written, not --log-level (WARNING
     # would otherwise silence these INFO lines).
     access.setLevel(logging.INFO)
     access.propagate = False
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(message)s"))
-    access.addHandler(handler)
+    access_handler = logging.StreamHandler(sys.stderr)
+    access_handler.setFormatter(JsonFormatter() if json_lines else logging.Formatter("%(message)s"))
+    access.addHandler(access_handler)
     install_parse_error_filter()
 
 

@@ -94,6 +94,9 @@ async def _until_stopped(stop: asyncio.Event, parent_pid: int) -> None:
 
 async def serve_worker(config: Config, index: int, ready: Connection, parent_pid: int) -> None:
     """Serve `config` on its shared port until SIGTERM, then stop gracefully."""
+    if config.metrics_port:
+        # Each worker is its own scrape target (edge.metrics); 0 stays 0: each picks one.
+        config = dataclasses.replace(config, metrics_port=config.metrics_port + index)
     runner = serving.make_runner(config)
     await runner.setup()
     try:

@@ -5,7 +5,9 @@
 - `/readyz` (readiness): 200 when this edge can serve its API: a build is loaded and the
   account store answers a cheap query within READY_TIMEOUT (or the store timeout, if
   shorter). Otherwise 503 `unavailable`, the message naming what is not ready. A load
-  balancer routes traffic only to ready edges.
+  balancer routes traffic only to ready edges. Once a graceful shutdown has begun
+  (SIGTERM: the app's on_shutdown signal), 503 `not ready: shutting down`, whatever else,
+  while the requests in flight finish.
 - Redis is deliberately not part of readiness: the rate limiter fails open (per-process
   limits, docs/deploy.md), so a Redis outage must not take every edge out of rotation.
 
@@ -77,7 +79,11 @@ async def store_problem(app: web.Application) -> str | None:
 
 async def readyz(request: web.Request) -> web.Response:
     app = request.app
-    problems = [p for p in (build_problem(app), await store_problem(app)) if p]
+    if app[appkeys.DRAINING].is_set():
+        # Asked to stop: no store probe; the answer is "not ready" however healthy the rest.
+        problems = ["shutting down"]
+    else:
+        problems = [p for p in (build_problem(app), await store_problem(app)) if p]
     if problems:
         raise unavailable(
             "not ready: " + "; ".join(problems), app[appkeys.CONFIG].retry_after, NO_STORE
@@ -86,7 +92,15 @@ async def readyz(request: web.Request) -> web.Response:
     return _json({"status": "ok", "build": build.build_id})
 
 
+async def start_draining(app: web.Application) -> None:
+    """The app's on_shutdown: from now on /readyz answers 503."""
+    app[appkeys.DRAINING].set()
+    log.info("shutting down: /readyz answers 503")
+
+
 def setup(app: web.Application) -> None:
-    """Register /healthz and /readyz (GET and HEAD)."""
+    """Register /healthz and /readyz (GET and HEAD), and /readyz's shutdown signal."""
+    app[appkeys.DRAINING] = asyncio.Event()
+    app.on_shutdown.append(start_draining)
     app.router.add_get(HEALTHZ, healthz, expect_handler=ignore_expectation)
     app.router.add_get(READYZ, readyz, expect_handler=ignore_expectation)

@@ -33,7 +33,14 @@ class JsonAccessLogger(AbstractAccessLogger):
     """aiohttp access logger writing `access_record` as JSON."""
 
     def log(self, request: web.BaseRequest, response: web.StreamResponse, time: float) -> None:
-        self.logger.info(orjson.dumps(access_record(request, response, time)).decode())
+        record = access_record(request, response, time)
+        # The line is the record as JSON; with --log-format json, edge.logs writes the
+        # record's fields into the one JSON object of the line instead (`fields`), under
+        # a short `summary` as its message.
+        summary = f"{record['method']} {record['path']} {record['status']}"
+        self.logger.info(
+            orjson.dumps(record).decode(), extra={"fields": record, "summary": summary}
+        )
 
     @property
     def enabled(self) -> bool:

@@ -15,7 +15,7 @@ from edge.auth.authenticate import authenticate
 from edge.http import cors, ratelimit
 from edge.http.errors import ApiError, response_for
 from edge.http.limiter import RateState
-from edge.http.requestid import REQUEST_ID_HEADER, new_request_id
+from edge.http.requestid import CURRENT_REQUEST_ID, REQUEST_ID_HEADER, new_request_id
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -42,6 +42,7 @@ async def edge_middleware(request: web.Request, handler: Handler) -> web.StreamR
     """
     # Request id: every response, errors included, gets it.
     request[appkeys.REQUEST_ID] = rid = new_request_id()
+    CURRENT_REQUEST_ID.set(rid)  # for the log lines of this request (edge.logs)
     try:
         app = request.app  # one lookup, not one per step
         policy = app[appkeys.CORS]

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import os
 import random
+from contextvars import ContextVar
 
 REQUEST_ID_HEADER = "X-Request-Id"
+
+# The id of the request being handled, for the log lines written while it is (edge.logs):
+# each request runs in its own task, whose context is its own.
+CURRENT_REQUEST_ID: ContextVar[str | None] = ContextVar("request_id", default=None)
 
 # Request ids must be unique, not secret: 96 bits from a generator seeded by the OS (per
 # process: reseeded in every forked child) cost no system call per request, where

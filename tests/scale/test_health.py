@@ -6,6 +6,7 @@ import asyncio
 import dataclasses
 
 import pytest
+from aiohttp import web
 
 from accounts.store import StoreUnavailable
 from edge import appkeys
@@ -141,3 +142,33 @@ async def test_only_get_and_head(edge_client):
     resp = await client.post("/healthz")
     assert resp.status == 405
     assert (await resp.json())["code"] == "method_not_allowed"
+
+
+async def test_readyz_answers_503_once_a_shutdown_begins_while_requests_finish(
+    aiohttp_client, ready_config
+):
+    app = create_app(ready_config)
+    started, release = asyncio.Event(), asyncio.Event()
+
+    async def slow(request):
+        started.set()
+        await release.wait()
+        return web.json_response({"data": "done"})
+
+    app.router.add_get("/slow", slow)
+    client = await aiohttp_client(app)
+    assert (await client.get("/readyz")).status == 200
+    in_flight = asyncio.ensure_future(client.get("/slow"))
+    await started.wait()
+    # What aiohttp's runner does on SIGTERM, once the listening sockets are closed.
+    await app.shutdown()
+    resp = await client.get("/readyz")
+    assert resp.status == 503
+    body = await resp.json()
+    assert set(body) == ERROR_MEMBERS
+    assert body["message"] == "not ready: shutting down"
+    assert resp.headers["Cache-Control"] == "no-store" and resp.headers["Retry-After"] == "5"
+    assert (await client.get("/healthz")).status == 200  # alive: finishing its requests
+    release.set()
+    finished = await in_flight
+    assert finished.status == 200 and await finished.json() == {"data": "done"}
