@@ -337,9 +337,12 @@ def error_response(endpoint: Endpoint, status: int) -> dict[str, Any]:
         "allOf": [
             _ref("schemas", "Error"),
             {
+                # Typed enums, not `const`: client generators merge each refinement with
+                # the Error member it narrows (openapi-python-client cannot merge an
+                # integer with a const, and drops the whole response).
                 "properties": {
-                    "code": {"enum": error_codes(endpoint, status)},
-                    "status": {"const": status},
+                    "code": {"type": "string", "enum": error_codes(endpoint, status)},
+                    "status": {"type": "integer", "enum": [status]},
                 }
             },
         ]
