@@ -14,14 +14,15 @@ from typing import Any
 
 import orjson
 
-from catalog import scoring
+from catalog import apireference, scoring
 from catalog.cache import output_digest
 from catalog.model import Existing, Listing, Program, program_of
 from contract import openapi, shardformat
 from contract.resources import PROGRAM
 
 OPENAPI = "openapi.json"
-RESERVED = (shardformat.MANIFEST, "api", OPENAPI)  # the site may not write over the API's files
+# The site may not write over the API's files.
+RESERVED = (shardformat.MANIFEST, "api", OPENAPI, apireference.PATH.split("/")[0])
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,8 @@ def render(
         ),
         # The same document the edge serves at /openapi.json, for static hosts and tools.
         OPENAPI: openapi.render(),
+        # The same document as a page to read, made at build time: no request anywhere.
+        apireference.PATH: apireference.render(),
     }
     shards_blob, index = shardformat.encode_shards(shards)
     files[shardformat.SHARDS] = shards_blob
