@@ -13,7 +13,7 @@ from typing import Any
 from catalog.site import TEMPLATES_DIR, make_environment
 from contract import openapi
 
-PATH = "api-reference/index.html"
+PATH = openapi.REFERENCE_PATH
 TEMPLATE = "api-reference.html"
 REF_PREFIX = "#/components/schemas/"
 

@@ -23,6 +23,8 @@ DOCUMENT_VERSION = "1.0.0"
 # Outside /v1: every /v1 path needs a key and answers {"data": ...}
 # (docs/spec/api-decisions.md); this document is for tools, readable without a key, as it is.
 PATH = "/openapi.json"
+# Where the build writes the document as a page to read (catalog.apireference), in dist/.
+REFERENCE_PATH = "api-reference/index.html"
 SECURITY_SCHEME = "apiKey"
 
 JSON = "application/json"
