@@ -62,10 +62,10 @@ async def count(
     """The rate limit step: count an authenticated request (not a CORS preflight).
 
     Raises the 429 over the limit; else returns the decision, whose headers
-    (`rate_headers`) `edge.http.middlewares.edge_middleware` adds to the response, or to the error
-    raised below it (a 304 Not Modified, returned or raised, once `refund` gave its cost
-    back); None when nothing was counted. `app` is `request.app` and `principal` request[PRINCIPAL] (the
-    middleware has both).
+    (`rate_headers`) `edge.http.middlewares.edge_middleware` adds to the response, or to
+    the error raised below it (a 304 Not Modified, returned or raised, once `refund` gave
+    its cost back); None when nothing was counted. `app` is `request.app` and `principal`
+    request[PRINCIPAL] (the middleware has both).
     """
     if principal is _UNSET:
         principal = request.get(appkeys.PRINCIPAL)
