@@ -21,7 +21,8 @@ from contract import openapi, shardformat
 from contract.resources import PROGRAM
 
 OPENAPI = "openapi.json"
-RESERVED = (shardformat.MANIFEST, "api", OPENAPI)  # the site may not write over the API's files
+# The site may not write over the API's files.
+RESERVED = (shardformat.MANIFEST, "api", OPENAPI, openapi.REFERENCE_PATH.split("/")[0])
 
 
 @dataclass(frozen=True)
@@ -64,13 +65,15 @@ def render(
     counts: Mapping[str, int],
     site_files: Mapping[str, bytes | Existing],
     live: Mapping[str, str] | None = None,
+    reference: bytes | None = None,
 ) -> Rendered:
     """All output files of a build: the API's, then the site's (`catalog.site.render_site`).
 
     `listings` are in directory order (`scoring.rank`); `counts` are the submission counts
     for the manifest. `live`: {path: digest} of what dist/ holds (`cache.Outputs`); a
     programme document it already holds is handed to the writer as `Existing`, neither
-    encoded nor hashed again.
+    encoded nor hashed again. `reference`: the API reference page
+    (`catalog.apireference.render`), written beside the document when given.
     """
     live = live or {}
     rows = [listing.row for listing in listings]
@@ -84,6 +87,9 @@ def render(
         # The same document the edge serves at /openapi.json, for static hosts and tools.
         OPENAPI: openapi.render(),
     }
+    if reference is not None:
+        # The same document as a page to read, made at build time: no request anywhere.
+        files[openapi.REFERENCE_PATH] = reference
     shards_blob, index = shardformat.encode_shards(shards)
     files[shardformat.SHARDS] = shards_blob
     for slug, _, _, _, _, _, row, digest in listings:

@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from contract import ratelimit as rl
 from contract import vocabulary as v
 from contract.endpoints import ENDPOINTS, Endpoint, Param
 from contract.resources import BY_NAME, RESOURCES, Field, Resource
@@ -22,6 +23,8 @@ DOCUMENT_VERSION = "1.0.0"
 # Outside /v1: every /v1 path needs a key and answers {"data": ...}
 # (docs/spec/api-decisions.md); this document is for tools, readable without a key, as it is.
 PATH = "/openapi.json"
+# Where the build writes the document as a page to read (catalog.apireference), in dist/.
+REFERENCE_PATH = "api-reference/index.html"
 SECURITY_SCHEME = "apiKey"
 
 JSON = "application/json"
@@ -32,8 +35,15 @@ PRINTABLE_PATTERN = r"^[^\u0000-\u001f\u007f-\u009f]+$"
 DATE_PATTERN = v.DATE_PATTERN.replace(r"\d", "[0-9]")
 MAX_STRING = 200  # edge.query.MAX_STRING
 MAX_CURSOR = 256  # edge.query.MAX_CURSOR
-# What a cursor is made of: URL-safe characters only (RFC 3986 "unreserved").
-CURSOR_PATTERN = r"^[A-Za-z0-9._~-]+$"
+# What a cursor looks like (edge.cursor): base64url of its payload, a dot, base64url of its
+# 12-byte signature (16 characters). Its payload (version, endpoint, filters digest,
+# position) is never shorter than 30 bytes, 40 characters. Still opaque: a string of this
+# shape that the API did not issue for these filters is refused (400 invalid_cursor).
+CURSOR_MIN = 57
+CURSOR_PATTERN = r"^[A-Za-z0-9_-]{40,}\.[A-Za-z0-9_-]{16}$"
+# Where the document says the API is: the origin it is served from (the edge serves it
+# at /openapi.json; a copy on a static host is read with the API's address as its base).
+SERVERS = [{"url": "/", "description": "The origin this document is served from."}]
 
 # Endpoints answering conditional GETs (ETag / If-None-Match -> 304).
 CONDITIONAL: frozenset[str] = frozenset({"programs", "program", "openapi"})
@@ -120,8 +130,8 @@ def resource_schema(resource: Resource) -> dict[str, Any]:
         "description": resource.description,
         "properties": {f.name: field_schema(f) for f in resource.fields},
         "required": list(resource.names),
-        # Strict on purpose: a member the spec does not list (a credential, a key) is a bug.
-        "additionalProperties": False,
+        # Open: a member added in a later version must not break a client's generated
+        # models. The tests still refuse any member the spec does not list.
     }
 
 
@@ -141,14 +151,12 @@ def envelope_schema(endpoint: Endpoint) -> dict[str, Any]:
                 "page": _ref("schemas", "PageInfo"),
             },
             "required": ["data", "page"],
-            "additionalProperties": False,
         }
     return {
         "type": "object",
         "description": f"One {endpoint.resource}.",
         "properties": {"data": item},
         "required": ["data"],
-        "additionalProperties": False,
     }
 
 
@@ -187,7 +195,8 @@ def param_schema(p: Param) -> dict[str, Any]:
     if p.kind == "cursor":
         return {
             "type": "string",
-            "minLength": 1,
+            "description": "Opaque: page.nextCursor of the previous page, passed back as is.",
+            "minLength": CURSOR_MIN,
             "maxLength": MAX_CURSOR,
             "pattern": CURSOR_PATTERN,
         }
@@ -242,17 +251,28 @@ HEADERS: dict[str, dict[str, Any]] = {
         "description": "Identifier of this request; equals `requestId` in error bodies.",
         "schema": {"type": "string", "pattern": REQUEST_ID_PATTERN},
     },
-    "RateLimit-Limit": {
+    rl.LIMIT: {
         "description": "Requests allowed per window for the key's plan.",
         "schema": {"type": "integer", "minimum": 1},
     },
-    "RateLimit-Remaining": {
-        "description": "Requests the key can still make right now, this one counted.",
+    rl.REMAINING: {
+        "description": "Requests the key can still make right now, this one counted "
+        "(a 304 Not Modified is not counted).",
         "schema": {"type": "integer", "minimum": 0},
     },
-    "RateLimit-Reset": {
+    rl.RESET: {
         "description": "Seconds until the key's quota is whole again if it makes no request.",
         "schema": {"type": "integer", "minimum": 0},
+    },
+    rl.POLICY: {
+        "description": "The key's quota as draft-ietf-httpapi-ratelimit-headers writes it: "
+        '`"default";q=<RateLimit-Limit>;w=<window seconds>`.',
+        "schema": {"type": "string", "pattern": rl.POLICY_PATTERN},
+    },
+    rl.RATELIMIT: {
+        "description": "The quota left, as draft-ietf-httpapi-ratelimit-headers writes it: "
+        '`"default";r=<RateLimit-Remaining>;t=<RateLimit-Reset>`.',
+        "schema": {"type": "string", "pattern": rl.RATELIMIT_PATTERN},
     },
     "Retry-After": {
         "description": "Seconds to wait before retrying.",
@@ -276,7 +296,7 @@ HEADERS: dict[str, dict[str, Any]] = {
     },
 }
 
-RATE_HEADERS = ("RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")
+RATE_HEADERS = rl.NAMES
 # Statuses whose answer has always been through the rate limiter (see edge.http.ratelimit): the
 # others can also be answered before it (a 404 by routing, a 503 by authentication).
 RATE_COUNTED = frozenset({200, 304, 400, 403, 429})
@@ -319,9 +339,12 @@ def error_response(endpoint: Endpoint, status: int) -> dict[str, Any]:
         "allOf": [
             _ref("schemas", "Error"),
             {
+                # Typed enums, not `const`: client generators merge each refinement with
+                # the Error member it narrows (openapi-python-client cannot merge an
+                # integer with a const, and drops the whole response).
                 "properties": {
-                    "code": {"enum": error_codes(endpoint, status)},
-                    "status": {"const": status},
+                    "code": {"type": "string", "enum": error_codes(endpoint, status)},
+                    "status": {"type": "integer", "enum": [status]},
                 }
             },
         ]
@@ -337,12 +360,15 @@ def _links(endpoint: Endpoint) -> dict[str, Any]:
     """Where a 200 answer leads: the next page, and a listed programme by its slug."""
     if not endpoint.is_list:
         return {}
-    filters = {p.name: f"$request.query.{p.name}" for p in endpoint.params if p.name != "cursor"}
+    # Only what every answer holds: a `$request.query.<filter>` expression names nothing
+    # when the request had no such filter. The filters go along as the request had them.
     links: dict[str, Any] = {
         "nextPage": {
             "operationId": OPERATION_IDS[endpoint.name],
-            "description": "The next page: the same filters and page.nextCursor as cursor.",
-            "parameters": {**filters, "cursor": "$response.body#/page/nextCursor"},
+            "description": "The next page, while page.hasMore: page.nextCursor as cursor, "
+            "with the same filters as this request (a cursor is bound to them; the `Link` "
+            "header holds the whole URL).",
+            "parameters": {"cursor": "$response.body#/page/nextCursor"},
         }
     }
     if endpoint.resource == "Program":
@@ -418,7 +444,9 @@ needs `Authorization: Bearer <API key>`.
 
 Errors share one body (`Error`); branch on `code`, never on `message`. Every response
 carries `X-Request-Id`. Authenticated responses carry `RateLimit-Limit`,
-`RateLimit-Remaining` and `RateLimit-Reset`; 429 and 503 also carry `Retry-After`.
+`RateLimit-Remaining` and `RateLimit-Reset`, and the same numbers as `RateLimit-Policy` and
+`RateLimit` (draft-ietf-httpapi-ratelimit-headers); 429 and 503 also carry `Retry-After`.
+A 304 Not Modified is not counted against the rate limit.
 Unknown query parameters, empty or repeated ones are refused with 400 on the endpoints that
 take parameters. The human reference is docs/api.md in the project."""
 
@@ -445,6 +473,7 @@ def document() -> dict[str, Any]:
             {"name": "account", "description": "The calling account and its commissions."},
             {"name": "meta", "description": "The API's own description."},
         ],
+        "servers": SERVERS,
         "security": [{SECURITY_SCHEME: []}],
         "paths": paths,
         "components": {

@@ -1,8 +1,10 @@
 """GET /v1/me and GET /v1/commissions: the calling account and its commissions.
 
-Both answer with `Cache-Control: private, no-store` and `Vary: Authorization`: the data
-belongs to one account, changes at any time and includes financial figures, so no cache,
-shared or private, should keep a copy (see docs/accounts.md).
+Both answer with `Cache-Control: private, no-store` and `Vary: Authorization,
+Accept-Encoding`: the data belongs to one account, changes at any time and includes
+financial figures, so no cache, shared or private, should keep a copy (see docs/accounts.md).
+Bodies of `GZIP_MIN_BYTES` or more are gzip-coded when the client accepts it; neither
+endpoint has an ETag, so the coding changes no validator.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from contract.endpoints import COMMISSIONS, ME
 from edge import appkeys, cursor
 from edge.auth.authenticate import Principal, unverifiable
 from edge.http.errors import ApiError, unavailable
+from edge.http.httpcache import GZIP_MIN_BYTES, VARY, accepts_gzip, gzip_bytes
 from edge.http.middlewares import ignore_expectation
 from edge.links import request_origin
 from edge.query import parse_query
@@ -35,7 +38,7 @@ from edge.query import parse_query
 log = logging.getLogger("edge.account")
 
 JSON = "application/json"
-PRIVATE_HEADERS = {"Cache-Control": "private, no-store", "Vary": "Authorization"}
+PRIVATE_HEADERS = {"Cache-Control": "private, no-store", "Vary": f"Authorization, {VARY}"}
 FILTERS = ("network", "status", "from", "to", "updatedSince")
 
 # --- Pure mapping -----------------------------------------------------------------------
@@ -130,6 +133,14 @@ def link_next(request: web.Request, token: str) -> str:
     return f'<{origin}{request.rel_url.update_query({"cursor": token})}>; rel="next"'
 
 
+def json_response(request: web.Request, body: bytes, headers: dict[str, str]) -> web.Response:
+    """The 200 answer: gzip-coded when the body is large enough and the client accepts it."""
+    if len(body) >= GZIP_MIN_BYTES and accepts_gzip(request.headers.get("Accept-Encoding", "")):
+        body = gzip_bytes(body)
+        headers = {**headers, "Content-Encoding": "gzip"}
+    return web.Response(body=body, content_type=JSON, headers=headers)
+
+
 # --- Handlers ---------------------------------------------------------------------------
 
 
@@ -159,7 +170,7 @@ async def me(request: web.Request) -> web.Response:
         else request.app[appkeys.CONFIG].rate_limit(account.plan)
     )
     body = orjson.dumps({"data": account_json(account, principal, rate)})
-    return web.Response(body=body, content_type=JSON, headers=PRIVATE_HEADERS)
+    return json_response(request, body, PRIVATE_HEADERS)
 
 
 async def commissions(request: web.Request) -> web.Response:
@@ -206,7 +217,7 @@ async def commissions(request: web.Request) -> web.Response:
             "page": {"limit": limit, "hasMore": has_more, "nextCursor": next_cursor},
         }
     )
-    return web.Response(body=body, content_type=JSON, headers=headers)
+    return json_response(request, body, headers)
 
 
 # --- Wiring -----------------------------------------------------------------------------

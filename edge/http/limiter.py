@@ -72,6 +72,24 @@ def gcra(tat: float | None, now: float, limit: int, window: int) -> tuple[float 
     )
 
 
+def gcra_refund(
+    tat: float | None, now: float, limit: int, window: int
+) -> tuple[float | None, RateState]:
+    """Give back one request's cost to a key whose theoretical arrival time is `tat`.
+
+    Returns the key's new TAT (None when its bucket is full: nothing left to remember) and
+    the key's state once refunded, as a request counted at `now` would have seen it before
+    its own cost. Never gives back more than the bucket holds: a full bucket stays full.
+    """
+    interval = window / limit
+    new_tat = None if tat is None else tat - interval
+    if new_tat is None or new_tat - now <= _EPSILON:
+        return None, RateState(limit, window, limit, 0)
+    ahead = new_tat - now
+    remaining = math.floor((window - ahead) / interval + _EPSILON)
+    return new_tat, RateState(limit, window, min(limit, max(0, remaining)), _ceil(ahead))
+
+
 class Limiter(Protocol):
     """Counts one request of `key` and says whether it may go on."""
 
@@ -81,6 +99,11 @@ class Limiter(Protocol):
         """`hit` when it needs no I/O (in memory: always), else None, counting nothing:
         then the caller awaits `hit`. A plain call costs less than a coroutine, on a step
         every request takes."""
+        ...
+
+    async def refund(self, key: str, limit: int, window: int) -> RateState:
+        """Give back the cost of one request `hit` allowed (one whose answer is a 304);
+        the key's state once refunded."""
         ...
 
 
@@ -120,6 +143,17 @@ class MemoryLimiter:
             self._tats.move_to_end(key)
             if len(self._tats) > self._capacity:
                 self._evict(now)
+        return state
+
+    async def refund(self, key: str, limit: int, window: int) -> RateState:
+        return self.refund_now(key, limit, window)
+
+    def refund_now(self, key: str, limit: int, window: int) -> RateState:
+        tat, state = gcra_refund(self._tats.get(key), self._clock(), limit, window)
+        if tat is None:
+            self._tats.pop(key, None)
+        else:
+            self._tats[key] = tat
         return state
 
     def _evict(self, now: float) -> None:

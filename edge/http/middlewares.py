@@ -60,9 +60,15 @@ async def edge_middleware(request: web.Request, handler: Handler) -> web.StreamR
                         response = await handler(request)
                     except (ApiError, web.HTTPException) as exc:
                         # Counted, so its answer says so too: the error step keeps
-                        # `headers`, a raised 304 Not Modified is sent with them.
+                        # `headers`, a raised 304 Not Modified is sent with them (once
+                        # its cost is given back, as for a returned one below).
+                        if exc.status == 304:
+                            state = await ratelimit.refund(request, app, principal, state)
                         exc.headers.update(ratelimit.rate_headers(state))
                         raise
+                    if response.status == 304:
+                        # A conditional hit costs the key nothing (edge.http.ratelimit).
+                        state = await ratelimit.refund(request, app, principal, state)
             except Exception as exc:
                 # Errors become responses under the CORS step, so they carry its headers.
                 state = None

@@ -36,7 +36,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
 from edge.config import ConfigError
-from edge.http.limiter import _EPSILON, MemoryLimiter, RateState, gcra
+from edge.http.limiter import _EPSILON, MemoryLimiter, RateState, gcra, gcra_refund
 
 log = logging.getLogger("edge.http.ratelimit")
 
@@ -74,6 +74,39 @@ if new_tat - now <= window + {_EPSILON!r} then
 end
 return {{stored or '', string.format('%.17g', now)}}
 """
+
+
+# The refund of one request (a 304 Not Modified): the TAT moves back by one request's cost,
+# and the key is deleted once its bucket would be full; same arguments and reply as above.
+REFUND_SCRIPT = f"""
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local now
+if ARGV[3] then
+  now = tonumber(ARGV[3])
+else
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+end
+local stored = redis.call('GET', KEYS[1])
+local tat = stored and tonumber(stored)
+if tat then
+  local new_tat = tat - window / limit
+  if new_tat - now > {_EPSILON!r} then
+    local ttl = math.max(1, math.ceil((new_tat - now) * 1000))
+    redis.call('SET', KEYS[1], string.format('%.17g', new_tat), 'PX', ttl)
+  else
+    redis.call('DEL', KEYS[1])
+  end
+end
+return {{stored or '', string.format('%.17g', now)}}
+"""
+
+
+def refund_decision(reply: list[object], limit: int, window: int) -> RateState:
+    """The RateState of the refund script's reply [TAT it read, now it used]."""
+    stored, now = (_text(part) for part in reply)
+    return gcra_refund(float(stored) if stored else None, float(now), limit, window)[1]
 
 
 def decision(reply: list[object], limit: int, window: int) -> RateState:
@@ -129,6 +162,7 @@ class RedisLimiter:
     ) -> None:
         self._client = client
         self._script = client.register_script(GCRA_SCRIPT)
+        self._refund_script = client.register_script(REFUND_SCRIPT)
         self._timeout = timeout
         self._cooldown = cooldown
         self._trip_after = trip_after
@@ -153,6 +187,7 @@ class RedisLimiter:
         try:
             async with asyncio.timeout(self._timeout):
                 await self._client.script_load(GCRA_SCRIPT)
+                await self._client.script_load(REFUND_SCRIPT)
         except Exception as exc:
             # Starting anyway: limits are per process until Redis answers (see hit).
             self._failures = self._trip_after - 1
@@ -186,6 +221,23 @@ class RedisLimiter:
             self._tripped = False
             log.warning("rate limiting: Redis is back; limits are shared again")
         return state
+
+    async def refund(self, key: str, limit: int, window: int) -> RateState:
+        """`hit`'s counterpart: the same Redis key, the same fallback while Redis fails
+        (a refund Redis missed costs the key one request, never lets it make more)."""
+        if self._monotonic() < self._retry_at:
+            return self._fallback.refund_now(key, limit, window)
+        args: list[int | str] = [limit, window]
+        if self._clock is not None:
+            args.append(repr(float(self._clock())))
+        try:
+            async with asyncio.timeout(self._timeout), self._slots:
+                reply = await self._refund_script(keys=[self._prefix + key], args=args)
+        except Exception as exc:  # whatever fails, the API keeps answering
+            self._failed(exc)
+            return self._fallback.refund_now(key, limit, window)
+        self._failures = 0
+        return refund_decision(reply, limit, window)
 
     def hit_now(self, key: str, limit: int, window: int) -> RateState | None:
         """While Redis is tripped, the per-process decision `hit` would make; else None."""

@@ -244,7 +244,7 @@ def test_no_site_builds_the_apis_files_alone(content: Content, run_cli: CliRunne
     assert done.returncode == 0, done.stderr
     assert "skipped (--no-site)" in done.stderr
     alone = snapshot(content.out)
-    assert set(alone) == {"manifest.json", "openapi.json", *api}
+    assert set(alone) == {"manifest.json", "openapi.json", "api-reference/index.html", *api}
     assert {path: with_site[path] for path in alone if path != "manifest.json"} == {
         path: data for path, data in alone.items() if path != "manifest.json"
     }

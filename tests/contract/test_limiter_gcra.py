@@ -7,7 +7,7 @@ from contract_support import FakeClock
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from edge.http.limiter import MemoryLimiter, RateState, gcra
+from edge.http.limiter import MemoryLimiter, RateState, gcra, gcra_refund
 from edge.http.ratelimit import create_limiter
 
 
@@ -212,3 +212,40 @@ async def test_hit_now_is_hit_without_a_coroutine():
         mine = now.hit_now("k", 5, 10)
         assert mine == await awaited.hit("k", 5, 10)
     assert not mine.allowed
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    limit=st.integers(1, 1000),
+    window=st.integers(1, 3600),
+    used=st.integers(0, 1000),
+    elapsed=st.floats(0, 7200, allow_nan=False),
+)
+def test_a_refund_undoes_the_hit_it_follows(limit, window, used, elapsed):
+    """hit then refund leave the TAT as it was, and report the quota of a request made just
+    before the hit (Remaining one more than the hit said, capped at the limit)."""
+    now = 1000.0
+    tat = None
+    for _ in range(min(used, limit)):
+        tat, _ = gcra(tat, now, limit, window)
+    now += elapsed
+    after_hit, state = gcra(tat, now, limit, window)
+    if not state.allowed:
+        return  # refused requests cost nothing, so nothing is refunded
+    restored, refunded = gcra_refund(after_hit, now, limit, window)
+    before = None if tat is None or tat <= now else tat
+    if before is None:
+        assert restored is None and refunded == RateState(limit, window, limit, 0)
+    else:
+        assert restored == pytest.approx(before)
+        assert refunded.remaining == min(limit, state.remaining + 1)
+
+
+def test_refunds_never_fill_more_than_the_bucket():
+    clock = FakeClock()
+    limiter = MemoryLimiter(clock=clock)
+    assert limiter.hit_now("k", 5, 60).remaining == 4
+    assert limiter.refund_now("k", 5, 60) == RateState(5, 60, 5, 0)
+    assert limiter.refund_now("k", 5, 60) == RateState(5, 60, 5, 0)
+    assert len(limiter) == 0  # a full bucket is not remembered
+    assert limiter.hit_now("k", 5, 60).remaining == 4

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import gzip
 import itertools
 import random
 import re
@@ -379,3 +380,49 @@ async def test_a_bad_updated_since_is_an_invalid_parameter(account_client, seede
     body = await response.json()
     assert (body["code"], body["param"]) == ("invalid_parameter", "updatedSince")
     assert "RFC 3339" in body["message"]
+
+
+@pytest.mark.parametrize(
+    ("accept", "coded"),
+    [
+        ("gzip", True),
+        ("gzip, deflate, br", True),
+        ("*", True),
+        ("identity", False),
+        ("gzip;q=0", False),
+        ("", False),
+    ],
+)
+async def test_a_page_is_gzipped_when_the_client_accepts_it(account_client, dataset, accept, coded):
+    owner, _, _ = dataset
+    client = await account_client()
+    plain = await client.get(
+        "/v1/commissions?limit=50", headers={**owner.auth, "Accept-Encoding": "identity"}
+    )
+    resp = await client.get(
+        "/v1/commissions?limit=50",
+        headers={**owner.auth, "Accept-Encoding": accept},
+        auto_decompress=False,
+    )
+    assert resp.status == plain.status == 200
+    raw = await resp.read()
+    assert resp.headers.get("Content-Encoding") == ("gzip" if coded else None)
+    body = gzip.decompress(raw) if coded else raw
+    assert body == await plain.read()
+    assert len(raw) < len(body) or not coded
+    # Whatever the coding: the answer varies on it, no validator, the same Link.
+    for answer in (plain, resp):
+        assert {v.strip() for v in answer.headers["Vary"].split(",")} == {
+            "Authorization",
+            "Accept-Encoding",
+        }
+        assert "ETag" not in answer.headers
+    assert resp.headers["Link"] == plain.headers["Link"]
+
+
+async def test_a_small_page_is_not_gzipped(account_client, admin_store):
+    account = await new_account(admin_store)
+    client = await account_client()
+    resp = await client.get("/v1/commissions", headers={**account.auth, "Accept-Encoding": "gzip"})
+    assert resp.status == 200 and "Content-Encoding" not in resp.headers
+    assert "Accept-Encoding" in resp.headers["Vary"]

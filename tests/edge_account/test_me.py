@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gzip
 
 import orjson
 import pytest
@@ -147,3 +148,25 @@ async def test_rate_limit_falls_back_to_the_plan_when_no_limiter_ran(seeded, adm
     data = orjson.loads((await me(request)).body)["data"]
     check_resource(data, ACCOUNT)
     assert data["rateLimit"] == {"limit": 7, "windowSeconds": 9}
+
+
+@pytest.mark.parametrize("accept", ["gzip", "identity"])
+async def test_me_is_gzipped_when_accepted_and_large_enough(account_client, admin_store, accept):
+    account = await new_account(admin_store, plan="pro")
+    for network in ("awin", "cj", "kwanko", "effiliation"):
+        sealed = encrypt_credentials(b"k" * 40, account.uid, network, b"secret")
+        await admin_store.connect_network(account.uid, network, sealed)
+    client = await account_client()
+    plain = await client.get("/v1/me", headers={**account.auth, "Accept-Encoding": "identity"})
+    resp = await client.get(
+        "/v1/me", headers={**account.auth, "Accept-Encoding": accept}, auto_decompress=False
+    )
+    raw, expected = await resp.read(), await plain.read()
+    assert len(expected) >= 512  # large enough to be worth compressing
+    if accept == "gzip":
+        assert resp.headers["Content-Encoding"] == "gzip"
+        assert gzip.decompress(raw) == expected
+    else:
+        assert "Content-Encoding" not in resp.headers and raw == expected
+    assert "Accept-Encoding" in resp.headers["Vary"] and "Authorization" in resp.headers["Vary"]
+    assert "ETag" not in resp.headers

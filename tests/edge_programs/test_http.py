@@ -250,6 +250,8 @@ EXPOSED = {
     "ratelimit-limit",
     "ratelimit-remaining",
     "ratelimit-reset",
+    "ratelimit-policy",
+    "ratelimit",
     "retry-after",
 }
 

@@ -127,3 +127,72 @@ async def test_a_redis_url_makes_a_redis_limiter(redis_url):
     assert isinstance(limiter, RedisLimiter)
     await limiter.close()
     assert isinstance(create_limiter(None), MemoryLimiter)
+
+
+@pytest.mark.parametrize(("limit", "window"), [(60, 60), (7, 60), (3, 2), (1, 1)])
+async def test_refunds_give_the_same_state_as_the_memory_limiter(redis_url, limit, window):
+    # A 304's cost is given back: Redis and memory agree on every hit and every refund.
+    clock = Clock(1_700_000_000.0)
+    memory = MemoryLimiter(clock=clock)
+    shared = RedisLimiter(connect(redis_url, 1.0), clock=clock, prefix=f"refund:{limit}:")
+    rng = random.Random(f"refund {limit}/{window}")
+    interval = window / limit
+    try:
+        for step in range(300):
+            key = f"k{rng.randrange(2)}"
+            if rng.random() < 0.4:
+                expected = await memory.refund(key, limit, window)
+                assert await shared.refund(key, limit, window) == expected, step
+            else:
+                expected = await memory.hit(key, limit, window)
+                assert await shared.hit(key, limit, window) == expected, step
+            clock.now += rng.choice((0.0, 0.0, interval, interval / 3, window * 1.5, 0.001))
+    finally:
+        await shared.close()
+
+
+async def test_a_refund_undoes_a_hit_and_never_more(redis_url, redis_client):
+    clock = Clock(1_700_000_000.0)
+    shared = RedisLimiter(connect(redis_url, 1.0), clock=clock, prefix="undo:")
+    try:
+        first = await shared.hit("k", 3, 3600)
+        assert first.remaining == 2
+        for _ in range(5):
+            await shared.hit("k", 3, 3600)
+            assert await shared.refund("k", 3, 3600) == first
+        # Refunds past a full bucket leave it full, and leave no key behind.
+        assert (await shared.refund("k", 3, 3600)).remaining == 3
+        assert (await shared.refund("k", 3, 3600)).remaining == 3
+        assert await redis_client.exists("undo:k") == 0
+    finally:
+        await shared.close()
+
+
+async def test_not_modified_is_free_through_redis(aiohttp_client, redis_url, built_dist, tmp_path):
+    from edge import appkeys
+    from edge.app import create_app
+    from edge.config import Config
+
+    from .conftest import bearer, seed_key
+
+    database = str(tmp_path / "edge.sqlite3")
+    key = await seed_key(database)
+    config = Config(
+        dist=built_dist,
+        database=database,
+        secret_key="s" * 48,
+        secret_file=tmp_path / "secret.key",
+        access_log=False,
+        redis_url=redis_url,
+        rate_limit_free=(3, 3600),
+    )
+    client = await aiohttp_client(create_app(config))
+    first = await client.get("/v1/programs?limit=2", headers=bearer(key))
+    assert first.status == 200 and first.headers["RateLimit-Remaining"] == "2"
+    conditional = {**bearer(key), "If-None-Match": first.headers["ETag"]}
+    for _ in range(6):
+        resp = await client.get("/v1/programs?limit=2", headers=conditional)
+        assert resp.status == 304
+        assert resp.headers["RateLimit-Remaining"] == "2"
+        assert resp.headers["RateLimit"] == first.headers["RateLimit"]
+    assert not client.app[appkeys.LIMITER].degraded  # counted in Redis, not the fallback
