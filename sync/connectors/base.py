@@ -142,9 +142,11 @@ def member(data: Any, *path: str | int) -> Any:
         if isinstance(step, int):
             if not isinstance(data, list) or len(data) <= step:
                 return None
-        elif not isinstance(data, dict):
+            data = data[step]
+        elif isinstance(data, dict):
+            data = data.get(step)
+        else:
             return None
-        data = data[step] if isinstance(step, int) else data.get(step)
     return data
 
 
