@@ -278,11 +278,12 @@ async def _windows(
                 )
                 continue
             if writing is not None:
-                await writing
+                previous, writing = writing, None
+                await previous
             writing = asyncio.ensure_future(_commit(store, connection, item, rows, refused, run))
     finally:
-        # The write under way ends before anything else happens: a store failure is
-        # raised in the order it happened, before a later fetch's.
+        # The write under way ends before the run does (its failure raised in place of a
+        # later fetch's: it happened first).
         if writing is not None:
             await writing
 
