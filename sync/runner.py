@@ -7,6 +7,7 @@ command calls on demand.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import datetime as dt
 import logging
@@ -235,50 +236,78 @@ async def _windows(
     deadline: float | None,
 ) -> None:
     """Fetch and commit each window in order; splits capped windows; stops moving the
-    position at the first forward window that fails."""
+    position at the first forward window that fails.
+
+    A window's write overlaps the next window's fetch: the store works in its own thread
+    (SQLite) or server while this one waits on the network and parses. Writes stay one at
+    a time and in order, and every write is awaited before this returns or raises, so a
+    store failure still ends the run, and what was committed is what the counts say."""
     queue = deque(planned)
-    while queue:
-        item = queue.popleft()
-        if item.advances and run.forward_blocked:
-            continue
-        if deadline is not None and clock.monotonic() >= deadline:
-            run.stopped_early = True
-            return
-        try:
-            rows, refused = await _fetch_renewing(connector, ctx, send, item.window, settings)
-        except WindowTooLarge as exc:
-            halves = split(item.window, ctx.spec.granularity)
-            if halves is None:
+    writing: asyncio.Task[None] | None = None
+    try:
+        while queue:
+            item = queue.popleft()
+            if item.advances and run.forward_blocked:
+                continue
+            if deadline is not None and clock.monotonic() >= deadline:
+                run.stopped_early = True
+                return
+            try:
+                rows, refused = await _fetch_renewing(connector, ctx, send, item.window, settings)
+            except WindowTooLarge as exc:
+                halves = split(item.window, ctx.spec.granularity)
+                if halves is None:
+                    _failed(run, item, exc)
+                    continue
+                run.counts.windows_split += 1
+                queue.extendleft(PlannedWindow(h, item.advances) for h in reversed(halves))
+                continue
+            except AuthRejected:
+                raise
+            except SyncError as exc:
                 _failed(run, item, exc)
                 continue
-            run.counts.windows_split += 1
-            queue.extendleft(PlannedWindow(h, item.advances) for h in reversed(halves))
-            continue
-        except AuthRejected:
-            raise
-        except SyncError as exc:
-            _failed(run, item, exc)
-            continue
-        except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
-            # A connector fault on an answer it did not expect: the window fails, the run
-            # goes on; the exception's text may quote the answer, so only its type is kept.
-            _failed(
-                run,
-                item,
-                InternalFault(f"{ctx.spec.network}: unreadable answer ({type(exc).__name__})"),
-            )
-            continue
-        position = Position(item.window.end) if item.advances else None
-        result = await store.write_window(connection, item.window, rows, position)
-        if position is not None:
-            run.position = position
-        run.counts.windows_ok += 1
-        run.counts.fetched += len(rows) + len(refused)
-        run.counts.inserted += result.inserted
-        run.counts.updated += result.updated
-        run.counts.unchanged += result.unchanged
-        run.counts.refused += len(refused)
-        run.refused.extend(refused)
+            except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+                # A connector fault on an answer it did not expect: the window fails, the
+                # run goes on; the exception's text may quote the answer, so only its type
+                # is kept.
+                _failed(
+                    run,
+                    item,
+                    InternalFault(f"{ctx.spec.network}: unreadable answer ({type(exc).__name__})"),
+                )
+                continue
+            if writing is not None:
+                previous, writing = writing, None
+                await previous
+            writing = asyncio.ensure_future(_commit(store, connection, item, rows, refused, run))
+    finally:
+        # The write under way ends before the run does (its failure raised in place of a
+        # later fetch's: it happened first).
+        if writing is not None:
+            await writing
+
+
+async def _commit(
+    store: SyncStore,
+    connection: Connection,
+    item: PlannedWindow,
+    rows: list[Transaction],
+    refused: list[Refused],
+    run: _Run,
+) -> None:
+    """Write one fetched window (with the new position for a forward one) and count it."""
+    position = Position(item.window.end) if item.advances else None
+    result = await store.write_window(connection, item.window, rows, position)
+    if position is not None:
+        run.position = position
+    run.counts.windows_ok += 1
+    run.counts.fetched += len(rows) + len(refused)
+    run.counts.inserted += result.inserted
+    run.counts.updated += result.updated
+    run.counts.unchanged += result.unchanged
+    run.counts.refused += len(refused)
+    run.refused.extend(refused)
 
 
 def _failed(run: _Run, item: PlannedWindow, exc: SyncError) -> None:

@@ -18,6 +18,11 @@ from sync.spec import AmountFormat
 _AMOUNT_TEXT = re.compile(r"\s*[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*")
 _CURRENCY = re.compile(r"[A-Za-z]{3}")
 _EPOCH = re.compile(r"[0-9]{9,11}")
+# Already the stored form (a year of four digits, so strftime writes it back the same).
+_CANONICAL = re.compile(r"[1-9][0-9]{3}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
+# Integers up to this many minor units are scaled exactly in int arithmetic; larger ones
+# take Decimal's path (its context rounds beyond 28 digits, and that stays as it is).
+_INT_FAST = 10**18
 _DMY = re.compile(
     r"(?P<d>[0-9]{2})/(?P<m>[0-9]{2})/(?P<y>[0-9]{4})(?:\s+(?P<t>[0-9]{2}:[0-9]{2}(?::[0-9]{2})?))?"
 )
@@ -34,6 +39,12 @@ def decode_json(body: bytes) -> Any:
 
 def parse_amount(value: object, fmt: AmountFormat, name: str = "amount") -> str:
     """Signed plain decimal text (the store's amount form) from a wire amount."""
+    if type(value) is int and -_INT_FAST < value < _INT_FAST:
+        # Most networks' amounts: no Decimal needed for an exact answer.
+        if fmt is not AmountFormat.CENTS:
+            return str(value)
+        whole, cents = divmod(-value if value < 0 else value, 100)
+        return f"{'-' if value < 0 else ''}{whole}.{cents:02d}"
     if value is None or isinstance(value, bool):
         raise ValueProblem(f"{name}: missing")
     if isinstance(value, float):
@@ -73,6 +84,14 @@ def parse_currency(value: object) -> str | None:
 def parse_timestamp(value: object, name: str = "date") -> str:
     """`YYYY-MM-DDTHH:MM:SSZ` from ISO 8601 (naive means UTC), `dd/mm/YYYY[ HH:MM[:SS]]`
     or UNIX seconds."""
+    if type(value) is str and _CANONICAL.fullmatch(value):
+        # Already in the stored form: only the calendar is left to check (strftime is a
+        # large share of a record's parse).
+        try:
+            dt.datetime.fromisoformat(value)
+        except ValueError:
+            raise ValueProblem(f"{name}: not a date") from None
+        return value
     moment = parse_moment(value, name)
     return format_timestamp(moment)
 
@@ -109,6 +128,8 @@ def parse_moment(value: object, name: str = "date") -> dt.datetime:
 
 def optional_text(value: object) -> str | None:
     """Text of a scalar field, None when absent or blank."""
+    if type(value) is str:
+        return value.strip() or None
     if value is None or isinstance(value, bool):
         return None
     text = str(value).strip()

@@ -27,6 +27,7 @@ import datetime as dt
 import re
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from operator import attrgetter
 from typing import Any, NoReturn, Protocol, TypeVar
 
 from contract import vocabulary
@@ -224,9 +225,13 @@ VALUE_FIELDS = (
 )
 
 
+_VALUES = attrgetter(*VALUE_FIELDS)
+
+
 def values(row: NewCommission) -> tuple[Any, ...]:
     """A row's VALUE_FIELDS, in order: what is compared with, and written to, the store."""
-    return tuple(getattr(row, name) for name in VALUE_FIELDS)
+    found: tuple[Any, ...] = _VALUES(row)
+    return found
 
 
 def with_stored(

@@ -518,7 +518,11 @@ async def upsert_commissions(
         await s.execute("SELECT pg_advisory_xact_lock(?)", key)
     existing = await stored_values(s, row_id, network, [r.external_id for r in rows])
     complete = with_stored(rows, existing)
-    changed = [r for r in complete if existing.get(r.external_id) != values(r)]
+    # Each row's values are read once: compared with the stored ones, then bound.
+    changed_values = [
+        (r, found) for r in complete if existing.get(r.external_id) != (found := values(r))
+    ]
+    changed = [r for r, _ in changed_values]
     if s.dialect.arrays:
         for start in range(0, len(changed), UPSERT_CHUNK):
             chunk = changed[start : start + UPSERT_CHUNK]
@@ -527,7 +531,7 @@ async def upsert_commissions(
     else:
         await s.executemany(
             UPSERT_ROW_SQL,
-            [(row_id, network, r.external_id, *values(r), now, now) for r in changed],
+            [(row_id, network, r.external_id, *found, now, now) for r, found in changed_values],
         )
     return import_result(complete, changed, existing)
 

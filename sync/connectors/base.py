@@ -70,9 +70,19 @@ class CallContext:
     map_status: MapStatus = field(repr=False)
     # Filled by authenticate() (an OAuth token): repr never shows it.
     auth_headers: dict[str, str] = field(default_factory=dict, repr=False)
+    # map_status's answers so far: a network uses a handful of words, and folding one is
+    # a large share of a record's parse. MapStatus is a table lookup, the same all sync.
+    statuses: dict[str | None, str] = field(default_factory=dict, repr=False)
 
     def url(self, path: str) -> str:
         return self.base_url.rstrip("/") + path
+
+    def status(self, raw: str | None) -> str:
+        """map_status(network, raw), asked once per word and sync."""
+        found = self.statuses.get(raw)
+        if found is None:
+            found = self.statuses[raw] = self.map_status(self.spec.network, raw)
+        return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,9 +142,11 @@ def member(data: Any, *path: str | int) -> Any:
         if isinstance(step, int):
             if not isinstance(data, list) or len(data) <= step:
                 return None
-        elif not isinstance(data, dict):
+            data = data[step]
+        elif isinstance(data, dict):
+            data = data.get(step)
+        else:
             return None
-        data = data[step] if isinstance(step, int) else data.get(step)
     return data
 
 
@@ -154,7 +166,9 @@ def resolve_currency(ctx: CallContext, record_currency: object) -> str:
     raise ValueProblem("currency: missing")
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: one is made for every record and read once, and a frozen dataclass's
+# __init__ (object.__setattr__ per field) costs several times a plain one's.
+@dataclass(slots=True)
 class Fields:
     """One record's fields, as the connector read them from the wire."""
 
@@ -182,7 +196,7 @@ def transaction(ctx: CallContext, f: Fields) -> Transaction:
         raise ValueProblem("id: missing")
     raw = optional_text(f.raw_status)
     amount_format: AmountFormat = ctx.spec.amount_format
-    status = PAID if f.paid_reason else ctx.map_status(network, raw)
+    status = PAID if f.paid_reason else ctx.status(raw)
     sub_ids = {k: t for k, v in f.sub_ids.items() if (t := optional_text(v)) is not None}
     primary = sub_ids.get(ctx.spec.sub_id_field)
     return Transaction(
