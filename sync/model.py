@@ -7,14 +7,9 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+from accounts.store.base import format_timestamp
 
-
-def format_timestamp(moment: dt.datetime) -> str:
-    """The stored form of a moment: UTC, whole seconds, `Z` (as the account store keeps it)."""
-    if moment.tzinfo is None:
-        raise ValueError("a naive datetime has no defined UTC moment")
-    return moment.astimezone(dt.UTC).strftime(TIMESTAMP_FORMAT)
+__all__ = ["format_timestamp"]  # the store's one form of a moment, for the connectors
 
 
 @dataclass(frozen=True, slots=True, order=True)

@@ -71,7 +71,12 @@ def format_timestamp(moment: dt.datetime) -> str:
     """The one stored and wire form of a moment: UTC, whole seconds, `Z`."""
     if moment.tzinfo is None:
         raise ValueError("a naive datetime has no defined UTC moment")
-    return moment.astimezone(dt.UTC).strftime(TIMESTAMP_FORMAT)
+    # Not strftime: its %Y gives "999", not "0999", for the first millennium on glibc.
+    utc = moment.astimezone(dt.UTC)
+    return (
+        f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}"
+        f"T{utc.hour:02d}:{utc.minute:02d}:{utc.second:02d}Z"
+    )
 
 
 def utc_now() -> dt.datetime:

@@ -26,7 +26,14 @@ from accounts.store import (
     UnsupportedDatabaseError,
     open_store,
 )
-from accounts.store.base import CommissionQuery, NewCommission, commission_id, commission_seq
+from accounts.store.base import (
+    TIMESTAMP_RE,
+    CommissionQuery,
+    NewCommission,
+    commission_id,
+    commission_seq,
+    format_timestamp,
+)
 from accounts.store.core import commissions_sql, page_sql
 from accounts.store.sqlite import MIGRATIONS, SqliteStore, database_path
 
@@ -438,3 +445,16 @@ async def test_a_sync_outside_what_both_stores_hold_is_refused(
     )
     (net,) = (await admin_store.account_view(seeded.uid)).networks
     assert net.transactions == limit
+
+
+@pytest.mark.parametrize(
+    ("moment", "stored"),
+    [
+        (dt.datetime(999, 12, 31, 23, 59, 59, tzinfo=dt.UTC), "0999-12-31T23:59:59Z"),
+        (dt.datetime(1000, 1, 1, 0, 30, tzinfo=dt.timezone(dt.timedelta(hours=1))), "0999-12-31T23:30:00Z"),
+        (dt.datetime(2026, 3, 4, 5, 6, 7, 999_999, tzinfo=dt.UTC), "2026-03-04T05:06:07Z"),
+    ],
+)  # fmt: skip
+def test_a_moment_has_one_stored_form_whatever_its_year(moment, stored):
+    assert format_timestamp(moment) == stored
+    assert TIMESTAMP_RE.fullmatch(stored)
