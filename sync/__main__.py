@@ -20,10 +20,11 @@ import sys
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
+from typing import cast
 
 from accounts.keyring import SecretError, keyring_from_env
 from accounts.statusmap import load_status_map
-from accounts.store import StoreError, open_store, reached_over_network
+from accounts.store import AccountStore, StoreError, open_store, reached_over_network
 from accounts.store.handle import StoreHandle
 from sync.connectors import CONNECTORS
 from sync.runner import SyncSettings
@@ -118,7 +119,7 @@ async def serve(args: argparse.Namespace) -> int:
         print(f"{PROG}: cannot open the account store: {exc}", file=sys.stderr)
         return 1
     worker = Worker(
-        AccountSyncStore(store, args.worker_id),  # type: ignore[arg-type] # by delegation
+        AccountSyncStore(cast(AccountStore, store), args.worker_id),  # by delegation
         credential_opener(keyring),
         map_status,
         WorkerConfig(
