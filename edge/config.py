@@ -56,6 +56,13 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _seconds_or_zero(text: str) -> float:
+    value = float(text)
+    if not 0 <= value <= MAX_SECONDS:
+        raise ConfigError(f"{text!r} must be a number of seconds from 0 to {MAX_SECONDS:g}")
+    return value
+
+
 def _port(text: str) -> int:
     value = int(text)
     if not 0 <= value <= 65535:
@@ -137,6 +144,7 @@ class Config:
     rate_limit_free: tuple[int, int] = DEFAULT_RATE_LIMITS["free"]
     rate_limit_pro: tuple[int, int] = DEFAULT_RATE_LIMITS["pro"]
     key_cache_seconds: float = 5.0
+    key_stale_seconds: float = 600.0
     reload_interval: float = 1.0
     store_timeout: float = 2.0
     retry_after: int = 5
@@ -215,6 +223,12 @@ SETTINGS: tuple[Setting, ...] = (
         "key_cache_seconds",
         _positive_float,
         "How long an API key lookup is cached; a revoked key stops working within this bound.",
+    ),
+    Setting(
+        "key_stale_seconds",
+        _seconds_or_zero,
+        "While the account store is unreachable, how long after its last successful check "
+        "a key keeps working on the directory endpoints (0: not at all).",
     ),
     Setting(
         "reload_interval",

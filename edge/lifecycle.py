@@ -15,13 +15,15 @@ import logging
 import signal
 import time
 from collections.abc import AsyncIterator, Callable
+from functools import partial
 from pathlib import Path
 from typing import cast
 
 from aiohttp import web
 
-from accounts.store import open_store
+from accounts.store import open_store, reached_over_network
 from accounts.store.base import AccountStore, StoreError
+from accounts.store.handle import StoreHandle
 from edge import appkeys
 from edge.auth.authenticator import CachedAuthenticator
 from edge.directory import DirectoryState, add_sighup
@@ -41,19 +43,29 @@ async def secret_context(app: web.Application) -> AsyncIterator[None]:
 
 
 async def store_context(app: web.Application) -> AsyncIterator[None]:
-    """Open the account store (read-only) for the app's lifetime."""
+    """Open the account store (read-only) for the app's lifetime.
+
+    An unreachable store does not stop the edge from starting: the directory needs no
+    store, and keys verified before an outage stay trusted for `--key-stale-seconds`. The
+    handle connects by itself once the store answers; until then every store call raises
+    StoreUnavailable, as during any outage. A store that cannot be opened for another
+    reason (an unknown URL scheme, a SQLite file that is not a database) is a setting to
+    fix: the edge refuses to start."""
     config = app[appkeys.CONFIG]
+    handle = StoreHandle(
+        partial(open_store, config.database, timeout=config.store_timeout),
+        retry=reached_over_network(config.database),
+    )
     try:
-        store = await open_store(config.database, timeout=config.store_timeout)
+        await handle.start()
     except StoreError as exc:
-        # Without the store no key can be checked: refuse to start, saying why.
         log.error("cannot start: %s", exc)
         raise
-    app[appkeys.STORE] = store
+    app[appkeys.STORE] = cast(AccountStore, handle)  # an AccountStore by delegation
     try:
         yield
     finally:
-        await store.close()
+        await handle.close()
 
 
 async def authenticator_context(app: web.Application) -> AsyncIterator[None]:
@@ -62,6 +74,7 @@ async def authenticator_context(app: web.Application) -> AsyncIterator[None]:
     app[appkeys.AUTHENTICATOR] = CachedAuthenticator(
         app[appkeys.STORE],
         ttl=config.key_cache_seconds,
+        stale=config.key_stale_seconds,
         clock=app.get(appkeys.AUTH_CLOCK, time.monotonic),
     )
     yield

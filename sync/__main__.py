@@ -18,11 +18,14 @@ import signal
 import socket
 import sys
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
+from typing import cast
 
 from accounts.keyring import SecretError, keyring_from_env
 from accounts.statusmap import load_status_map
-from accounts.store import StoreError, open_store
+from accounts.store import AccountStore, StoreError, open_store, reached_over_network
+from accounts.store.handle import StoreHandle
 from sync.connectors import CONNECTORS
 from sync.runner import SyncSettings
 from sync.statuses import MapStatus
@@ -104,13 +107,19 @@ async def serve(args: argparse.Namespace) -> int:
     except (SecretError, ValueError, OSError) as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
+    # A PostgreSQL store that is down (a database restart during a deploy) is waited for:
+    # the worker starts, and syncs once the store answers (accounts.store.handle).
+    store = StoreHandle(
+        partial(open_store, args.database, writable=True, readers=1, timeout=30.0),
+        retry=reached_over_network(args.database),
+    )
     try:
-        store = await open_store(args.database, writable=True, readers=1, timeout=30.0)
+        await store.start()
     except (StoreError, OSError) as exc:
         print(f"{PROG}: cannot open the account store: {exc}", file=sys.stderr)
         return 1
     worker = Worker(
-        AccountSyncStore(store, args.worker_id),
+        AccountSyncStore(cast(AccountStore, store), args.worker_id),  # by delegation
         credential_opener(keyring),
         map_status,
         WorkerConfig(

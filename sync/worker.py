@@ -4,6 +4,12 @@ Each connection is claimed with a lease before it syncs and released after, so s
 workers can share one store. A slot frees as soon as its sync ends: one slow or failing
 network never holds up the others. Stopping (SIGTERM, SIGINT) lets running syncs finish
 within a grace period, then cancels them; every window they committed stands.
+
+The store being unreachable is this deployment's outage, not the network's: it never
+becomes a connection's outcome. Listing due connections waits for the store (it is asked
+again every `poll_seconds`), and a sync the store's outage cut short (StoreUnavailable) is
+run again, lease and all, as soon as the store answers, instead of waiting a whole
+`interval`: its claim already stamped the attempt.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from dataclasses import dataclass, field
 
 import aiohttp
 
+from accounts.store.base import StoreUnavailable
 from sync.clock import Clock, SystemClock
 from sync.http import NetworkClient
 from sync.model import SyncReport
@@ -48,6 +55,8 @@ class Worker:
     settings: SyncSettings = field(default_factory=SyncSettings)
     clock: Clock = field(default_factory=SystemClock)
     reports: list[SyncReport] = field(default_factory=list)
+    # Syncs cut short by a store outage, to run again once the store answers.
+    interrupted: dict[tuple[str, str], Connection] = field(default_factory=dict)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Sync due connections until `stop` is set."""
@@ -86,6 +95,10 @@ class Worker:
         except Exception as exc:
             log.error("the store could not list due connections (%s)", type(exc).__name__)
             return
+        # The store answers again: what its outage cut short goes first.
+        again = [c for k, c in self.interrupted.items() if k not in running]
+        seen = {(c.account_uid, c.network) for c in again}
+        due = [*again, *(c for c in due if (c.account_uid, c.network) not in seen)]
         for connection in due:
             key = (connection.account_uid, connection.network)
             if free <= 0:
@@ -99,6 +112,7 @@ class Worker:
             except Exception as exc:
                 log.error("claiming %s failed (%s)", connection, type(exc).__name__)
                 continue
+            self.interrupted.pop(key, None)  # claimed or taken by another worker: done
             if claimed:
                 running[key] = asyncio.create_task(self._sync(connection, client, limiters))
                 free -= 1
@@ -124,6 +138,12 @@ class Worker:
             self.reports.append(report)
         except asyncio.CancelledError:
             raise
+        except StoreUnavailable:
+            # Nothing recorded: the connection's outcome stays what the network last earned.
+            log.warning(
+                "sync %s cut short by a store outage; run again once it answers", connection
+            )
+            self.interrupted[(connection.account_uid, connection.network)] = connection
         except Exception as exc:
             log.error("sync %s failed in the store (%s)", connection, type(exc).__name__)
         finally:

@@ -53,11 +53,22 @@ __all__ = [
     "StoreUnavailable",
     "UnsupportedDatabaseError",
     "open_store",
+    "reached_over_network",
 ]
 
 
 class UnsupportedDatabaseError(StoreError):
     """The database setting names a store this version cannot open."""
+
+
+def _scheme(database: str) -> str:
+    return database.split(":", 1)[0].lower() if "://" in database else ""
+
+
+def reached_over_network(database: str) -> bool:
+    """Whether the store `database` names is a server (PostgreSQL), which can be down for a
+    while and come back, rather than a local file, whose failure to open is a setting to fix."""
+    return _scheme(database) in {"postgres", "postgresql"}
 
 
 async def open_store(
@@ -78,7 +89,7 @@ async def open_store(
     a write runs until it commits or fails, and one cut off is rolled back unless it was
     committing already (accounts.store.base: a write's caller is told what the store holds).
     """
-    scheme = database.split(":", 1)[0].lower() if "://" in database else ""
+    scheme = _scheme(database)
     if scheme in {"postgres", "postgresql"}:
         # Imported here: SQLite-only deployments never load asyncpg.
         from accounts.store.postgres import PostgresStore

@@ -890,7 +890,7 @@ class SqlStore(abc.ABC):
     async def due_connections(self, attempted_before: str, limit: int) -> list[ConnectionView]:
         """Connections to sync now, least recently attempted first (see AccountStore)."""
         now = self._now()
-        return await self._run_read(lambda s: due_connections(s, attempted_before, now, limit))
+        return await self._run_write(lambda s: due_connections(s, attempted_before, now, limit))
 
     async def claim_connection(
         self, account_uid: str, network: str, worker: str, lease_seconds: float

@@ -14,9 +14,11 @@
 - Concurrent requests for the same expired key share one store lookup.
 - Stale-if-error: when a refresh fails, the last known answer for that key keeps being
   served (and the refresh is retried after another `ttl`), so a store outage does not log
-  out the keys in use. Only a key never seen since start, met while the store is down,
-  cannot be verified: `authenticate` raises StoreUnavailable and the auth middleware
-  answers 503 where the endpoint lists it, else 401 (see docs/accounts.md).
+  out the keys in use, for at most `stale` seconds after the store last confirmed it
+  (`--key-stale-seconds`, default 600): an outage longer than that must not keep a key
+  revoked meanwhile working forever. Past that bound, and for a key never seen since
+  start, met while the store is down, `authenticate` raises StoreUnavailable and the auth
+  middleware answers 503 where the endpoint lists it, else 401 (see docs/accounts.md).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ DEFAULT_CAPACITY = 10_000
 class _Entry:
     principal: Principal | None
     fresh_until: float
+    verified_at: float  # when the store last gave this answer
 
 
 def principal_of(record: KeyRecord) -> Principal:
@@ -88,11 +91,13 @@ class CachedAuthenticator:
         store: AccountStore,
         *,
         ttl: float,
+        stale: float = 600.0,
         capacity: int = DEFAULT_CAPACITY,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._store = store
         self._ttl = ttl
+        self._stale = stale
         self._clock = clock
         self._known = _Bounded(capacity)
         self._unknown = _Bounded(capacity)
@@ -116,13 +121,16 @@ class CachedAuthenticator:
         try:
             record = await self._lookup(apikeys.key_hash(key))
         except StoreUnavailable:
-            if entry is None:
+            now = self._clock()
+            if entry is None or now >= entry.verified_at + self._stale:
                 raise
-            # Serve the last answer; do not hammer a failing store on every request.
-            entry.fresh_until = self._clock() + self._ttl
+            # Serve the last answer, never past the stale bound; do not hammer a failing
+            # store on every request.
+            entry.fresh_until = min(now + self._ttl, entry.verified_at + self._stale)
             return entry.principal
         principal = None if record is None else principal_of(record)
-        fresh = _Entry(principal, self._clock() + self._ttl)
+        now = self._clock()
+        fresh = _Entry(principal, now + self._ttl, now)
         if principal is None:
             self._known.pop(key)
             self._unknown.put(key, fresh)

@@ -139,6 +139,31 @@ async def test_a_store_outage_keeps_known_answers_and_retries_later(parts):
     assert await auth.authenticate(key.key) is None  # back: the truth wins again
 
 
+@pytest.mark.parametrize("stale", [0.0, 8.0, 600.0])
+async def test_a_known_answer_outlives_its_check_by_the_stale_bound_only(stale):
+    store, clock = FakeStore(), FakeClock()
+    key = apikeys.generate_key()
+    store.records[key.key_hash] = record()
+    auth = CachedAuthenticator(store, ttl=5, stale=stale, clock=clock)
+    checked = clock()
+    principal = await auth.authenticate(key.key)
+    store.down = True
+    served_until = 0.0  # seconds after the check
+    while served_until < stale + 10:
+        clock.advance(1)
+        try:
+            assert await auth.authenticate(key.key) == principal
+        except StoreUnavailable:
+            break
+        assert auth.cached(key.key) in (principal, NOT_CACHED)
+        served_until = clock() - checked
+    # Served while the cache entry is fresh (the ttl) or within the stale bound, not after.
+    assert served_until == max(4.0, stale - 1)
+    assert auth.cached(key.key) is NOT_CACHED
+    store.down = False  # back: verified again, and the bound starts over
+    assert await auth.authenticate(key.key) == principal
+
+
 async def test_concurrent_lookups_of_one_key_share_one_store_call(parts):
     store, _, key, auth = parts
     store.gate = asyncio.Event()

@@ -66,7 +66,7 @@ async def test_a_broken_schema_is_503_not_500(account_client, admin_store, seede
 async def test_a_stuck_store_answers_503_within_the_timeout(account_client, seeded):
     client = await account_client(store_timeout=0.3)
     assert (await client.get("/v1/commissions", headers=seeded.auth)).status == 200
-    store = client.app[appkeys.STORE]
+    store = client.app[appkeys.STORE].store  # the open store behind the handle
     # Keep every read connection busy (as a long lock or a slow disk would).
     hogs = [asyncio.ensure_future(store._read(lambda c: time.sleep(1.0))) for _ in range(2)]
     await asyncio.sleep(0.05)

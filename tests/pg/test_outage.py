@@ -1,5 +1,6 @@
-"""The database goes away mid-run: requests answer 503 (never 500, never later than the
-timeout), then 200 again once it is back, with no restart of the edge; an import cut by
+"""The database goes away mid-run: requests answer 503 (or, where the endpoint lists no
+503, a 401 with Retry-After; never 500, never later than the timeout), then 200 again once
+it is back, with no restart of the edge; an import cut by
 the outage is applied wholly or not at all.
 
 These tests stop and start the session's server; every other test sees it running.
@@ -79,8 +80,11 @@ async def test_a_stopped_server_is_503_then_200_again_without_a_restart(
         for _ in range(3):
             await expect_503(client, seeded)
         clock.advance(60)  # the key's cache entry is stale; the refresh fails; it is kept
+        # /v1/me reads the account itself on every request and lists no 503: a temporary 401.
         me = await client.get("/v1/me", headers=seeded.auth)
-        assert me.status == 200
+        assert me.status == 401, await me.text()
+        assert (await me.json())["code"] == "invalid_api_key"
+        assert me.headers["Retry-After"] == "7"
     finally:
         await asyncio.to_thread(pg_server.start)
 
