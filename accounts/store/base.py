@@ -444,9 +444,17 @@ class AccountStore(Protocol):
         ...
 
     async def claim_connection(
-        self, account_uid: str, network: str, worker: str, lease_seconds: float
+        self,
+        account_uid: str,
+        network: str,
+        worker: str,
+        lease_seconds: float,
+        *,
+        attempted_before: str | None = None,
     ) -> bool:
-        """Lease the connection to `worker` (False: another worker holds a live lease)."""
+        """Lease the connection to `worker` until at least `lease_seconds` from now (False:
+        another worker holds a live lease, or, with `attempted_before`, the connection was
+        attempted at or after that instant)."""
         ...
 
     async def release_connection(self, account_uid: str, network: str, worker: str) -> None: ...
