@@ -19,6 +19,9 @@ from typing import Any
 
 from aiohttp import web
 
+from accounts.crypto import encrypt_credentials
+from accounts.keyring import Keyring
+from accounts.store import AccountStore
 from contract.vocabulary import COMMISSION_STATUSES
 from sync.model import Position, SyncReport, Transaction, Window, WriteResult
 from sync.ports import Connection
@@ -209,6 +212,17 @@ class MemoryStore:
 
     def rows_of(self, network: str) -> dict[str, Transaction]:
         return {k[2]: v for k, v in self.rows.items() if k[1] == network}
+
+
+async def seed_store(store: AccountStore, keyring: Keyring) -> None:
+    """The test account in a real store, connected to every network as `network connect`
+    leaves it: credentials sealed, the currency set where records carry none."""
+    await store.create_account(None, "free", uid=ACCOUNT)
+    for network, values in CREDENTIALS.items():
+        sealed = encrypt_credentials(keyring, ACCOUNT, network, json.dumps(values).encode())
+        await store.connect_network(ACCOUNT, network, sealed)
+        if network in CONNECTION_CURRENCY:
+            await store.set_connection_currency(ACCOUNT, network, CONNECTION_CURRENCY[network])
 
 
 def key(conn: Connection) -> tuple[str, str]:
