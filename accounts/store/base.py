@@ -439,8 +439,9 @@ class AccountStore(Protocol):
 
     # The sync worker (sync.storage adapts these to sync.ports.SyncStore).
     async def due_connections(self, attempted_before: str, limit: int) -> list[ConnectionView]:
-        """Connections with credentials, last attempted before the instant (or never),
-        held by no unexpired lease, least recently attempted first."""
+        """Connections with credentials, last attempted before the instant (or never, or
+        by a worker that died: its lease ended unreleased), held by no unexpired lease,
+        least recently attempted first."""
         ...
 
     async def claim_connection(

@@ -569,12 +569,13 @@ async def due_connections(
     s: Session, attempted_before: str, now: str, limit: int
 ) -> list[ConnectionView]:
     """Connections to sync: credentials stored, account not suspended, not attempted since
-    `attempted_before`, no live lease; least recently attempted first."""
+    `attempted_before` or left behind by a worker that died (its lease ended unreleased),
+    no live lease; least recently attempted first."""
     rows = await s.fetch(
         f"{_CONNECTIONS} JOIN network_credentials c "
         "ON c.account_id = n.account_id AND c.network = n.network "
         "WHERE NOT a.suspended "
-        "AND (n.last_attempt_at IS NULL OR n.last_attempt_at < ?) "
+        "AND (n.last_attempt_at IS NULL OR n.last_attempt_at < ? OR n.lease_owner IS NOT NULL) "
         "AND (n.lease_expires_at IS NULL OR n.lease_expires_at <= ?) "
         "ORDER BY coalesce(n.last_attempt_at, ''), a.uid, n.network LIMIT ?",
         attempted_before,
@@ -609,8 +610,9 @@ async def claim_connection(
     due = ""
     params: list[Any] = [worker, expires, now, account_uid, network, worker, now]
     if attempted_before is not None:
-        due = "AND (last_attempt_at IS NULL OR last_attempt_at < ? OR lease_owner = ?) "
-        params += [attempted_before, worker]
+        # A lease still set was never released: its holder died, the attempt did not end.
+        due = "AND (last_attempt_at IS NULL OR last_attempt_at < ? OR lease_owner IS NOT NULL) "
+        params += [attempted_before]
     return bool(
         await s.execute(
             "UPDATE networks SET lease_owner = ?, lease_expires_at = ?, last_attempt_at = ? "
