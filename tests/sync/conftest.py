@@ -14,6 +14,7 @@ import pytest
 from sync_support import (
     CREDENTIALS,
     PLANTED,
+    SECRET,
     FakeClock,
     FakeNetworks,
     MemoryStore,
@@ -67,7 +68,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
 
 
 STORES = ("sqlite", "postgresql")
-SECRET = "sync-test-secret-" + "s" * 32
 
 
 @pytest.fixture

@@ -70,6 +70,8 @@ PLANTED: tuple[str, ...] = tuple(
     v for creds in CREDENTIALS.values() for v in creds.values() if "PLANTED" in v or "planted" in v
 )
 CONNECTION_CURRENCY = {"cj": "USD", "kwanko": "EUR"}
+# The edge's secret of the real stores (EDGE_SECRET_KEY of the processes the tests run).
+SECRET = "sync-test-secret-" + "s" * 32
 AMOUNT_RE = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?")
 _DECIMAL = "@@decimal@@"
 TIMESTAMP_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
@@ -214,11 +216,14 @@ class MemoryStore:
         return {k[2]: v for k, v in self.rows.items() if k[1] == network}
 
 
-async def seed_store(store: AccountStore, keyring: Keyring) -> None:
-    """The test account in a real store, connected to every network as `network connect`
+async def seed_store(
+    store: AccountStore, keyring: Keyring, networks: Sequence[str] = NETWORKS
+) -> None:
+    """The test account in a real store, connected to `networks` as `network connect`
     leaves it: credentials sealed, the currency set where records carry none."""
     await store.create_account(None, "free", uid=ACCOUNT)
-    for network, values in CREDENTIALS.items():
+    for network in networks:
+        values = CREDENTIALS[network]
         sealed = encrypt_credentials(keyring, ACCOUNT, network, json.dumps(values).encode())
         await store.connect_network(ACCOUNT, network, sealed)
         if network in CONNECTION_CURRENCY:

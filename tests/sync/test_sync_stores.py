@@ -169,6 +169,26 @@ async def test_a_lease_keeps_a_second_worker_off_and_ends_no_earlier_than_asked(
     assert view is not None and view.lease_owner == "w2"
 
 
+async def test_a_connection_left_by_a_dead_worker_is_due_once_its_lease_ends(
+    networks, real_store, clock: FakeClock
+):
+    dead, alive = AccountSyncStore(real_store, "w1"), AccountSyncStore(real_store, "w2")
+    conn = connection("awin")
+    since = clock.now() - dt.timedelta(hours=6)
+    assert conn in await dead.due_connections(since, 50)
+    assert await dead.claim(conn, "w1", 30.0)
+    # w1 dies without releasing: the connection is not due while the lease lasts...
+    clock.advance(10)
+    assert conn not in await alive.due_connections(clock.now() - dt.timedelta(hours=6), 50)
+    # ...and is, with the attempt that never ended, once it has run out.
+    clock.advance(21)
+    assert conn in await alive.due_connections(clock.now() - dt.timedelta(hours=6), 50)
+    assert await alive.claim(conn, "w2", 30.0)
+    await alive.release(conn, "w2")
+    # A released connection waits for its interval.
+    assert conn not in await alive.due_connections(clock.now() - dt.timedelta(hours=6), 50)
+
+
 async def test_a_worker_that_lost_its_lease_writes_nothing(networks, real_store, clock):
     first, second = AccountSyncStore(real_store, "w1"), AccountSyncStore(real_store, "w2")
     conn = connection("awin")
