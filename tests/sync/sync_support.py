@@ -150,10 +150,15 @@ class MemoryStore:
         self, not_synced_since: dt.datetime, limit: int
     ) -> Sequence[Connection]:
         now = self.clock.monotonic()
+        # As the account store: an unreleased lease is an attempt that never ended (its
+        # worker died), due again once the lease has run out.
         due = [
             c
             for c in self.connections
-            if self.attempts.get(key(c), dt.datetime.min.replace(tzinfo=dt.UTC)) < not_synced_since
+            if (
+                self.attempts.get(key(c), dt.datetime.min.replace(tzinfo=dt.UTC)) < not_synced_since
+                or key(c) in self.leases
+            )
             and self.leases.get(key(c), ("", 0.0))[1] <= now
         ]
         return due[:limit]
