@@ -62,16 +62,26 @@ class AccountSyncStore:
     def __init__(self, store: AccountStore, worker_id: str) -> None:
         self.store = store
         self.worker_id = worker_id
+        # The instant each listed connection was due for: its claim fails if another
+        # worker attempted it since (listed before that worker's whole sync, claimed after).
+        self._due_since: dict[tuple[str, str], str] = {}
 
     async def due_connections(
         self, not_synced_since: dt.datetime, limit: int
     ) -> Sequence[Connection]:
-        views = await self.store.due_connections(format_timestamp(not_synced_since), limit)
+        since = format_timestamp(not_synced_since)
+        views = await self.store.due_connections(since, limit)
+        self._due_since = {(v.account_uid, v.network): since for v in views}
         return [connection_of(view) for view in views]
 
     async def claim(self, connection: Connection, worker_id: str, lease_seconds: float) -> bool:
+        since = self._due_since.pop((connection.account_uid, connection.network), None)
         return await self.store.claim_connection(
-            connection.account_uid, connection.network, worker_id, lease_seconds
+            connection.account_uid,
+            connection.network,
+            worker_id,
+            lease_seconds,
+            attempted_before=since,
         )
 
     async def release(self, connection: Connection, worker_id: str) -> None:

@@ -449,14 +449,23 @@ class AccountStore(Protocol):
 
     # The sync worker (sync.storage adapts these to sync.ports.SyncStore).
     async def due_connections(self, attempted_before: str, limit: int) -> list[ConnectionView]:
-        """Connections with credentials, last attempted before the instant (or never),
-        held by no unexpired lease, least recently attempted first."""
+        """Connections with credentials, last attempted before the instant (or never, or
+        by a worker that died: its lease ended unreleased), held by no unexpired lease,
+        least recently attempted first."""
         ...
 
     async def claim_connection(
-        self, account_uid: str, network: str, worker: str, lease_seconds: float
+        self,
+        account_uid: str,
+        network: str,
+        worker: str,
+        lease_seconds: float,
+        *,
+        attempted_before: str | None = None,
     ) -> bool:
-        """Lease the connection to `worker` (False: another worker holds a live lease)."""
+        """Lease the connection to `worker` until at least `lease_seconds` from now (False:
+        another worker holds a live lease, or, with `attempted_before`, the connection was
+        attempted at or after that instant)."""
         ...
 
     async def release_connection(self, account_uid: str, network: str, worker: str) -> None: ...

@@ -574,12 +574,13 @@ async def due_connections(
     s: Session, attempted_before: str, now: str, limit: int
 ) -> list[ConnectionView]:
     """Connections to sync: credentials stored, account not suspended, not attempted since
-    `attempted_before`, no live lease; least recently attempted first."""
+    `attempted_before` or left behind by a worker that died (its lease ended unreleased),
+    no live lease; least recently attempted first."""
     rows = await s.fetch(
         f"{_CONNECTIONS} JOIN network_credentials c "
         "ON c.account_id = n.account_id AND c.network = n.network "
         "WHERE NOT a.suspended "
-        "AND (n.last_attempt_at IS NULL OR n.last_attempt_at < ?) "
+        "AND (n.last_attempt_at IS NULL OR n.last_attempt_at < ? OR n.lease_owner IS NOT NULL) "
         "AND (n.lease_expires_at IS NULL OR n.lease_expires_at <= ?) "
         "ORDER BY coalesce(n.last_attempt_at, ''), a.uid, n.network LIMIT ?",
         attempted_before,
@@ -589,23 +590,40 @@ async def due_connections(
     return [_connection(row) for row in rows]
 
 
+def lease_end(moment: dt.datetime, lease_seconds: float) -> dt.datetime:
+    """When a lease taken at `moment` ends, rounded up to the whole second the store keeps:
+    rounding down would end it early, and another worker could take the connection while
+    its holder still counts on the time it asked for."""
+    end = moment + dt.timedelta(seconds=max(1.0, lease_seconds))
+    whole = end.replace(microsecond=0)
+    return whole if whole == end else whole + dt.timedelta(seconds=1)
+
+
 async def claim_connection(
-    s: Session, account_uid: str, network: str, worker: str, now: str, expires: str
+    s: Session,
+    account_uid: str,
+    network: str,
+    worker: str,
+    now: str,
+    expires: str,
+    attempted_before: str | None = None,
 ) -> bool:
-    """Take the lease if it is free, expired or already `worker`'s. One conditional UPDATE:
-    of two workers racing, the row lock lets one through and the other finds it taken."""
+    """Take the lease if it is free, expired or already `worker`'s (and, with
+    `attempted_before`, if no one attempted the connection since). One conditional UPDATE:
+    of two workers racing, the row lock lets one through and the other finds it taken; a
+    worker whose due list predates another's whole sync finds it attempted and leaves it."""
+    due = ""
+    params: list[Any] = [worker, expires, now, account_uid, network, worker, now]
+    if attempted_before is not None:
+        # A lease still set was never released: its holder died, the attempt did not end.
+        due = "AND (last_attempt_at IS NULL OR last_attempt_at < ? OR lease_owner IS NOT NULL) "
+        params += [attempted_before]
     return bool(
         await s.execute(
             "UPDATE networks SET lease_owner = ?, lease_expires_at = ?, last_attempt_at = ? "
             "WHERE account_id = (SELECT id FROM accounts WHERE uid = ?) AND network = ? "
-            "AND (lease_owner IS NULL OR lease_owner = ? OR lease_expires_at <= ?)",
-            worker,
-            expires,
-            now,
-            account_uid,
-            network,
-            worker,
-            now,
+            "AND (lease_owner IS NULL OR lease_owner = ? OR lease_expires_at <= ?) " + due,
+            *params,
         )
     )
 
@@ -888,19 +906,31 @@ class SqlStore(abc.ABC):
     # --- the sync worker and the connection commands ---
 
     async def due_connections(self, attempted_before: str, limit: int) -> list[ConnectionView]:
-        """Connections to sync now, least recently attempted first (see AccountStore)."""
+        """Connections to sync now, least recently attempted first (see AccountStore).
+
+        Read in a write transaction: a read connection's snapshot may predate a claim or a
+        release another worker just committed, and the list would offer stale leases."""
         now = self._now()
         return await self._run_write(lambda s: due_connections(s, attempted_before, now, limit))
 
     async def claim_connection(
-        self, account_uid: str, network: str, worker: str, lease_seconds: float
+        self,
+        account_uid: str,
+        network: str,
+        worker: str,
+        lease_seconds: float,
+        *,
+        attempted_before: str | None = None,
     ) -> bool:
-        """Lease the connection to `worker` for `lease_seconds` (False: leased elsewhere)."""
+        """Lease the connection to `worker` for `lease_seconds` (False: leased elsewhere, or
+        with `attempted_before`, attempted since then: another worker synced it meanwhile)."""
         moment = self._clock()
         now = format_timestamp(moment)
-        expires = format_timestamp(moment + dt.timedelta(seconds=max(1.0, lease_seconds)))
+        expires = format_timestamp(lease_end(moment, lease_seconds))
         return await self._run_write(
-            lambda s: claim_connection(s, account_uid, network, worker, now, expires)
+            lambda s: claim_connection(
+                s, account_uid, network, worker, now, expires, attempted_before
+            )
         )
 
     async def release_connection(self, account_uid: str, network: str, worker: str) -> None:

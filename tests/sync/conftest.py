@@ -1,10 +1,12 @@
-"""Fixtures of the sync tests: a fake clock, an in-memory store, the loopback fake networks,
-and a guard that no planted credential reaches a log line."""
+"""Fixtures of the sync tests: a fake clock, an in-memory store, the real account stores
+(a SQLite file and PostgreSQL), the loopback fake networks, and a guard that no planted
+credential reaches a log line, an exception text or a command's output."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -12,13 +14,17 @@ import pytest
 from sync_support import (
     CREDENTIALS,
     PLANTED,
+    SECRET,
     FakeClock,
     FakeNetworks,
     MemoryStore,
     connection,
     decrypt,
+    seed_store,
 )
 
+from accounts.keyring import Keyring, keyring_from_env
+from accounts.store import AccountStore, open_store
 from sync.connectors import CONNECTORS
 from sync.http import NetworkClient, RetryPolicy
 from sync.model import SyncReport
@@ -30,17 +36,67 @@ from sync.statuses import mapper, tables_from_specs
 TEST_PAGE_SIZES = {"impact": 1, "tradedoubler": 1, "partnerize": 1, "affilae": 1, "admitad": 1}
 
 
+@pytest.fixture
+def transcript() -> list[str]:
+    """What a test's commands printed and the exception texts it caught: the guard below
+    greps them with the log lines."""
+    return []
+
+
 @pytest.fixture(autouse=True)
-def no_credentials_in_logs(caplog: pytest.LogCaptureFixture):
-    """Every log line of every sync test (tracebacks included) is free of planted secrets."""
+def no_credentials_in_logs(caplog: pytest.LogCaptureFixture, transcript: list[str]):
+    """Every log line of every sync test (tracebacks included), every output of a command
+    it ran and every exception text it kept is free of planted secrets."""
     caplog.set_level(logging.DEBUG)
     yield
     # In teardown caplog.records is the teardown's: read the earlier phases by name.
     records = caplog.get_records("setup") + caplog.get_records("call")
     formatter = logging.Formatter("%(name)s %(levelname)s %(message)s")
-    text = "\n".join(formatter.format(r) for r in records)
+    text = "\n".join([*(formatter.format(r) for r in records), *transcript])
     leaked = [v for v in PLANTED if v in text]
-    assert not leaked, f"credentials in log lines: {leaked}"
+    assert not leaked, f"credentials in log lines or command output: {leaked}"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    """A failure whose traceback quotes a planted credential is reported without it: the
+    report is part of the transcript too."""
+    report = yield
+    if call.excinfo is not None and any(v in str(report.longrepr) for v in PLANTED):
+        report.longrepr = "the failure's text names a planted credential (hidden)"
+    return report
+
+
+STORES = ("sqlite", "postgresql")
+
+
+@pytest.fixture
+def keyring() -> Keyring:
+    return keyring_from_env({"EDGE_SECRET_KEY": SECRET})
+
+
+@pytest.fixture(params=STORES)
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A real account store's address: a SQLite file, or the PostgreSQL test database."""
+    if request.param == "sqlite":
+        return str(tmp_path / "store.sqlite3")
+    return request.getfixturevalue("pg_url")
+
+
+@pytest.fixture
+async def real_store(
+    database: str, clock: FakeClock, keyring: Keyring
+) -> AsyncIterator[AccountStore]:
+    """The account store on `database`, on the test clock, with the test account connected
+    to every network (credentials sealed under `keyring`)."""
+    store = await open_store(
+        database, writable=True, readers=1, timeout=10.0, clock=lambda: clock.now()
+    )
+    try:
+        await seed_store(store, keyring)
+        yield store
+    finally:
+        await store.close()
 
 
 @pytest.fixture
@@ -98,7 +154,7 @@ async def run_sync(
         return await sync_connection(
             overrides.pop("store", store),
             conn,
-            decrypt=decrypt,
+            decrypt=overrides.pop("decrypt", decrypt),
             map_status=overrides.pop("map_status", map_status),
             clock=clock,
             settings=cfg,

@@ -19,6 +19,9 @@ from typing import Any
 
 from aiohttp import web
 
+from accounts.crypto import encrypt_credentials
+from accounts.keyring import Keyring
+from accounts.store import AccountStore
 from contract.vocabulary import COMMISSION_STATUSES
 from sync.model import Position, SyncReport, Transaction, Window, WriteResult
 from sync.ports import Connection
@@ -67,6 +70,8 @@ PLANTED: tuple[str, ...] = tuple(
     v for creds in CREDENTIALS.values() for v in creds.values() if "PLANTED" in v or "planted" in v
 )
 CONNECTION_CURRENCY = {"cj": "USD", "kwanko": "EUR"}
+# The edge's secret of the real stores (EDGE_SECRET_KEY of the processes the tests run).
+SECRET = "sync-test-secret-" + "s" * 32
 AMOUNT_RE = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?")
 _DECIMAL = "@@decimal@@"
 TIMESTAMP_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
@@ -145,10 +150,15 @@ class MemoryStore:
         self, not_synced_since: dt.datetime, limit: int
     ) -> Sequence[Connection]:
         now = self.clock.monotonic()
+        # As the account store: an unreleased lease is an attempt that never ended (its
+        # worker died), due again once the lease has run out.
         due = [
             c
             for c in self.connections
-            if self.attempts.get(key(c), dt.datetime.min.replace(tzinfo=dt.UTC)) < not_synced_since
+            if (
+                self.attempts.get(key(c), dt.datetime.min.replace(tzinfo=dt.UTC)) < not_synced_since
+                or key(c) in self.leases
+            )
             and self.leases.get(key(c), ("", 0.0))[1] <= now
         ]
         return due[:limit]
@@ -209,6 +219,20 @@ class MemoryStore:
 
     def rows_of(self, network: str) -> dict[str, Transaction]:
         return {k[2]: v for k, v in self.rows.items() if k[1] == network}
+
+
+async def seed_store(
+    store: AccountStore, keyring: Keyring, networks: Sequence[str] = NETWORKS
+) -> None:
+    """The test account in a real store, connected to `networks` as `network connect`
+    leaves it: credentials sealed, the currency set where records carry none."""
+    await store.create_account(None, "free", uid=ACCOUNT)
+    for network in networks:
+        values = CREDENTIALS[network]
+        sealed = encrypt_credentials(keyring, ACCOUNT, network, json.dumps(values).encode())
+        await store.connect_network(ACCOUNT, network, sealed)
+        if network in CONNECTION_CURRENCY:
+            await store.set_connection_currency(ACCOUNT, network, CONNECTION_CURRENCY[network])
 
 
 def key(conn: Connection) -> tuple[str, str]:

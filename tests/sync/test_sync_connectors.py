@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from decimal import Decimal
 
 import pytest
-from sync_support import NETWORKS, Canned, expected, max_in_any_period
+from sync_support import CREDENTIALS, NETWORKS, Canned, connection, expected, max_in_any_period
 
 from sync.connectors import CONNECTORS
 from sync.model import Outcome
@@ -292,3 +293,85 @@ async def test_5xx_that_never_ends_is_an_error(networks, store, run_sync):
     assert report.outcome is Outcome.ERROR
     assert report.reason.code == "network_unavailable"
     assert store.rows_of("kwanko") == {}
+
+
+def _set(path: tuple, value):
+    def change(record: dict) -> None:
+        *parents, last = path
+        for step in parents:
+            record = record[step]
+        record[last] = value
+
+    return change
+
+
+# A network's later answer correcting a record's commission, and the amount stored.
+AMENDS = {
+    "awin": (_set(("commissionAmount", "amount"), Decimal("2.13")), "2.13"),
+    "cj": (_set(("pubCommissionAmountPubCurrency",), "6.50"), "6.50"),
+    "impact": (_set(("Payout",), "5.50"), "5.50"),
+    "tradedoubler": (_set(("commission",), Decimal("2.25")), "2.25"),
+    "effiliation": (_set(("commission",), "7,35"), "7.35"),
+    "kwanko": (_set(("websites_per_language", 0, "earnings", "value"), Decimal("6.25")), "6.25"),
+    "partnerize": (_set(("publisher_commission",), "11.11"), "11.11"),
+    "affilae": (_set(("commission",), 1100), "11.00"),  # cents
+    "admitad": (_set(("payment",), "2.75"), "2.75"),
+}
+
+
+@pytest.mark.parametrize("network", NETWORKS)
+async def test_a_corrected_amount_updates_the_same_row(network, networks, store, clock, run_sync):
+    await run_sync(network)
+    external_id = FLIPS[network][0]  # a record the lock period's re-scan reaches
+    (record,) = [r for r in networks[network].records if str(r[ID_FIELDS[network]]) == external_id]
+    before = store.rows_of(network)[external_id]
+    amend, stored = AMENDS[network]
+    amend(record)
+    clock.advance(6 * 3600)
+    report = await run_sync(network)
+    assert report.outcome is Outcome.OK, report.reason
+    assert report.counts.updated == 1
+    rows = store.rows_of(network)
+    assert len(rows) == len(expected(network))
+    assert rows[external_id].commission_amount == stored != before.commission_amount
+    assert rows[external_id].currency == before.currency
+
+
+# The first record with its currency taken away (networks whose records carry one).
+NO_CURRENCY = {
+    "impact": lambda r: r.pop("Currency"),
+    "tradedoubler": lambda r: r.pop("currency"),
+    "effiliation": _set(("devise",), ""),
+    "partnerize": lambda r: r.pop("currency"),
+    "affilae": lambda r: r.pop("currency"),
+    "admitad": lambda r: r.pop("currency"),
+}
+
+
+@pytest.mark.parametrize("network", sorted(NO_CURRENCY))
+async def test_a_record_without_its_currency_is_refused_never_guessed(
+    network, networks, store, run_sync
+):
+    record = networks[network].records[0]
+    NO_CURRENCY[network](record)
+    report = await run_sync(network)
+    assert report.outcome is Outcome.PARTIAL
+    assert report.reason.code == "records_refused"
+    assert "currency" in report.reason.message
+    assert report.counts.refused == 1
+    rows = store.rows_of(network)
+    assert str(record[ID_FIELDS[network]]) not in rows
+    assert len(rows) == len(expected(network)) - 1
+
+
+@pytest.mark.parametrize("network", ["tradedoubler", "effiliation"])
+async def test_a_record_without_currency_takes_the_connection_one_where_the_network_allows(
+    network, networks, store, run_sync
+):
+    record = networks[network].records[0]
+    NO_CURRENCY[network](record)
+    conn = connection(network, currency="NOK")
+    store.add(conn, CREDENTIALS[network])
+    report = await run_sync(network, connection=conn)
+    assert report.outcome is Outcome.OK, report.reason
+    assert store.rows_of(network)[str(record[ID_FIELDS[network]])].currency == "NOK"

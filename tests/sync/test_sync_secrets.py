@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import socket
+from pathlib import Path
 
 import pytest
 from sync_support import CREDENTIALS, NETWORKS, NOW, PLANTED, Canned, connection
@@ -97,3 +98,26 @@ def test_requests_contexts_and_credentials_do_not_show_secrets_in_repr(network, 
     request = connector.request(ctx, Window(NOW.replace(day=1), NOW), None)
     assert isinstance(request, HttpRequest)
     assert_clean(ctx, ctx.credentials, request)
+
+
+@pytest.mark.parametrize("failure", ["401", "truncated", "own bad credentials"])
+async def test_what_the_real_store_keeps_of_every_failed_sync_names_no_credential(
+    failure, networks, real_store, keyring, run_sync, database
+):
+    from sync.storage import AccountSyncStore, credential_opener
+
+    sync_store = AccountSyncStore(real_store, "w1")
+    for network in NETWORKS:
+        FAILURES[failure](networks[network])
+        conn = connection(network)
+        assert await sync_store.claim(conn, "w1", 600.0)
+        try:
+            await run_sync(network, store=sync_store, decrypt=credential_opener(keyring))
+        finally:
+            await sync_store.release(conn, "w1")
+    views = await real_store.list_connections()
+    assert {v.status for v in views} <= {"auth_failed", "partial", "error"}
+    assert_clean(*views)
+    if not database.startswith("postgresql"):
+        stored = b"".join(p.read_bytes() for p in Path(database).parent.glob("store.sqlite3*"))
+        assert not [v for v in PLANTED if v.encode() in stored]

@@ -112,7 +112,7 @@ async def test_stopping_cancels_a_sync_past_the_grace_period_and_releases_its_le
     assert store.reports == []  # cut off: nothing recorded, nothing half-written
 
 
-def test_python_m_sync_stops_cleanly_on_sigterm(tmp_path):
+def test_python_m_sync_stops_cleanly_on_sigterm(tmp_path, transcript):
     env = {
         **os.environ,
         "EDGE_DATABASE": str(tmp_path / "store.sqlite3"),
@@ -130,6 +130,7 @@ def test_python_m_sync_stops_cleanly_on_sigterm(tmp_path):
         assert "started" in line, line
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=10) == 0
+        transcript += [line, proc.stderr.read()]
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -146,7 +147,7 @@ def test_python_m_sync_stops_cleanly_on_sigterm(tmp_path):
         ({}, ("--concurrency", "0"), "--concurrency and --backfill-days must be at least 1"),
     ],
 )
-def test_python_m_sync_refuses_a_bad_setting_in_one_line(tmp_path, env, args, message):
+def test_python_m_sync_refuses_a_bad_setting_in_one_line(tmp_path, transcript, env, args, message):
     environ = {
         **os.environ,
         "EDGE_DATABASE": str(tmp_path / "store.sqlite3"),
@@ -161,5 +162,6 @@ def test_python_m_sync_refuses_a_bad_setting_in_one_line(tmp_path, env, args, me
         timeout=30,
         env=environ,
     )
+    transcript += [out.stdout, out.stderr]
     assert out.returncode == 2, out.stderr
     assert message in out.stderr and "Traceback" not in out.stderr, out.stderr

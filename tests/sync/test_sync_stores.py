@@ -1,0 +1,273 @@
+"""The sync over the real account stores, a SQLite file and PostgreSQL: rows, outcomes and
+reasons as stored, leases that keep two workers off one connection, and fenced writes."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+
+import pytest
+from sync_support import ACCOUNT, NETWORKS, Canned, FakeClock, connection, expected
+
+from accounts.store import AccountStore, CommissionQuery, Conflict, open_store
+from sync.model import Outcome, Position, Window
+from sync.storage import AccountSyncStore, credential_opener
+from sync.worker import Worker, WorkerConfig
+
+FLIPS = {
+    "awin": ("1591984036", "commissionStatus", "approved", "approved"),
+    "effiliation": ("EF-7004", "statut", "Refusé", "declined"),
+    "impact": ("7700.1.2", "State", "REVERSED", "declined"),
+}
+ID_FIELDS = {"awin": "id", "effiliation": "id_transaction", "impact": "Id"}
+STORED_FIELDS = {
+    "status": "status",
+    "rawStatus": "raw_status",
+    "commissionAmount": "commission_amount",
+    "saleAmount": "sale_amount",
+    "currency": "currency",
+    "subId": "sub_id",
+    "transactedAt": "transacted_at",
+}
+
+
+async def stored_rows(store: AccountStore, network: str) -> dict[str, dict]:
+    rows = await store.list_commissions(CommissionQuery(ACCOUNT, limit=1000, network=network))
+    return {
+        r.external_id: {"seq": r.seq, **{k: getattr(r, a) for k, a in STORED_FIELDS.items()}}
+        for r in rows
+    }
+
+
+async def leased_sync(run_sync, real_store, keyring, network: str, worker: str = "w1"):
+    """One sync as a worker runs it: claimed, synced, released."""
+    sync_store = AccountSyncStore(real_store, worker)
+    conn = connection(network)
+    assert await sync_store.claim(conn, worker, 3600.0)
+    try:
+        return await run_sync(network, store=sync_store, decrypt=credential_opener(keyring))
+    finally:
+        await sync_store.release(conn, worker)
+
+
+def run_sync_real(run_sync, real_store, keyring):
+    async def run(network: str, worker: str = "w1"):
+        return await leased_sync(run_sync, real_store, keyring, network, worker)
+
+    return run
+
+
+@pytest.fixture
+def sync_real(run_sync, real_store, keyring):
+    """`await sync_real(network)`: one leased sync into the real store."""
+    return run_sync_real(run_sync, real_store, keyring)
+
+
+@pytest.mark.parametrize("network", NETWORKS)
+async def test_every_connector_stores_its_recorded_rows(network, networks, real_store, sync_real):
+    report = await sync_real(network)
+    assert report.outcome is Outcome.OK, report.reason
+    rows = await stored_rows(real_store, network)
+    wanted = expected(network)
+    assert set(rows) == set(wanted)
+    for external_id, fields in wanted.items():
+        shown = {k: rows[external_id][k] for k in fields if k in STORED_FIELDS}
+        assert shown == {k: v for k, v in fields.items() if k in STORED_FIELDS}, external_id
+    view = await real_store.connection(ACCOUNT, network)
+    assert view is not None
+    assert (view.status, view.reason_code, view.transactions) == ("ok", None, len(wanted))
+    assert view.position == "2026-03-15T12:00:00Z"
+    assert view.lease_owner is None
+
+
+@pytest.mark.parametrize("network", sorted(FLIPS))
+async def test_a_rerun_changes_nothing_and_a_flipped_status_updates_its_row(
+    network, networks, real_store, clock: FakeClock, sync_real
+):
+    await sync_real(network)
+    before = await stored_rows(real_store, network)
+    again = await sync_real(network)
+    assert (again.counts.inserted, again.counts.updated) == (0, 0)
+    assert await stored_rows(real_store, network) == before
+    external_id, field, raw, status = FLIPS[network]
+    (record,) = [r for r in networks[network].records if str(r[ID_FIELDS[network]]) == external_id]
+    record[field] = raw
+    clock.advance(6 * 3600)
+    report = await sync_real(network)
+    assert report.outcome is Outcome.OK
+    assert report.counts.updated == 1
+    after = await stored_rows(real_store, network)
+    assert set(after) == set(before)
+    assert (after[external_id]["status"], after[external_id]["rawStatus"]) == (status, raw)
+    assert after[external_id]["seq"] == before[external_id]["seq"]  # the same row, updated
+
+
+FAILURES = {
+    "401": (
+        lambda st: st.inject.append(Canned(401, b"{}")),
+        {"auth_failed"},
+        "auth_rejected",
+    ),
+    "own bad credentials": (
+        lambda st: setattr(st, "reject_auth", True),
+        {"auth_failed"},
+        "auth_rejected",
+    ),
+    "truncated": (
+        lambda st: st.inject.append(Canned(200, b'[{"id": 15919')),
+        {"partial", "error"},
+        "malformed_response",
+    ),
+    "retry-after too long": (
+        lambda st: st.inject.append(Canned(429, b"", {"Retry-After": "86400"})),
+        {"partial", "error"},
+        "rate_limited",
+    ),
+    "5xx for ever": (
+        lambda st: st.inject.extend([Canned(500, b"down")] * 200),
+        {"error"},
+        "network_unavailable",
+    ),
+}
+
+
+@pytest.mark.parametrize("failure", FAILURES)
+@pytest.mark.parametrize("network", ["effiliation", "kwanko"])
+async def test_outcomes_and_reasons_are_stored_with_the_connection(
+    network, failure, networks, real_store, sync_real
+):
+    if network == "effiliation" and failure == "truncated":
+        networks[network].inject.append(
+            Canned(200, b"id_transaction|commission\nEF-1|2,00|Valide", content_type="text/csv")
+        )
+    else:
+        FAILURES[failure][0](networks[network])
+    report = await sync_real(network)
+    _, statuses, code = FAILURES[failure]
+    view = await real_store.connection(ACCOUNT, network)
+    assert view is not None
+    assert view.status in statuses and view.status == report.outcome.value
+    assert view.reason_code == code
+    assert view.reason_message == report.reason.message
+
+
+async def test_a_lease_keeps_a_second_worker_off_and_ends_no_earlier_than_asked(
+    networks, real_store, clock: FakeClock
+):
+    # The lease is taken at a fraction of a second: its end must round up, not down.
+    clock.advance(0.6)
+    first, second = AccountSyncStore(real_store, "w1"), AccountSyncStore(real_store, "w2")
+    conn = connection("awin")
+    assert await first.claim(conn, "w1", 1.0)
+    assert not await second.claim(conn, "w2", 60.0)
+    clock.advance(0.9)  # 0.1 s of the lease is left
+    assert not await second.claim(conn, "w2", 60.0)
+    assert conn not in await second.due_connections(clock.now(), 50)
+    clock.advance(0.5)
+    assert await second.claim(conn, "w2", 60.0)
+    view = await real_store.connection(ACCOUNT, "awin")
+    assert view is not None and view.lease_owner == "w2"
+
+
+async def test_a_connection_left_by_a_dead_worker_is_due_once_its_lease_ends(
+    networks, real_store, clock: FakeClock
+):
+    dead, alive = AccountSyncStore(real_store, "w1"), AccountSyncStore(real_store, "w2")
+    conn = connection("awin")
+    since = clock.now() - dt.timedelta(hours=6)
+    assert conn in await dead.due_connections(since, 50)
+    assert await dead.claim(conn, "w1", 30.0)
+    # w1 dies without releasing: the connection is not due while the lease lasts...
+    clock.advance(10)
+    assert conn not in await alive.due_connections(clock.now() - dt.timedelta(hours=6), 50)
+    # ...and is, with the attempt that never ended, once it has run out.
+    clock.advance(21)
+    assert conn in await alive.due_connections(clock.now() - dt.timedelta(hours=6), 50)
+    assert await alive.claim(conn, "w2", 30.0)
+    await alive.release(conn, "w2")
+    # A released connection waits for its interval.
+    assert conn not in await alive.due_connections(clock.now() - dt.timedelta(hours=6), 50)
+
+
+async def test_a_worker_that_lost_its_lease_writes_nothing(networks, real_store, clock):
+    first, second = AccountSyncStore(real_store, "w1"), AccountSyncStore(real_store, "w2")
+    conn = connection("awin")
+    window = Window(clock.now() - dt.timedelta(days=1), clock.now())
+    assert await first.claim(conn, "w1", 30.0)
+    clock.advance(31)  # w1 stalled past its lease; w2 takes over
+    assert await second.claim(conn, "w2", 30.0)
+    with pytest.raises(Conflict):
+        await first.write_window(conn, window, [], Position(clock.now()))
+    view = await real_store.connection(ACCOUNT, "awin")
+    assert view is not None and view.position is None
+    await second.write_window(conn, window, [], Position(clock.now()))
+    assert await first.load_position(conn) == Position(clock.now().replace(microsecond=0))
+
+
+async def test_a_due_list_older_than_another_workers_whole_sync_claims_nothing(
+    networks, real_store, clock, run_sync, keyring
+):
+    late, quick = AccountSyncStore(real_store, "w1"), AccountSyncStore(real_store, "w2")
+    since = clock.now() - dt.timedelta(hours=6)
+    listed = await late.due_connections(since, 50)
+    assert connection("awin") in listed
+    report = await leased_sync(run_sync, real_store, keyring, "awin", worker="w2")
+    assert report.outcome is Outcome.OK
+    clock.advance(1)
+    assert not await late.claim(connection("awin"), "w1", 3600.0)
+    assert connection("awin") not in await late.due_connections(since, 50)
+    await quick.release(connection("awin"), "w2")
+
+
+class Recording(AccountSyncStore):
+    """The store adapter, noting which connection each recorded outcome was for."""
+
+    def __init__(
+        self, store: AccountStore, worker_id: str, synced: list[str], all_done: asyncio.Event
+    ) -> None:
+        super().__init__(store, worker_id)
+        self.synced = synced
+        self.all_done = all_done
+
+    async def record_outcome(self, connection, report) -> None:
+        await super().record_outcome(connection, report)
+        self.synced.append(connection.network)
+        if len(self.synced) >= len(NETWORKS):
+            self.all_done.set()
+
+
+async def test_two_workers_on_one_store_sync_each_connection_once(
+    database, networks, real_store, clock, settings, map_status, keyring
+):
+    other = await open_store(
+        database, writable=True, readers=1, timeout=10.0, clock=lambda: clock.now()
+    )
+    synced: list[str] = []
+    all_done = asyncio.Event()
+    try:
+        workers = [
+            Worker(
+                Recording(store, name, synced, all_done),
+                credential_opener(keyring),
+                map_status,
+                WorkerConfig(worker_id=name, concurrency=3, poll_seconds=0.01),
+                settings,
+                clock,
+            )
+            for store, name in ((real_store, "w1"), (other, "w2"))
+        ]
+        stop = asyncio.Event()
+        running = [asyncio.create_task(w.run(stop)) for w in workers]
+        async with asyncio.timeout(60):
+            await all_done.wait()
+            await asyncio.sleep(0.2)  # time for a wrongly doubled sync to show
+        stop.set()
+        await asyncio.gather(*running)
+    finally:
+        await other.close()
+    assert sorted(synced) == sorted(NETWORKS)
+    assert all(r.outcome is Outcome.OK for w in workers for r in w.reports)
+    views = await real_store.list_connections(ACCOUNT)
+    assert {(v.status, v.lease_owner) for v in views} == {("ok", None)}
+    for network in NETWORKS:
+        assert len(await stored_rows(real_store, network)) == len(expected(network))
