@@ -16,16 +16,18 @@
 3. Meanwhile, on a timer: new builds swapped into dist/ (the edge reloads them), commission
    imports (`python -m admin commissions import`, re-run until done, as an operator would),
    PostgreSQL stopped and started (fast, then immediate), Redis killed and restarted, one
-   edge worker killed with SIGKILL (twice; the supervisor must start it again).
+   edge worker killed with SIGKILL (twice, the second time while PostgreSQL is down; the
+   supervisor must start it again).
 4. Prints the statuses per endpoint every second and a final verdict line,
    `soak: PASS ...` or `soak: FAIL ...` with every reason. It fails on: a status outside the
    endpoint's table (contract/endpoints.py, the spec's tables), any 500, an answer other
    than the expected one (200, or 400/401/404 for the requests made to get them) while
    PostgreSQL was up, counted from `--grace` seconds after it came back, a revoked key
-   answered 200, a connection error outside a worker kill's window, a worker not restarted,
-   a build not served within 10 s, and any commission row lost, duplicated or unexpected:
-   in the store at the end, and in every history a client paged through (which must hold
-   every row imported before its first page).
+   answered 200, a connection error outside a worker kill's window, a killed worker not
+   replaced within 5 s by one that stays up, a build not served within 10 s, and any
+   commission row lost, duplicated or unexpected: in the store at the end, and in every
+   history a client paged through (which must hold every row imported before its first
+   page).
 
 Writes bench/out/soak/results.json. docs/performance.md ("Soak run") has a run's figures.
 """
@@ -510,6 +512,7 @@ async def import_rows(world: World, database: str, rng: random.Random, number: i
     cmd = [sys.executable, "-m", "admin", "commissions", "import"]
     cmd += ["--account", uid, "--network", NETWORK, handle.name]
     attempts = 0
+    failures: list[str] = []  # what the runs that did not finish said
     try:
         while attempts < 60:
             attempts += 1
@@ -519,9 +522,12 @@ async def import_rows(world: World, database: str, rng: random.Random, number: i
             if done.returncode == 0:
                 committed = time.monotonic()
                 world.ledger.rows[uid].update(dict.fromkeys(ids, committed))
-                world.ledger.imports.append({"rows": len(ids), "attempts": attempts})
+                world.ledger.imports.append(
+                    {"rows": len(ids), "attempts": attempts, "failures": failures}
+                )
                 world.event(f"import of {len(ids)} rows done ({attempts} attempts)")
                 return
+            failures.append(done.stderr.strip()[-300:])
             await asyncio.sleep(1.0)
         world.problems.append(f"import {number} never succeeded: {done.stderr.strip()[-200:]}")
     finally:
