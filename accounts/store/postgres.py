@@ -83,12 +83,18 @@ CREDENTIALS_TABLE = "network_credentials"
 DIALECT = Dialect("postgresql", arrays=True, concurrent_writes=True, json_pages=False)
 
 # Failures that say nothing about the statement, only that its connection is gone: a read
-# hit by one on a connection that sat in the pool is worth one more try on a new one.
+# hit by one on a connection that sat in the pool is worth one more try on a new one. During
+# a server restart asyncpg reports a connection cut mid-message as InternalClientError (its
+# protocol state machine lost its footing), one closed under it as InterfaceError, and a
+# server still starting or stopping as CannotConnectNowError.
 _CONNECTION_LOST: tuple[type[BaseException], ...] = (
     asyncpg.ConnectionDoesNotExistError,
     asyncpg.PostgresConnectionError,
     asyncpg.exceptions.AdminShutdownError,
     asyncpg.exceptions.CrashShutdownError,
+    asyncpg.exceptions.CannotConnectNowError,
+    asyncpg.exceptions.InternalClientError,
+    asyncpg.InterfaceError,
     ConnectionError,
 )
 
@@ -301,7 +307,12 @@ class PostgresStore(SqlStore):
             raise StoreUnavailable(
                 f"cannot open the account store {self.name}: no answer in time"
             ) from None
-        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
+        except (
+            asyncpg.PostgresError,
+            asyncpg.InterfaceError,
+            asyncpg.exceptions.InternalClientError,
+            OSError,
+        ) as exc:
             raise StoreUnavailable(f"cannot open the account store {self.name}: {exc}") from exc
 
     async def close(self) -> None:
@@ -315,7 +326,13 @@ class PostgresStore(SqlStore):
         try:
             async with asyncio.timeout(self._timeout):
                 await pool.close()
-        except (TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError, OSError):
+        except (
+            TimeoutError,
+            asyncpg.PostgresError,
+            asyncpg.InterfaceError,
+            asyncpg.exceptions.InternalClientError,
+            OSError,
+        ):
             pool.terminate()  # a hung call or a dead server: drop the sockets
 
     # --- calls ---
@@ -358,7 +375,7 @@ class PostgresStore(SqlStore):
             raise Conflict(str(exc)) from exc
         except (asyncpg.PostgresError, OSError) as exc:  # shutdown, too many connections, ...
             raise StoreUnavailable(f"the account store failed: {exc}") from exc
-        except asyncpg.InterfaceError as exc:
+        except (asyncpg.InterfaceError, asyncpg.exceptions.InternalClientError) as exc:
             if isinstance(exc, asyncpg.DataError):
                 raise  # a value of the wrong type: a bug, not an outage
             raise StoreUnavailable(f"the account store failed: {exc}") from exc
@@ -371,8 +388,9 @@ class PostgresStore(SqlStore):
             async with asyncio.timeout(self._timeout):
                 try:
                     return await self._once(pool, fn, True)
-                except _CONNECTION_LOST:
-                    pass
+                except _CONNECTION_LOST as exc:
+                    if isinstance(exc, asyncpg.DataError):
+                        raise  # a value of the wrong type: the same again on any connection
                 # A connection that died while idle (server restarted): once more, anew.
                 return await self._once(pool, fn, True)
 

@@ -80,6 +80,7 @@ async def test_a_stopped_server_is_503_then_200_again_without_a_restart(
         for _ in range(3):
             await expect_503(client, seeded)
         clock.advance(60)  # the key's cache entry is stale; the refresh fails; it is kept
+        assert (await client.get("/v1/programs/nope", headers=seeded.auth)).status == 404
         # /v1/me reads the account itself on every request and lists no 503: a temporary 401.
         me = await client.get("/v1/me", headers=seeded.auth)
         assert me.status == 401, await me.text()
@@ -94,6 +95,49 @@ async def test_a_stopped_server_is_503_then_200_again_without_a_restart(
     cursor = expected["page"]["nextCursor"]
     following = await client.get(f"/v1/commissions?limit=5&cursor={cursor}", headers=seeded.auth)
     assert following.status == 200 and len((await following.json())["data"]) == 5
+
+
+@pytest.mark.parametrize("mode", ["fast", "immediate"])
+async def test_a_restart_under_traffic_answers_only_200_or_503(
+    pg_client, store, pg_server, clock, mode
+):
+    """Requests in flight while the server stops and starts again: the connections they
+    hold break at any point of the protocol, and each answer is a page or a 503, never a
+    500 (asyncpg's InternalClientError, InterfaceError or CannotConnectNowError escaping)."""
+    keys = [await new_account(store) for _ in range(4)]
+    for seeded in keys:
+        await store.upsert_commissions(seeded.uid, "awin", rows(60))
+    client = await pg_client(store_timeout=TIMEOUT, retry_after=7)
+    statuses: dict[str, list[int]] = {"commissions": [], "me": []}
+    restarted = asyncio.Event()
+    after: list[int] = []
+
+    async def traffic(seeded: Seeded) -> None:
+        while not restarted.is_set() or len(after) < 40:
+            clock.advance(1)  # keys go stale: lookups reach the store too
+            resp = await client.get("/v1/commissions?limit=25", headers=seeded.auth)
+            await resp.read()
+            statuses["commissions"].append(resp.status)
+            if restarted.is_set():
+                after.append(resp.status)
+            me = await client.get("/v1/me", headers=seeded.auth)
+            await me.read()
+            statuses["me"].append(me.status)
+
+    tasks = [asyncio.ensure_future(traffic(seeded)) for seeded in keys * 2]
+    await asyncio.sleep(0.3)
+    try:
+        await asyncio.to_thread(pg_server.stop, mode)
+        await asyncio.sleep(0.3)
+    finally:
+        await asyncio.to_thread(pg_server.start)
+    restarted.set()
+    await asyncio.wait_for(asyncio.gather(*tasks), 60)
+
+    assert set(statuses["commissions"]) <= {200, 503}, statuses["commissions"]
+    assert set(statuses["me"]) <= {200, 401}, statuses["me"]  # 503 is not /v1/me's
+    assert 503 in statuses["commissions"]  # the outage was met
+    assert after[-10:] == [200] * 10  # and is over without restarting the edge
 
 
 async def test_a_frozen_server_is_503_within_the_timeout_then_200(pg_client, store, pg_server):
