@@ -31,7 +31,7 @@ CORS = web.AppKey("cors", CorsPolicy)  # of config.cors_origins
 METRICS = web.AppKey("metrics", Metrics)  # this app's registry, when --metrics-port is set
 DRAINING = web.AppKey("draining", asyncio.Event)  # set once a graceful shutdown begins
 # Tests put a fake clock here before the app starts: key cache expiry without sleeping.
-AUTH_CLOCK = web.AppKey("auth_clock", Callable[[], float])
+AUTH_CLOCK: web.AppKey[Callable[[], float]] = web.AppKey("auth_clock")
 
 REQUEST_ID = web.RequestKey("request_id", str)
 PRINCIPAL = web.RequestKey("principal", Principal)  # of the calling key

@@ -183,7 +183,7 @@ class Supervisor:
 
     def signals(self) -> list[int]:
         """Signal numbers that arrived since the last call (set_wakeup_fd writes them)."""
-        received = []
+        received: list[int] = []
         with contextlib.suppress(BlockingIOError):
             while chunk := os.read(self._wake, 64):
                 received.extend(chunk)

@@ -178,6 +178,4 @@ def test_a_secret_file_line_too_short_is_named_by_its_line(tmp_path):
 
 def test_a_retired_copy_of_the_current_secret_adds_nothing():
     config = load([], {"EDGE_SECRET_KEY": "k" * 40, "EDGE_RETIRED_SECRET_KEYS": "k" * 40})
-    assert config.keyring().secrets == (
-        b"k" * 40,
-    )
+    assert config.keyring().secrets == (b"k" * 40,)

@@ -93,7 +93,7 @@ async def authenticate(
         app = request.app
     authenticator = app[appkeys.AUTHENTICATOR]
     principal = authenticator.cached(token)
-    if principal is NOT_CACHED:
+    if isinstance(principal, NotCached):
         try:
             principal = await authenticator.authenticate(token)
         except StoreUnavailable:

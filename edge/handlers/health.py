@@ -89,6 +89,7 @@ async def readyz(request: web.Request) -> web.Response:
             "not ready: " + "; ".join(problems), app[appkeys.CONFIG].retry_after, NO_STORE
         )
     build = app[appkeys.DIRECTORY].current
+    assert build is not None  # else build_problem would have said so
     return _json({"status": "ok", "build": build.build_id})
 
 

@@ -149,6 +149,7 @@ async def list_programs(request: web.Request) -> web.StreamResponse:
         page = render_page(request, build)
         assert build is not None  # render_page answered 503 without one
         build.pages.put(key, page)
+    assert build is not None  # a page was found in, or put into, its pages
     asked = request.headers
     gzipped = len(page.body) >= GZIP_MIN_BYTES and accepts_gzip(asked.get("Accept-Encoding", ""))
     etag = gzip_tag(page.etag) if gzipped else page.etag

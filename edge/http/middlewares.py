@@ -44,6 +44,7 @@ async def edge_middleware(request: web.Request, handler: Handler) -> web.StreamR
     request[appkeys.REQUEST_ID] = rid = new_request_id()
     CURRENT_REQUEST_ID.set(rid)  # for the log lines of this request (edge.logs)
     try:
+        response: web.StreamResponse
         app = request.app  # one lookup, not one per step
         policy = app[appkeys.CORS]
         if request.method == "OPTIONS" and cors.is_preflight(request):
