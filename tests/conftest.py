@@ -14,8 +14,9 @@ from aiohttp.test_utils import TestClient
 from edge.app import create_app
 from edge.config import Config
 
-# PostgreSQL fixtures (pg_server, pg_url, pg_fresh_url) for any package that asks for them.
-pytest_plugins = ("support.pgfixtures",)
+# PostgreSQL fixtures (pg_server, pg_url, pg_fresh_url) and the account fixtures (a real
+# account database on either backend) for any test folder that asks for them.
+pytest_plugins = ("support.pgfixtures", "support.accountfixtures")
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_SECRET = "test-secret-" + "x" * 40

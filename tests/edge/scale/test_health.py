@@ -1,0 +1,142 @@
+"""GET /healthz and GET /readyz: no key, never rate-limited, never cached, exact causes."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+
+import pytest
+from support.edgeprocess import bearer, seed_key
+
+from accounts.store import StoreUnavailable
+from edge import appkeys
+from edge.app import create_app
+from edge.handlers.health import READY_TIMEOUT
+
+ERROR_MEMBERS = {"code", "message", "status", "param", "requestId"}
+
+
+@pytest.fixture
+def client_with_store(aiohttp_client):
+    """`await client_with_store(config, store)`: a real edge whose account store is `store`."""
+
+    async def make(config, store):
+        app = create_app(config)
+
+        async def replace_store(app):
+            # on_startup runs after the cleanup contexts: the real store is open (and
+            # closed at cleanup), but requests see this one.
+            app[appkeys.STORE] = store
+
+        app.on_startup.append(replace_store)
+        return await aiohttp_client(app)
+
+    return make
+
+
+@pytest.fixture
+async def ready_config(edge_config, built_dist):
+    await seed_key(edge_config.database)  # creates and migrates the store
+    return dataclasses.replace(edge_config, dist=built_dist, rate_limit_free=(1, 60))
+
+
+async def test_healthz_is_ok_without_a_key_and_uncached(edge_client):
+    client = await edge_client()  # no build, a fresh store: alive all the same
+    resp = await client.get("/healthz")
+    assert resp.status == 200
+    assert await resp.json() == {"status": "ok"}
+    assert resp.headers["Content-Type"] == "application/json"
+    assert resp.headers["Cache-Control"] == "no-store"
+    assert resp.headers["X-Request-Id"].startswith("req_")
+    head = await client.head("/healthz")
+    assert head.status == 200
+
+
+async def test_readyz_without_a_build_says_so(edge_client):
+    client = await edge_client()
+    resp = await client.get("/readyz")
+    assert resp.status == 503
+    body = await resp.json()
+    assert set(body) == ERROR_MEMBERS
+    assert body["code"] == "unavailable" and body["status"] == 503
+    assert body["message"] == "not ready: no build loaded"
+    assert body["requestId"] == resp.headers["X-Request-Id"]
+    assert resp.headers["Cache-Control"] == "no-store"
+    assert resp.headers["Retry-After"] == "5"
+
+
+async def test_readyz_with_a_build_and_a_store(edge_client, ready_config):
+    client = await edge_client(ready_config)
+    resp = await client.get("/readyz")
+    assert resp.status == 200, await resp.text()
+    body = await resp.json()
+    assert body == {"status": "ok", "build": client.app[appkeys.DIRECTORY].current.build_id}
+    assert resp.headers["Cache-Control"] == "no-store"
+
+
+class DownStore:
+    async def lookup_key(self, key_hash: str) -> None:
+        raise StoreUnavailable("connection refused")
+
+
+class StuckStore:
+    async def lookup_key(self, key_hash: str) -> None:
+        await asyncio.sleep(3600)
+
+
+class BrokenStore:
+    async def lookup_key(self, key_hash: str) -> None:
+        raise RuntimeError("a bug")
+
+
+@pytest.mark.parametrize(
+    ("store", "message"),
+    [
+        (DownStore(), "not ready: account store unreachable (connection refused)"),
+        (StuckStore(), "not ready: account store did not answer within 0.3 s"),
+        (BrokenStore(), "not ready: account store failed"),
+    ],
+)
+async def test_readyz_names_an_unusable_store(client_with_store, ready_config, store, message):
+    client = await client_with_store(dataclasses.replace(ready_config, store_timeout=0.3), store)
+    resp = await client.get("/readyz")
+    assert resp.status == 503
+    assert (await resp.json())["message"] == message
+
+
+async def test_readyz_waits_at_most_the_ready_timeout(client_with_store, ready_config):
+    config = dataclasses.replace(ready_config, store_timeout=30.0)
+    client = await client_with_store(config, StuckStore())
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    resp = await client.get("/readyz")
+    assert resp.status == 503
+    assert loop.time() - started < READY_TIMEOUT + 0.5
+
+
+async def test_both_problems_are_named(client_with_store, edge_config):
+    client = await client_with_store(edge_config, DownStore())
+    resp = await client.get("/readyz")
+    message = (await resp.json())["message"]
+    assert message.startswith("not ready: no build loaded; account store unreachable")
+
+
+async def test_health_checks_are_never_rate_limited(edge_client, ready_config):
+    client = await edge_client(ready_config)  # free plan: 1 request per 60 s
+    key = await seed_key(ready_config.database)
+    assert (await client.get("/v1/me", headers=bearer(key))).status == 200
+    assert (await client.get("/v1/me", headers=bearer(key))).status == 429
+    for path in ("/healthz", "/readyz") * 5:
+        resp = await client.get(path, headers=bearer(key))
+        assert resp.status == 200
+        assert "RateLimit-Limit" not in resp.headers
+    # A bad key does not matter either: these paths are outside /v1.
+    resp = await client.get("/healthz", headers=bearer("afk_nonsense"))
+    assert resp.status == 200
+
+
+async def test_only_get_and_head(edge_client):
+    client = await edge_client()
+    resp = await client.post("/healthz")
+    assert resp.status == 405
+    assert (await resp.json())["code"] == "method_not_allowed"
