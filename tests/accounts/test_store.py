@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 
 import pytest
-from support.accountkit import FakeWallClock, new_account, new_key, read_all
+from support.accountkit import new_account, new_key, read_all
+from support.clock import FakeClock
 
 from accounts import apikeys
 from accounts.store import (
@@ -295,8 +296,8 @@ async def test_the_edge_store_is_read_only(database: str):
 
 
 async def test_account_lifecycle_and_capabilities(database: str):
-    wall = FakeWallClock(dt.datetime(2026, 5, 6, 7, 8, 9, 999, tzinfo=dt.UTC))
-    store = await open_store(database, writable=True, clock=wall)
+    wall = FakeClock(wall=dt.datetime(2026, 5, 6, 7, 8, 9, 999, tzinfo=dt.UTC))
+    store = await open_store(database, writable=True, clock=wall.now)
     try:
         uid = await store.create_account(None, "free")
         view = await store.account_view(uid)

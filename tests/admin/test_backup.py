@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from aiohttp.test_utils import TestClient
-from support.accountfixtures import AccountClient
+from support.edgeclient import EdgeClientFactory
 
 from accounts import backup as backup_files
 from accounts.crypto import decrypt_credentials
@@ -75,14 +75,14 @@ def dump_tool(pg_server, name: str) -> str:
 async def test_a_restored_store_serves_the_same_bytes_keys_and_credentials(
     admin_store: AccountStore,
     account_config: Config,
-    account_client: AccountClient,
+    edge_client: EdgeClientFactory,
     database: str,
     request: pytest.FixtureRequest,
     tmp_path: Path,
 ) -> None:
     config = dataclasses.replace(account_config, secret_key=SECRET)
     key = await seed_store(admin_store, SECRET.encode(), 120)
-    before = await answers(await account_client(config), key)
+    before = await answers(await edge_client(config), key)
     assert len(before) == 3  # /v1/me and two pages of commissions
     postgres = database.startswith("postgresql://")
     saved = tmp_path / "store.backup"
@@ -112,7 +112,7 @@ async def test_a_restored_store_serves_the_same_bytes_keys_and_credentials(
         for network, blob in credentials.items():
             assert decrypt_credentials(SECRET.encode(), DEMO_UID, network, blob).startswith(b"{")
 
-    after = await answers(await account_client(config), key)
+    after = await answers(await edge_client(config), key)
     assert after == before
 
 

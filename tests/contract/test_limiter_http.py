@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 from contract_support import FREE_KEY, PRO_KEY, bearer
+from support.apierror import assert_api_error
 
 from edge import appkeys
 from edge.http.errors import invalid
@@ -34,8 +35,8 @@ def rate(resp) -> tuple[int, int, int]:
     return tuple(int(resp.headers[name]) for name in RATE_HEADERS)
 
 
-async def test_every_counted_answer_says_limit_remaining_reset(limited_client):
-    client = await limited_client(ROUTES, rate_limit_free=(5, 60))
+async def test_every_counted_answer_says_limit_remaining_reset(edge_client):
+    client = await edge_client(routes=ROUTES, rate_limit_free=(5, 60))
     resp = await client.get("/v1/_ok", headers=bearer(FREE_KEY))
     assert resp.status == 200
     assert rate(resp) == (5, 4, 12)  # 12 s per request: whole again in 12 s
@@ -49,8 +50,8 @@ async def test_every_counted_answer_says_limit_remaining_reset(limited_client):
     assert rate(resp) == (5, 2, 36)
 
 
-async def test_a_real_handlers_400_carries_the_headers(limited_client):
-    client = await limited_client(rate_limit_free=(5, 60))
+async def test_a_real_handlers_400_carries_the_headers(edge_client):
+    client = await edge_client(rate_limit_free=(5, 60))
     resp = await client.get("/v1/programs?limit=0", headers=bearer(FREE_KEY))
     assert resp.status == 400
     body = await resp.json()
@@ -58,21 +59,13 @@ async def test_a_real_handlers_400_carries_the_headers(limited_client):
     assert rate(resp) == (5, 4, 12)
 
 
-async def test_exhaustion_then_429_then_recovery(limited_client, clock):
-    client = await limited_client(ROUTES, rate_limit_free=(3, 30))
+async def test_exhaustion_then_429_then_recovery(edge_client, clock):
+    client = await edge_client(routes=ROUTES, rate_limit_free=(3, 30))
     for remaining in (2, 1, 0):
         resp = await client.get("/v1/_ok", headers=bearer(FREE_KEY))
         assert resp.status == 200 and rate(resp)[1] == remaining
     resp = await client.get("/v1/_ok", headers=bearer(FREE_KEY))
-    assert resp.status == 429
-    body = await resp.json()
-    assert body == {
-        "code": "rate_limited",
-        "message": body["message"],
-        "status": 429,
-        "param": None,
-        "requestId": resp.headers["X-Request-Id"],
-    }
+    await assert_api_error(resp, 429, "rate_limited")
     assert resp.headers["Retry-After"] == "10"
     assert rate(resp) == (3, 0, 30)
     assert resp.content_type == "application/json"
@@ -87,8 +80,8 @@ async def test_exhaustion_then_429_then_recovery(limited_client, clock):
     assert rate(resp) == (3, 2, 10)
 
 
-async def test_limits_follow_the_plan(limited_client):
-    client = await limited_client(ROUTES, rate_limit_free=(2, 60), rate_limit_pro=(4, 60))
+async def test_limits_follow_the_plan(edge_client):
+    client = await edge_client(routes=ROUTES, rate_limit_free=(2, 60), rate_limit_pro=(4, 60))
     free = [(await client.get("/v1/_ok", headers=bearer(FREE_KEY))).status for _ in range(5)]
     pro = [(await client.get("/v1/_ok", headers=bearer(PRO_KEY))).status for _ in range(5)]
     assert free == [200, 200, 429, 429, 429]
@@ -97,16 +90,16 @@ async def test_limits_follow_the_plan(limited_client):
     assert rate(resp) == (4, 0, 60)
 
 
-async def test_head_counts_like_get(limited_client):
-    client = await limited_client(ROUTES, rate_limit_free=(3, 60))
+async def test_head_counts_like_get(edge_client):
+    client = await edge_client(routes=ROUTES, rate_limit_free=(3, 60))
     resp = await client.head("/v1/_ok", headers=bearer(FREE_KEY))
     assert resp.status == 200 and rate(resp) == (3, 2, 20)
     resp = await client.get("/v1/_ok", headers=bearer(FREE_KEY))
     assert rate(resp)[1] == 1
 
 
-async def test_preflights_and_unauthenticated_requests_do_not_count(limited_client):
-    client = await limited_client(ROUTES, rate_limit_free=(3, 60))
+async def test_preflights_and_unauthenticated_requests_do_not_count(edge_client):
+    client = await edge_client(routes=ROUTES, rate_limit_free=(3, 60))
     preflight = {
         **bearer(FREE_KEY),
         "Origin": "https://example.org",

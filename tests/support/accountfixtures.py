@@ -2,25 +2,21 @@
 edge on a real account database. tests/conftest.py registers them as a plugin.
 
 Every test that reaches the database (through `database`, `account_config`, `admin_store`,
-`account_client`, ...) runs twice: on a SQLite file in tmp_path and on the session's
-PostgreSQL server (tests/support/pgfixtures.py; skipped without PostgreSQL, except in CI).
-A test of SQLite internals is marked `sqlite_only`; its PostgreSQL twin is in tests/accounts/pg."""
+`seeded`, or `edge_client` where a folder's `client_config` is `account_config`) runs twice:
+on a SQLite file in tmp_path and on the session's PostgreSQL server (tests/support/pgfixtures.py;
+skipped without PostgreSQL, except in CI). A test of SQLite internals is marked `sqlite_only`; its PostgreSQL twin is in tests/accounts/pg."""
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
-from aiohttp.test_utils import TestClient, TestServer
 
 from accounts.store import AccountStore, open_store
-from edge.app import create_app
-from edge.appkeys import AUTH_CLOCK
 from edge.config import Config
-from support.accountkit import FakeClock, Seeded, new_account
+from support.accountkit import Seeded, new_account
 
 # The account tests make hundreds of calls with one key; the limiter is not under test here.
 UNLIMITED = (1_000_000, 60)
@@ -85,33 +81,3 @@ async def admin_store(account_config: Config) -> AsyncIterator[AccountStore]:
 @pytest.fixture
 async def seeded(admin_store: AccountStore) -> Seeded:
     return await new_account(admin_store)
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-AccountClient = Callable[..., Awaitable[TestClient]]
-
-
-@pytest.fixture
-def account_client(aiohttp_client: Any, account_config: Config, clock: FakeClock) -> AccountClient:
-    """`await account_client(**config overrides)`: a real edge whose key cache uses `clock`."""
-
-    async def make(
-        config: Config | None = None,
-        *,
-        server_kwargs: dict[str, Any] | None = None,
-        **overrides: Any,
-    ) -> TestClient:
-        app = create_app(dataclasses.replace(config or account_config, **overrides))
-        app[AUTH_CLOCK] = clock
-        if not server_kwargs:
-            return await aiohttp_client(app)
-        # TestServer passes runner options (e.g. the access logger) only through start_server.
-        server = TestServer(app)
-        await server.start_server(**server_kwargs)
-        return await aiohttp_client(server)
-
-    return make

@@ -1,8 +1,7 @@
-"""Helpers of the account tests: contract-driven shape checks, seeding, a fake clock."""
+"""Helpers of the account tests: contract-driven shape checks, seeding, raw reads."""
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -103,26 +102,3 @@ async def new_key(store: AccountStore, uid: str, *, label: str = "tests") -> See
     issued = apikeys.generate_key()
     view = await store.create_key(uid, issued.key_hash, issued.prefix, label, ("read",))
     return Seeded(uid=uid, key=issued.key, key_id=view.id, prefix=issued.prefix)
-
-
-class FakeClock:
-    """A monotonic clock the tests move by hand."""
-
-    def __init__(self, start: float = 1_000.0) -> None:
-        self.now = start
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
-
-
-class FakeWallClock:
-    """A UTC wall clock for the store (timestamps it writes)."""
-
-    def __init__(self, start: dt.datetime) -> None:
-        self.now = start
-
-    def __call__(self) -> dt.datetime:
-        return self.now

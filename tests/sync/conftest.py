@@ -9,10 +9,10 @@ from typing import Any
 
 import aiohttp
 import pytest
+from support.clock import FakeClock
 from sync_support import (
     CREDENTIALS,
     PLANTED,
-    FakeClock,
     FakeNetworks,
     MemoryStore,
     connection,
@@ -41,11 +41,6 @@ def no_credentials_in_logs(caplog: pytest.LogCaptureFixture):
     text = "\n".join(formatter.format(r) for r in records)
     leaked = [v for v in PLANTED if v in text]
     assert not leaked, f"credentials in log lines: {leaked}"
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
 
 
 @pytest.fixture

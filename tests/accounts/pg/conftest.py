@@ -4,20 +4,14 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from collections.abc import AsyncIterator
 
 import asyncpg
 import pytest
-from aiohttp.test_utils import TestClient
-from support.accountkit import FakeClock
+from support.accountfixtures import UNLIMITED
 
 from accounts.store.postgres import PostgresStore
-from edge.app import create_app
-from edge.appkeys import AUTH_CLOCK
 from edge.config import Config
-
-UNLIMITED = (1_000_000, 60)
 
 
 @pytest.fixture
@@ -45,14 +39,6 @@ async def admin_conn(pg_url: str) -> AsyncIterator[asyncpg.Connection]:
 
 
 @pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-PgClient = Callable[..., Awaitable[TestClient]]
-
-
-@pytest.fixture
 def pg_config(edge_config: Config, pg_url: str) -> Config:
     """The root fixture's config (files in tmp_path), on the PostgreSQL test database."""
     return dataclasses.replace(
@@ -61,12 +47,6 @@ def pg_config(edge_config: Config, pg_url: str) -> Config:
 
 
 @pytest.fixture
-def pg_client(aiohttp_client: Any, pg_config: Config, clock: FakeClock) -> PgClient:
-    """`await pg_client(**config overrides)`: a real edge whose key cache uses `clock`."""
-
-    async def make(**overrides: Any) -> TestClient:
-        app = create_app(dataclasses.replace(pg_config, **overrides))
-        app[AUTH_CLOCK] = clock
-        return await aiohttp_client(app)
-
-    return make
+def client_config(pg_config: Config) -> Config:
+    """`edge_client` serves the PostgreSQL test database."""
+    return pg_config

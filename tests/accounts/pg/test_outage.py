@@ -65,11 +65,11 @@ def frozen(server: PgServer) -> Iterator[None]:
 
 @pytest.mark.parametrize("mode", ["fast", "immediate"])
 async def test_a_stopped_server_is_503_then_200_again_without_a_restart(
-    pg_client, store, pg_server, clock, mode
+    edge_client, store, pg_server, clock, mode
 ):
     seeded = await new_account(store)
     await store.upsert_commissions(seeded.uid, "awin", rows(12))
-    client = await pg_client(store_timeout=TIMEOUT, retry_after=7)
+    client = await edge_client(store_timeout=TIMEOUT, retry_after=7)
     before = await client.get("/v1/commissions?limit=5", headers=seeded.auth)
     assert before.status == 200
     expected = await before.json()
@@ -92,10 +92,10 @@ async def test_a_stopped_server_is_503_then_200_again_without_a_restart(
     assert following.status == 200 and len((await following.json())["data"]) == 5
 
 
-async def test_a_frozen_server_is_503_within_the_timeout_then_200(pg_client, store, pg_server):
+async def test_a_frozen_server_is_503_within_the_timeout_then_200(edge_client, store, pg_server):
     seeded = await new_account(store)
     await store.upsert_commissions(seeded.uid, "awin", rows(3))
-    client = await pg_client(store_timeout=TIMEOUT, retry_after=7)
+    client = await edge_client(store_timeout=TIMEOUT, retry_after=7)
     assert (await client.get("/v1/commissions", headers=seeded.auth)).status == 200
     with frozen(pg_server):
         await expect_503(client, seeded)  # a pooled connection that never answers

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from support.apierror import assert_api_error
 
 from edge.handlers import static
 
@@ -207,8 +208,7 @@ async def test_api_routes_take_precedence(client):
     assert resp.status == 401  # the API answered (it wants a key), not the site
     assert resp.headers["Content-Type"].startswith("application/json")
     resp = await client.get("/v1/nope")
-    assert resp.status == 404
-    assert (await resp.json())["code"] == "not_found"  # the API's JSON 404, not 404.html
+    await assert_api_error(resp, 404, "not_found")  # the API's JSON 404, not 404.html
 
 
 async def test_other_methods_are_not_allowed_on_site_files(client):
@@ -238,15 +238,13 @@ async def test_a_swapped_dist_is_served_at_once(edge_client, built_dist, tmp_pat
 async def test_site_is_off_unless_asked(edge_client, built_dist):
     client = await edge_client(dist=built_dist)
     resp = await client.get("/")
-    assert resp.status == 404
-    assert (await resp.json())["code"] == "not_found"
+    await assert_api_error(resp, 404, "not_found")
 
 
 async def test_no_build_yet_means_the_api_404(edge_client, tmp_path):
     client = await edge_client(dist=tmp_path / "nothing", serve_site=True)
     resp = await client.get("/")
-    assert resp.status == 404
-    assert (await resp.json())["code"] == "not_found"
+    await assert_api_error(resp, 404, "not_found")
 
 
 def test_cache_policy():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from support.accountkit import FakeClock
+from support.clock import FakeClock
 
 from accounts import apikeys
 from accounts.store.base import (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from support.accountkit import new_key
+from support.apierror import assert_api_error
 from yarl import URL
 
 from accounts import apikeys
@@ -55,21 +56,12 @@ COMMISSION_CASES = [
 
 async def check_error(resp, status: int, code: str, param: str | None, allowed: tuple[int, ...]):
     assert resp.status in allowed, f"{resp.status} is not listed for this endpoint"
-    body = await resp.json()
-    assert body == {
-        "code": code,
-        "message": body["message"],
-        "status": status,
-        "param": param,
-        "requestId": resp.headers["X-Request-Id"],
-    }
-    assert resp.status == status
-    return body
+    return await assert_api_error(resp, status, code, param)
 
 
 @pytest.mark.parametrize(("query", "code", "param"), COMMISSION_CASES)
-async def test_bad_commission_queries(account_client, seeded, query, code, param):
-    client = await account_client()
+async def test_bad_commission_queries(edge_client, seeded, query, code, param):
+    client = await edge_client()
     resp = await client.get(f"/v1/commissions?{query}", headers=seeded.auth)
     await check_error(resp, 400, code, param, COMMISSIONS.statuses)
 
@@ -89,7 +81,7 @@ def forged(secret: bytes, endpoint: str, filters: dict, position: list) -> str:
         ("bool position", "not one this API issued"),
     ],
 )
-async def test_foreign_and_forged_cursors(account_client, seeded, account_config, case, message):
+async def test_foreign_and_forged_cursors(edge_client, seeded, account_config, case, message):
     secret = account_config.secret_key.encode()
     filters = {"network": "awin", "status": None, "from": None, "to": None}
     good = forged(secret, "commissions", filters, ["2026-01-01T00:00:00Z", 5])
@@ -103,7 +95,7 @@ async def test_foreign_and_forged_cursors(account_client, seeded, account_config
         "bad position": forged(secret, "commissions", filters, ["yesterday", 5]),
         "bool position": forged(secret, "commissions", filters, ["2026-01-01T00:00:00Z", True]),
     }[case]
-    client = await account_client()
+    client = await edge_client()
     resp = await client.get(
         "/v1/commissions", params={"network": "awin", "cursor": token}, headers=seeded.auth
     )
@@ -138,9 +130,9 @@ def auth_cases(key: str) -> list[tuple[dict[str, str], str | None]]:
 
 @pytest.mark.parametrize("endpoint", [ME, COMMISSIONS], ids=lambda e: e.name)
 @pytest.mark.parametrize("index", range(13))
-async def test_keys_and_headers(account_client, seeded, endpoint, index):
+async def test_keys_and_headers(edge_client, seeded, endpoint, index):
     headers, code = auth_cases(seeded.key)[index]
-    client = await account_client()
+    client = await edge_client()
     resp = await client.get(endpoint.path, headers=headers)
     if code is None:
         assert resp.status == 200
@@ -151,10 +143,10 @@ async def test_keys_and_headers(account_client, seeded, endpoint, index):
 
 @pytest.mark.parametrize("endpoint", [ME, COMMISSIONS], ids=lambda e: e.name)
 async def test_a_revoked_key_stops_working_within_the_cache_bound(
-    account_client, admin_store, seeded, clock, account_config, endpoint
+    edge_client, admin_store, seeded, clock, account_config, endpoint
 ):
     spare = await new_key(admin_store, seeded.uid)
-    client = await account_client()
+    client = await edge_client()
     assert (await client.get(endpoint.path, headers=seeded.auth)).status == 200
     await admin_store.revoke_key(seeded.prefix)
     clock.advance(account_config.key_cache_seconds - 0.01)
@@ -168,11 +160,11 @@ async def test_a_revoked_key_stops_working_within_the_cache_bound(
 @pytest.mark.parametrize(
     "path", ["/v1/%6De", "/%761/commissions", "/v1/program%73", "/v1/programs/%61bc", "/v1/me/"]
 )
-async def test_a_percent_encoded_path_needs_the_key_its_route_needs(account_client, path):
+async def test_a_percent_encoded_path_needs_the_key_its_route_needs(edge_client, path):
     """The key is required by the route a request matched, not by how its path was spelled:
     an encoded path that reaches a /v1 route is no way around it (a path with a trailing
     slash matches none: 404, with or without a key)."""
-    client = await account_client()
+    client = await edge_client()
     resp = await client.get(URL(path, encoded=True))
     if path.endswith("/"):
         assert resp.status == 404

@@ -138,9 +138,9 @@ async def dataset(admin_store) -> tuple[Seeded, list[Inserted], dict]:
     return owner, rows, await seqs(admin_store, owner.uid)
 
 
-async def test_every_filter_combination_walks_exactly_the_reference(account_client, dataset):
+async def test_every_filter_combination_walks_exactly_the_reference(edge_client, dataset):
     owner, rows, ids = dataset
-    client = await account_client()
+    client = await edge_client()
     combos = itertools.product(
         (None, *NETWORKS),
         (None, *COMMISSION_STATUSES),
@@ -164,17 +164,15 @@ async def test_every_filter_combination_walks_exactly_the_reference(account_clie
 @pytest.mark.parametrize(
     ("params", "limit"), [({"network": "cj", "status": "paid", "from": "2025-02-01"}, 1), ({}, 7)]
 )
-async def test_small_limits_walk_the_same_rows(account_client, dataset, params, limit):
+async def test_small_limits_walk_the_same_rows(edge_client, dataset, params, limit):
     owner, rows, ids = dataset
-    client = await account_client()
+    client = await edge_client()
     assert await walk(client, owner.auth, params, limit) == reference(rows, ids, **params)
 
 
-async def test_rows_inserted_mid_walk_cause_no_duplicate_or_gap(
-    account_client, admin_store, dataset
-):
+async def test_rows_inserted_mid_walk_cause_no_duplicate_or_gap(edge_client, admin_store, dataset):
     owner, rows, ids = dataset
-    client = await account_client()
+    client = await edge_client()
     expected = reference(rows, ids)
     seen: list[str] = []
     query = {"limit": "100"}
@@ -201,9 +199,9 @@ async def test_rows_inserted_mid_walk_cause_no_duplicate_or_gap(
     assert len(set(seen) & inserted) >= 60  # at least the rows newer than page 2's cursor
 
 
-async def test_a_cursor_works_with_another_limit(account_client, dataset):
+async def test_a_cursor_works_with_another_limit(edge_client, dataset):
     owner, rows, ids = dataset
-    client = await account_client()
+    client = await edge_client()
     expected = reference(rows, ids, network="awin")
     first = await (
         await client.get("/v1/commissions?network=awin&limit=10", headers=owner.auth)
@@ -229,10 +227,10 @@ async def test_a_cursor_works_with_another_limit(account_client, dataset):
     ],
 )
 async def test_the_link_origin_is_a_well_formed_host_or_the_address_reached(
-    account_client, dataset, host, public_url, origin
+    edge_client, dataset, host, public_url, origin
 ):
     owner, _, _ = dataset
-    client = await account_client(public_url=public_url)
+    client = await edge_client(public_url=public_url)
     resp = await client.get(
         "/v1/commissions?network=awin&limit=5", headers={**owner.auth, "Host": host}
     )
@@ -244,9 +242,9 @@ async def test_the_link_origin_is_a_well_formed_host_or_the_address_reached(
     assert url.path == "/v1/commissions" and url.query["network"] == "awin"
 
 
-async def test_commissions_have_every_member_and_headers(account_client, dataset):
+async def test_commissions_have_every_member_and_headers(edge_client, dataset):
     owner, _, _ = dataset
-    client = await account_client()
+    client = await edge_client()
     resp = await client.get("/v1/commissions?limit=100", headers=owner.auth)
     body = await resp.json()
     for item in body["data"]:
@@ -260,14 +258,14 @@ async def test_commissions_have_every_member_and_headers(account_client, dataset
     assert head.status == 200 and await head.read() == b""
 
 
-async def test_an_account_without_commissions_gets_one_empty_last_page(account_client, admin_store):
+async def test_an_account_without_commissions_gets_one_empty_last_page(edge_client, admin_store):
     nobody = await new_account(admin_store)
-    client = await account_client()
+    client = await edge_client()
     body = await (await client.get("/v1/commissions", headers=nobody.auth)).json()
     assert body == {"data": [], "page": {"limit": 25, "hasMore": False, "nextCursor": None}}
 
 
-async def test_amounts_come_back_exactly_as_written(account_client, admin_store, seeded):
+async def test_amounts_come_back_exactly_as_written(edge_client, admin_store, seeded):
     amounts = ["0.1", "12.30", "1234567.89", "-0.50", "100", "0.000001", "99999999999999.99"]
     rows = [
         NewCommission(
@@ -282,7 +280,7 @@ async def test_amounts_come_back_exactly_as_written(account_client, admin_store,
         for i, a in enumerate(amounts)
     ]
     await admin_store.upsert_commissions(seeded.uid, "awin", rows)
-    client = await account_client()
+    client = await edge_client()
     text = await (await client.get("/v1/commissions?limit=100", headers=seeded.auth)).text()
     for a in amounts:
         assert f'"commissionAmount":{a},' in text, a
@@ -301,7 +299,7 @@ def commission(external_id: str, status: str = "pending", day: int = 1) -> NewCo
 
 
 async def test_updated_since_returns_what_changed_at_or_after_it_in_the_usual_order(
-    account_client, account_config, seeded
+    edge_client, account_config, seeded
 ):
     moment = [dt.datetime(2026, 2, 1, 12, 0, 0, tzinfo=dt.UTC)]
     store = await open_store(account_config.database, writable=True, clock=lambda: moment[0])
@@ -318,7 +316,7 @@ async def test_updated_since_returns_what_changed_at_or_after_it_in_the_usual_or
         )
     finally:
         await store.close()
-    client = await account_client()
+    client = await edge_client()
 
     async def external_ids(since: str, **filters: str) -> list[str]:
         found: list[str] = []
@@ -340,10 +338,10 @@ async def test_updated_since_returns_what_changed_at_or_after_it_in_the_usual_or
     assert await external_ids("2026-02-01T13:00:00Z", status="approved") == ["t2"]
 
 
-async def test_a_cursor_is_bound_to_its_updated_since(account_client, admin_store, seeded):
+async def test_a_cursor_is_bound_to_its_updated_since(edge_client, admin_store, seeded):
     await admin_store.connect_network(seeded.uid, "awin", b"sealed")
     await admin_store.upsert_commissions(seeded.uid, "awin", [commission("a"), commission("b")])
-    client = await account_client()
+    client = await edge_client()
     first = await client.get(
         "/v1/commissions?limit=1&updatedSince=2000-01-01T00:00:00Z", headers=seeded.auth
     )
@@ -369,8 +367,8 @@ async def test_a_cursor_is_bound_to_its_updated_since(account_client, admin_stor
         "1769947200",
     ],
 )
-async def test_a_bad_updated_since_is_an_invalid_parameter(account_client, seeded, value):
-    client = await account_client()
+async def test_a_bad_updated_since_is_an_invalid_parameter(edge_client, seeded, value):
+    client = await edge_client()
     response = await client.get(
         "/v1/commissions", params={"updatedSince": value}, headers=seeded.auth
     )

@@ -10,6 +10,7 @@ from aiohttp import web
 from aiohttp.test_utils import make_mocked_request
 from support.accountfixtures import UNLIMITED
 from support.accountkit import check_resource, new_account
+from support.apierror import assert_api_error
 
 from accounts.crypto import encrypt_credentials
 from contract.endpoints import ME
@@ -20,9 +21,7 @@ from edge.config import Config
 from edge.handlers.account import me
 
 
-async def test_the_account_has_every_member_in_spec_order(
-    account_client, admin_store, account_config
-):
+async def test_the_account_has_every_member_in_spec_order(edge_client, admin_store, account_config):
     account = await new_account(admin_store, plan="pro", label="ci key")
     await admin_store.set_capability(account.uid, "acquisition", True)
     for network, status in (("awin", "ok"), ("cj", "auth_failed"), ("kwanko", None)):
@@ -32,7 +31,7 @@ async def test_the_account_has_every_member_in_spec_order(
             await admin_store.record_sync(
                 account.uid, network, status, accounts=1, programs=20, transactions=300
             )
-    client = await account_client(rate_limit_pro=(1234, 30))
+    client = await edge_client(rate_limit_pro=(1234, 30))
     resp = await client.get("/v1/me", headers=account.auth)
     assert resp.status == 200
     body = await resp.json()
@@ -65,9 +64,9 @@ async def test_the_account_has_every_member_in_spec_order(
     assert resp.headers["Content-Type"].startswith("application/json")
 
 
-async def test_nullable_email_and_head(account_client, admin_store):
+async def test_nullable_email_and_head(edge_client, admin_store):
     account = await new_account(admin_store, plan="free", email=None)
-    client = await account_client()
+    client = await edge_client()
     data = (await (await client.get("/v1/me", headers=account.auth)).json())["data"]
     check_resource(data, ACCOUNT)
     assert data["email"] is None and data["plan"] == "free" and data["networks"] == []
@@ -78,17 +77,17 @@ async def test_nullable_email_and_head(account_client, admin_store):
 @pytest.mark.parametrize(
     "query", ["?limit=abc", "?foo=bar", "?cursor=x&cursor=y", "?=", "?uid=someone-else"]
 )
-async def test_query_parameters_are_ignored_since_400_is_not_listed(account_client, seeded, query):
-    client = await account_client()
+async def test_query_parameters_are_ignored_since_400_is_not_listed(edge_client, seeded, query):
+    client = await edge_client()
     resp = await client.get("/v1/me" + query, headers=seeded.auth)
     assert resp.status == 200
     assert (await resp.json())["data"]["uid"] == seeded.uid
 
 
 async def test_a_suspended_account_gets_403_here_and_401_elsewhere(
-    account_client, admin_store, seeded, clock, account_config
+    edge_client, admin_store, seeded, clock, account_config
 ):
-    client = await account_client()
+    client = await edge_client()
     assert (await client.get("/v1/me", headers=seeded.auth)).status == 200
     await admin_store.set_suspended(seeded.uid, True)
     clock.advance(account_config.key_cache_seconds)
@@ -99,17 +98,16 @@ async def test_a_suspended_account_gets_403_here_and_401_elsewhere(
     assert "suspended" in body["message"]
     for path in ("/v1/commissions", "/v1/programs/anything"):
         other = await client.get(path, headers=seeded.auth)
-        assert other.status == 401, path
-        assert (await other.json())["code"] == "invalid_api_key"
+        await assert_api_error(other, 401, "invalid_api_key")
     await admin_store.set_suspended(seeded.uid, False)
     clock.advance(account_config.key_cache_seconds)
     assert (await client.get("/v1/me", headers=seeded.auth)).status == 200
 
 
-async def test_me_shows_account_changes_at_once(account_client, admin_store, seeded):
+async def test_me_shows_account_changes_at_once(edge_client, admin_store, seeded):
     """Only the key's verification is cached: plan, capabilities and networks are read
     on every request (the clock never moves here)."""
-    client = await account_client()
+    client = await edge_client()
 
     async def data() -> dict:
         return (await (await client.get("/v1/me", headers=seeded.auth)).json())["data"]

@@ -13,7 +13,7 @@ PLANTED = "PLANTED-CREDENTIAL-7f3a9c"
 
 
 async def test_no_response_header_or_log_line_carries_a_key_or_credential(
-    account_client, admin_store, account_config, caplog, clock
+    edge_client, admin_store, account_config, caplog, clock
 ):
     caplog.set_level(logging.DEBUG)
     secret = account_config.secret_key.encode()
@@ -29,7 +29,7 @@ async def test_no_response_header_or_log_line_carries_a_key_or_credential(
         )
         blobs.append(blob)
         await admin_store.connect_network(account.uid, network, blob)
-    client = await account_client(
+    client = await edge_client(
         server_kwargs={
             "access_log_class": JsonAccessLogger,
             "access_log": logging.getLogger("edge.access"),

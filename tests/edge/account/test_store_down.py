@@ -22,10 +22,10 @@ async def expect(resp, status: int, code: str, retry_after: int | None) -> None:
 
 
 async def test_a_closed_store_answers_503_or_a_temporary_401(
-    account_client, admin_store, clock, account_config
+    edge_client, admin_store, clock, account_config
 ):
     known = await new_account(admin_store)
-    client = await account_client(retry_after=7)
+    client = await edge_client(retry_after=7)
     assert (await client.get("/v1/me", headers=known.auth)).status == 200
     await client.app[appkeys.STORE].close()
     clock.advance(60)  # the cached entry is stale: a refresh is tried, fails, the entry is kept
@@ -54,16 +54,16 @@ async def test_a_closed_store_answers_503_or_a_temporary_401(
     )
 
 
-async def test_a_broken_schema_is_503_not_500(account_client, admin_store, seeded):
-    client = await account_client()
+async def test_a_broken_schema_is_503_not_500(edge_client, admin_store, seeded):
+    client = await edge_client()
     assert (await client.get("/v1/commissions", headers=seeded.auth)).status == 200
     await admin_store._write(lambda c: c.execute("ALTER TABLE commissions RENAME TO gone"))
     await expect(await client.get("/v1/commissions", headers=seeded.auth), 503, "unavailable", 5)
 
 
 @pytest.mark.sqlite_only  # PostgreSQL: tests/accounts/pg/test_outage.py (a frozen server), test_store.py
-async def test_a_stuck_store_answers_503_within_the_timeout(account_client, seeded):
-    client = await account_client(store_timeout=0.3)
+async def test_a_stuck_store_answers_503_within_the_timeout(edge_client, seeded):
+    client = await edge_client(store_timeout=0.3)
     assert (await client.get("/v1/commissions", headers=seeded.auth)).status == 200
     store = client.app[appkeys.STORE]
     # Keep every read connection busy (as a long lock or a slow disk would).

@@ -4,18 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
-from aiohttp.test_utils import TestClient
 from support.programkit import make_accounts
 
-from edge.app import create_app
 from edge.config import Config
-
-ClientFactory = Callable[..., Awaitable[TestClient]]
 
 
 @pytest.fixture
@@ -32,17 +26,12 @@ def accounts_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def make_client(aiohttp_client: Any, edge_config: Config, accounts_db: Path) -> ClientFactory:
-    """`await make_client(**config overrides)`: a real edge on `dist` and the session's
-    account store, polling every 20 ms, with a rate limit no test reaches."""
-
-    async def make(**overrides: Any) -> TestClient:
-        defaults = {
-            "reload_interval": 0.02,
-            "rate_limit_pro": (10**9, 60),
-            "database": str(accounts_db),
-        }
-        cfg = dataclasses.replace(edge_config, **{**defaults, **overrides})
-        return await aiohttp_client(create_app(cfg))
-
-    return make
+def client_config(edge_config: Config, accounts_db: Path) -> Config:
+    """`edge_client` serves `dist` with the session's account store, polling every 20 ms,
+    with a rate limit no test reaches."""
+    return dataclasses.replace(
+        edge_config,
+        reload_interval=0.02,
+        rate_limit_pro=(10**9, 60),
+        database=str(accounts_db),
+    )

@@ -28,8 +28,8 @@ def shared_dist(tmp_path_factory):
     return dist
 
 
-async def test_gzip_and_identity_carry_the_same_page(make_client, shared_dist):
-    client = await make_client(dist=shared_dist)
+async def test_gzip_and_identity_carry_the_same_page(edge_client, shared_dist):
+    client = await edge_client(dist=shared_dist)
     plain = await client.get("/v1/programs", headers=IDENTITY)
     # auto_decompress off: the bytes as they were sent.
     coded = await client.get("/v1/programs", headers=GZIP, auto_decompress=False)
@@ -51,10 +51,10 @@ async def test_gzip_and_identity_carry_the_same_page(make_client, shared_dist):
 
 
 @pytest.mark.parametrize("asked", [IDENTITY, GZIP], ids=["identity", "gzip"])
-async def test_a_page_is_made_once_then_sent_as_kept(make_client, shared_dist, asked):
+async def test_a_page_is_made_once_then_sent_as_kept(edge_client, shared_dist, asked):
     """A repeat of a page sends the same body object and the same header dict each time:
     nothing is serialised or compressed per request."""
-    client = await make_client(dist=shared_dist)
+    client = await edge_client(dist=shared_dist)
     headers = {**asked, "Host": "api.example"}
     first = await client.get("/v1/programs?limit=3", headers=headers, auto_decompress=False)
     first_body = await first.read()
@@ -74,8 +74,8 @@ async def test_a_page_is_made_once_then_sent_as_kept(make_client, shared_dist, a
 
 
 @pytest.mark.parametrize("asked", [IDENTITY, GZIP], ids=["identity", "gzip"])
-async def test_if_none_match_of_the_coding_sent_is_a_304(make_client, shared_dist, asked):
-    client = await make_client(dist=shared_dist)
+async def test_if_none_match_of_the_coding_sent_is_a_304(edge_client, shared_dist, asked):
+    client = await edge_client(dist=shared_dist)
     first = await client.get("/v1/programs", headers=asked)
     etag = first.headers["ETag"]
     again = await client.get("/v1/programs", headers={**asked, "If-None-Match": etag})
@@ -89,8 +89,8 @@ async def test_if_none_match_of_the_coding_sent_is_a_304(make_client, shared_dis
     assert third.status == 200
 
 
-async def test_head_answers_the_headers_of_get_without_a_body(make_client, shared_dist):
-    client = await make_client(dist=shared_dist)
+async def test_head_answers_the_headers_of_get_without_a_body(edge_client, shared_dist):
+    client = await edge_client(dist=shared_dist)
     got = await client.get("/v1/programs", headers=IDENTITY)
     head = await client.head("/v1/programs", headers=IDENTITY)
     assert head.status == 200 and await head.read() == b""
@@ -98,8 +98,8 @@ async def test_head_answers_the_headers_of_get_without_a_body(make_client, share
     assert head.headers["Content-Length"] == got.headers["Content-Length"]
 
 
-async def test_listed_origins_are_echoed_with_vary(make_client, shared_dist):
-    client = await make_client(dist=shared_dist, cors_origins="https://app.example")
+async def test_listed_origins_are_echoed_with_vary(edge_client, shared_dist):
+    client = await edge_client(dist=shared_dist, cors_origins="https://app.example")
     resp = await client.get("/v1/programs", headers={**GZIP, "Origin": "https://app.example"})
     assert resp.headers["Access-Control-Allow-Origin"] == "https://app.example"
     assert resp.headers["Vary"] == "Accept-Encoding, Origin"
@@ -107,8 +107,8 @@ async def test_listed_origins_are_echoed_with_vary(make_client, shared_dist):
     assert "Access-Control-Allow-Origin" not in other.headers
 
 
-async def test_errors_are_the_one_shape_with_their_headers(make_client, shared_dist):
-    client = await make_client(dist=shared_dist)
+async def test_errors_are_the_one_shape_with_their_headers(edge_client, shared_dist):
+    client = await edge_client(dist=shared_dist)
     for path, status, code in [
         ("/v1/programs?limit=0", 400, "invalid_parameter"),
         ("/v1/programs/nope", 404, "not_found"),

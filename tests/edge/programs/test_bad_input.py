@@ -6,6 +6,7 @@ import random
 
 import pytest
 from multidict import CIMultiDict
+from support.apierror import assert_api_error
 from support.distwriter import publish, random_catalogue
 from support.programkit import AUTH, TEST_KEY
 
@@ -86,20 +87,13 @@ def shared_dist(tmp_path_factory):
 
 
 @pytest.fixture
-async def client(make_client, shared_dist):
-    return await make_client(dist=shared_dist)
+async def client(edge_client, shared_dist):
+    return await edge_client(dist=shared_dist)
 
 
 async def assert_error(resp, status, code, param):
-    assert resp.status == status
-    body = await resp.json()
-    assert body == {
-        "code": code,
-        "message": body["message"],
-        "status": status,
-        "param": param,
-        "requestId": resp.headers["X-Request-Id"],
-    }
+    """The error, and never a cacheable one."""
+    await assert_api_error(resp, status, code, param)
     assert resp.headers["Cache-Control"] == "no-store"
     assert "ETag" not in resp.headers
 

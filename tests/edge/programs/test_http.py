@@ -6,6 +6,7 @@ import gzip
 import random
 
 import pytest
+from support.apierror import assert_api_error
 from support.distwriter import publish, random_catalogue
 from support.programkit import AUTH, wait_for_build
 from yarl import URL
@@ -26,8 +27,8 @@ def shared_dist(tmp_path_factory):
 
 
 @pytest.fixture
-async def client(make_client, shared_dist):
-    return await make_client(dist=shared_dist)
+async def client(edge_client, shared_dist):
+    return await edge_client(dist=shared_dist)
 
 
 def a_slug(client) -> str:
@@ -136,10 +137,10 @@ async def test_a_304_still_needs_a_key_and_valid_parameters(client):
     assert bad.status == 400
 
 
-async def test_a_new_build_changes_the_list_etag(make_client, dist):
+async def test_a_new_build_changes_the_list_etag(edge_client, dist):
     programmes = random_catalogue(random.Random(3), 20)
     publish(dist, programmes, "b1")
-    client = await make_client()
+    client = await edge_client()
     before = (await client.get("/v1/programs", headers=IDENTITY)).headers["ETag"]
     slug = programmes[0]["slug"]
     doc_before = (await client.get(f"/v1/programs/{slug}", headers=IDENTITY)).headers["ETag"]
@@ -274,8 +275,7 @@ async def test_preflight_needs_no_key_and_allows_get(client, path):
 
 async def test_options_to_an_unknown_path_is_still_404(client):
     resp = await client.options("/v1/nowhere", headers=PREFLIGHT)
-    assert resp.status == 404
-    assert (await resp.json())["code"] == "not_found"
+    await assert_api_error(resp, 404, "not_found")
 
 
 async def test_options_that_is_not_a_preflight_is_405(client):
@@ -305,9 +305,9 @@ async def test_answers_and_errors_carry_cors_headers(client, path, headers, stat
 
 
 @pytest.fixture
-async def listed_client(make_client, shared_dist):
+async def listed_client(edge_client, shared_dist):
     origins = "https://app.example, https://admin.example/"
-    return await make_client(dist=shared_dist, cors_origins=origins)
+    return await edge_client(dist=shared_dist, cors_origins=origins)
 
 
 async def test_a_listed_origin_is_echoed_with_vary_origin(listed_client):

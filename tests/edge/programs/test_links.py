@@ -88,8 +88,8 @@ def test_malformed_authorities(host):
         "",
     ],
 )
-async def test_a_malformed_host_never_gets_into_the_link(make_client, shared_dist, host):
-    client = await make_client(dist=shared_dist)
+async def test_a_malformed_host_never_gets_into_the_link(edge_client, shared_dist, host):
+    client = await edge_client(dist=shared_dist)
     for encoding in ("identity", "gzip"):
         resp = await client.get(
             "/v1/programs?limit=2",
@@ -110,9 +110,9 @@ async def test_a_malformed_host_never_gets_into_the_link(make_client, shared_dis
 
 
 async def test_a_well_formed_host_is_followed_and_the_cache_does_not_mix_them(
-    make_client, shared_dist
+    edge_client, shared_dist
 ):
-    client = await make_client(dist=shared_dist)
+    client = await edge_client(dist=shared_dist)
     hosts = ["one.example", "bad host", "[::1]:8443", "one.example"]
     got = []
     for host in hosts:
@@ -122,8 +122,8 @@ async def test_a_well_formed_host_is_followed_and_the_cache_does_not_mix_them(
     assert got[2].port == 8443
 
 
-async def test_public_url_overrides_every_host(make_client, shared_dist):
-    client = await make_client(dist=shared_dist, public_url="https://api.example.com")
+async def test_public_url_overrides_every_host(edge_client, shared_dist):
+    client = await edge_client(dist=shared_dist, public_url="https://api.example.com")
     for host in ("one.example", 'x>; rel="next", <http://y'):
         for encoding in ("identity", "gzip"):
             resp = await client.get(
@@ -135,8 +135,8 @@ async def test_public_url_overrides_every_host(make_client, shared_dist):
             assert url.path == "/v1/programs"
 
 
-async def test_http_1_0_without_host_gets_the_address_and_port_reached(make_client, shared_dist):
-    client = await make_client(dist=shared_dist)
+async def test_http_1_0_without_host_gets_the_address_and_port_reached(edge_client, shared_dist):
+    client = await edge_client(dist=shared_dist)
     reader, writer = await asyncio.open_connection("127.0.0.1", client.port)
     try:
         writer.write(
@@ -171,10 +171,10 @@ def test_the_address_reached_is_written_as_an_authority(sockname, authority):
 
 
 async def test_a_link_from_the_address_reached_is_not_kept_for_the_next_request(
-    make_client, shared_dist
+    edge_client, shared_dist
 ):
     # Another connection may have reached another address (an edge bound to 0.0.0.0).
-    client = await make_client(dist=shared_dist)
+    client = await edge_client(dist=shared_dist)
     identity = {**AUTH, "Accept-Encoding": "identity"}  # the answer whose headers are kept
     resp = await client.get("/v1/programs?limit=2", headers={**identity, "Host": "bad host"})
     assert only_link(resp.headers["Link"]).host == "127.0.0.1"

@@ -11,11 +11,11 @@ from support.programkit import AUTH, walk
 from contract import vocabulary as v
 
 
-async def test_every_filter_combination_walks_to_the_brute_force_answer(make_client, dist):
+async def test_every_filter_combination_walks_to_the_brute_force_answer(edge_client, dist):
     rng = random.Random(11)
     programmes = random_catalogue(rng, 150)
     publish(dist, programmes, "b1")
-    client = await make_client()
+    client = await edge_client()
     combos = itertools.product(
         (None, *v.VERTICALS), (None, *v.MODELS), (None, *MARKETS, "JP"), (None, True, False)
     )
@@ -43,20 +43,20 @@ async def test_every_filter_combination_walks_to_the_brute_force_answer(make_cli
         assert [row["slug"] for row in rows] == expected, params
 
 
-async def test_rows_are_the_programmes_as_published(make_client, dist):
+async def test_rows_are_the_programmes_as_published(edge_client, dist):
     programmes = random_catalogue(random.Random(5), 30)
     publish(dist, programmes, "b1")
-    client = await make_client()
+    client = await edge_client()
     rows, pages = await walk(client, {}, [7] * 10)
     assert len(pages) == 5
     by_slug = {p["slug"]: p for p in programmes}
     assert rows == [by_slug[row["slug"]] for row in rows]
 
 
-async def test_min_score_bounds(make_client, dist):
+async def test_min_score_bounds(edge_client, dist):
     programmes = random_catalogue(random.Random(6), 60)
     publish(dist, programmes, "b1")
-    client = await make_client()
+    client = await edge_client()
     everything, _ = await walk(client, {"minScore": "0"}, [100])
     assert [r["slug"] for r in everything] == brute_force(programmes)
     top, _ = await walk(client, {"minScore": "100"}, [3] * 60)
@@ -64,10 +64,10 @@ async def test_min_score_bounds(make_client, dist):
     assert top and all(r["score"] == 100 for r in top)
 
 
-async def test_market_is_case_insensitive_and_so_are_its_cursors(make_client, dist):
+async def test_market_is_case_insensitive_and_so_are_its_cursors(edge_client, dist):
     programmes = random_catalogue(random.Random(8), 80)
     publish(dist, programmes, "b1")
-    client = await make_client()
+    client = await edge_client()
     bodies = []
     for market in ("fr", "FR", "Fr"):
         resp = await client.get(
@@ -85,9 +85,9 @@ async def test_market_is_case_insensitive_and_so_are_its_cursors(make_client, di
     assert slugs == brute_force(programmes, market="FR")
 
 
-async def test_limit_defaults_to_25_and_may_change_between_pages(make_client, dist):
+async def test_limit_defaults_to_25_and_may_change_between_pages(edge_client, dist):
     publish(dist, random_catalogue(random.Random(9), 40), "b1")
-    client = await make_client()
+    client = await edge_client()
     first = await (await client.get("/v1/programs", headers=AUTH)).json()
     assert (len(first["data"]), first["page"]["limit"], first["page"]["hasMore"]) == (25, 25, True)
     cursor = first["page"]["nextCursor"]
@@ -95,9 +95,9 @@ async def test_limit_defaults_to_25_and_may_change_between_pages(make_client, di
     assert (len(second["data"]), second["page"]["hasMore"]) == (10, True)
 
 
-async def test_an_exactly_full_last_page_says_no_more(make_client, dist):
+async def test_an_exactly_full_last_page_says_no_more(edge_client, dist):
     publish(dist, random_catalogue(random.Random(10), 20), "b1")
-    client = await make_client()
+    client = await edge_client()
     body = await (await client.get("/v1/programs?limit=20", headers=AUTH)).json()
     assert (len(body["data"]), body["page"]["hasMore"], body["page"]["nextCursor"]) == (
         20,

@@ -112,12 +112,12 @@ async def answers(client, query, **headers):
 
 
 @pytest.mark.parametrize("encoding", ["identity", "gzip"])
-async def test_cached_answers_are_the_uncached_ones(make_client, dist, monkeypatch, encoding):
+async def test_cached_answers_are_the_uncached_ones(edge_client, dist, monkeypatch, encoding):
     programmes = random_catalogue(random.Random(12), 50)
     publish(dist, programmes, "b1")
-    cached = await make_client()
+    cached = await edge_client()
     monkeypatch.setattr(directory, "PAGE_CACHE_BYTES", 0)
-    uncached = await make_client()
+    uncached = await edge_client()
     assert len(directory_state(uncached).current.pages) == 0
     for query in QUERIES:
         reference = await answers(uncached, query, **{"Accept-Encoding": encoding})
@@ -133,9 +133,9 @@ async def test_cached_answers_are_the_uncached_ones(make_client, dist, monkeypat
     assert len(directory_state(uncached).current.pages) == 0
 
 
-async def test_a_cached_link_uses_each_requests_own_host(make_client, dist):
+async def test_a_cached_link_uses_each_requests_own_host(edge_client, dist):
     publish(dist, random_catalogue(random.Random(13), 10), "b1")
-    client = await make_client()
+    client = await edge_client()
     links = []
     for host in ("one.example", "two.example:8443"):
         resp = await client.get("/v1/programs?limit=2", headers={**AUTH, "Host": host})
@@ -145,10 +145,10 @@ async def test_a_cached_link_uses_each_requests_own_host(make_client, dist):
     assert links[0].split("?", 1)[1] == links[1].split("?", 1)[1]
 
 
-async def test_the_cache_dies_with_its_build(make_client, dist):
+async def test_the_cache_dies_with_its_build(edge_client, dist):
     first = random_catalogue(random.Random(14), 10)
     publish(dist, first, "b1")
-    client = await make_client()
+    client = await edge_client()
     before = await (await client.get("/v1/programs", headers=AUTH)).json()
     second = random_catalogue(random.Random(15), 10)
     publish(dist, second, "b2")
@@ -158,9 +158,9 @@ async def test_the_cache_dies_with_its_build(make_client, dist):
     assert {r["slug"] for r in after["data"]} == {p["slug"] for p in second}
 
 
-async def test_invalid_queries_are_never_cached(make_client, dist):
+async def test_invalid_queries_are_never_cached(edge_client, dist):
     publish(dist, random_catalogue(random.Random(16), 10), "b1")
-    client = await make_client()
+    client = await edge_client()
     for _ in range(2):
         resp = await client.get("/v1/programs?limit=0", headers=AUTH)
         assert resp.status == 400

@@ -111,16 +111,16 @@ def shared_build(tmp_path_factory):
 
 
 @pytest.fixture
-async def built(make_client, shared_build):
+async def built(edge_client, shared_build):
     dist, subs, content, rng = shared_build
-    return await make_client(dist=dist), subs, content, rng
+    return await edge_client(dist=dist), subs, content, rng
 
 
 @pytest.fixture
-async def built_own(make_client, tmp_path):
+async def built_own(edge_client, tmp_path):
     """A real build of this test's own, which it may rebuild."""
     dist, subs, content, rng = _build_random(tmp_path)
-    return await make_client(dist=dist), subs, content, rng, dist
+    return await edge_client(dist=dist), subs, content, rng, dist
 
 
 async def test_published_submissions_and_only_they_walk_in_order(built):

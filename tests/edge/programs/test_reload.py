@@ -25,12 +25,12 @@ def renamed(programmes, build_id):
 
 @pytest.mark.parametrize("seed", range(6))
 async def test_a_rebuild_between_pages_neither_repeats_nor_skips_unchanged_programmes(
-    make_client, dist, seed
+    edge_client, dist, seed
 ):
     rng = random.Random(seed)
     before = random_catalogue(rng, 40)
     publish(dist, before, "b1")
-    client = await make_client()
+    client = await edge_client()
     seen, pages = await walk(client, {}, [7, 7], partial=True)
     cursor = pages[-1]["nextCursor"]
 
@@ -65,7 +65,7 @@ def by_slug(programmes):
 
 
 @pytest.mark.parametrize("exchange", [True, False], ids=["rename-exchange", "two-renames"])
-async def test_no_request_fails_while_builds_are_swapped(make_client, dist, exchange):
+async def test_no_request_fails_while_builds_are_swapped(edge_client, dist, exchange):
     rng = random.Random(42)
     builds = {}
     for n in range(1, 6):
@@ -73,7 +73,7 @@ async def test_no_request_fails_while_builds_are_swapped(make_client, dist, exch
         catalogue = random_catalogue(rng, rng.randint(10, 30))
         builds[build_id] = renamed(catalogue, build_id)
     publish(dist, builds["b1"], "b1")
-    client = await make_client()
+    client = await edge_client()
     stop = asyncio.Event()
     outcomes: Counter[str] = Counter()
     served: set[str] = set()
@@ -180,11 +180,11 @@ def unsorted_rows(root):
     ],
 )
 async def test_a_broken_build_is_refused_and_the_old_one_keeps_serving(
-    make_client, dist, caplog, breakage
+    edge_client, dist, caplog, breakage
 ):
     good = random_catalogue(random.Random(1), 8)
     publish(dist, good, "b1")
-    client = await make_client()
+    client = await edge_client()
     before = await (await client.get("/v1/programs", headers=AUTH)).read()
 
     staged = dist.with_name("broken")
@@ -206,8 +206,8 @@ async def test_a_broken_build_is_refused_and_the_old_one_keeps_serving(
     await wait_for_build(client, "b2")
 
 
-async def test_no_build_means_503_for_the_list_and_404_by_slug(make_client, dist):
-    client = await make_client(retry_after=7)
+async def test_no_build_means_503_for_the_list_and_404_by_slug(edge_client, dist):
+    client = await edge_client(retry_after=7)
     resp = await client.get("/v1/programs", headers=AUTH)
     assert resp.status == 503
     body = await resp.json()
@@ -231,9 +231,9 @@ async def test_no_build_means_503_for_the_list_and_404_by_slug(make_client, dist
     assert (await client.get(f"/v1/programs/{slug}", headers=AUTH)).status == 200
 
 
-async def test_a_vanished_dist_keeps_the_last_build_serving(make_client, dist):
+async def test_a_vanished_dist_keeps_the_last_build_serving(edge_client, dist):
     publish(dist, random_catalogue(random.Random(1), 5), "b1")
-    client = await make_client()
+    client = await edge_client()
     shutil.rmtree(dist)
     await asyncio.sleep(0.1)  # several polls
     assert (await client.get("/v1/programs", headers=AUTH)).status == 200
@@ -241,9 +241,9 @@ async def test_a_vanished_dist_keeps_the_last_build_serving(make_client, dist):
     await wait_for_build(client, "b2")
 
 
-async def test_sighup_reloads_at_once(make_client, dist):
+async def test_sighup_reloads_at_once(edge_client, dist):
     publish(dist, random_catalogue(random.Random(1), 5), "b1")
-    client = await make_client(reload_interval=3600.0)  # polling will not do it
+    client = await edge_client(reload_interval=3600.0)  # polling will not do it
     state = directory_state(client)
     if not state.sighup:
         pytest.skip("SIGHUP cannot be handled here (not the main thread, or no Unix signals)")

@@ -6,32 +6,14 @@ import asyncio
 import dataclasses
 
 import pytest
+from support.apierror import assert_api_error
 from support.edgeprocess import bearer, seed_key
 
 from accounts.store import StoreUnavailable
 from edge import appkeys
-from edge.app import create_app
 from edge.handlers.health import READY_TIMEOUT
 
 ERROR_MEMBERS = {"code", "message", "status", "param", "requestId"}
-
-
-@pytest.fixture
-def client_with_store(aiohttp_client):
-    """`await client_with_store(config, store)`: a real edge whose account store is `store`."""
-
-    async def make(config, store):
-        app = create_app(config)
-
-        async def replace_store(app):
-            # on_startup runs after the cleanup contexts: the real store is open (and
-            # closed at cleanup), but requests see this one.
-            app[appkeys.STORE] = store
-
-        app.on_startup.append(replace_store)
-        return await aiohttp_client(app)
-
-    return make
 
 
 @pytest.fixture
@@ -97,16 +79,16 @@ class BrokenStore:
         (BrokenStore(), "not ready: account store failed"),
     ],
 )
-async def test_readyz_names_an_unusable_store(client_with_store, ready_config, store, message):
-    client = await client_with_store(dataclasses.replace(ready_config, store_timeout=0.3), store)
+async def test_readyz_names_an_unusable_store(edge_client, ready_config, store, message):
+    client = await edge_client(ready_config, store=store, store_timeout=0.3)
     resp = await client.get("/readyz")
     assert resp.status == 503
     assert (await resp.json())["message"] == message
 
 
-async def test_readyz_waits_at_most_the_ready_timeout(client_with_store, ready_config):
+async def test_readyz_waits_at_most_the_ready_timeout(edge_client, ready_config):
     config = dataclasses.replace(ready_config, store_timeout=30.0)
-    client = await client_with_store(config, StuckStore())
+    client = await edge_client(config, store=StuckStore())
     loop = asyncio.get_running_loop()
     started = loop.time()
     resp = await client.get("/readyz")
@@ -114,8 +96,8 @@ async def test_readyz_waits_at_most_the_ready_timeout(client_with_store, ready_c
     assert loop.time() - started < READY_TIMEOUT + 0.5
 
 
-async def test_both_problems_are_named(client_with_store, edge_config):
-    client = await client_with_store(edge_config, DownStore())
+async def test_both_problems_are_named(edge_client, edge_config):
+    client = await edge_client(edge_config, store=DownStore())
     resp = await client.get("/readyz")
     message = (await resp.json())["message"]
     assert message.startswith("not ready: no build loaded; account store unreachable")
@@ -138,5 +120,4 @@ async def test_health_checks_are_never_rate_limited(edge_client, ready_config):
 async def test_only_get_and_head(edge_client):
     client = await edge_client()
     resp = await client.post("/healthz")
-    assert resp.status == 405
-    assert (await resp.json())["code"] == "method_not_allowed"
+    await assert_api_error(resp, 405, "method_not_allowed")

@@ -7,6 +7,7 @@ import asyncio
 import random
 
 import pytest
+from support.clock import FakeClock
 
 from edge.config import ConfigError
 from edge.http.limiter import MemoryLimiter, RateState
@@ -16,18 +17,10 @@ from edge.http.ratelimit_redis import KEY_PREFIX, RedisLimiter, connect
 pytestmark = pytest.mark.usefixtures("redis_url")
 
 
-class Clock:
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.mark.parametrize(("limit", "window"), [(60, 60), (600, 60), (7, 60), (3, 2), (1, 1)])
 async def test_same_decisions_as_the_memory_limiter(redis_url, limit, window):
     # Epoch-sized times: the Redis limiter works on the server's Unix time.
-    clock = Clock(1_700_000_000.0)
+    clock = FakeClock(mono=1_700_000_000.0)
     memory = MemoryLimiter(clock=clock)
     shared = RedisLimiter(connect(redis_url, 1.0), clock=clock)
     rng = random.Random(f"{limit}/{window}")
@@ -38,7 +31,7 @@ async def test_same_decisions_as_the_memory_limiter(redis_url, limit, window):
             expected = await memory.hit(key, limit, window)
             assert await shared.hit(key, limit, window) == expected, step
             # Bursts, exact multiples of the interval, and idle gaps past the window.
-            clock.now += rng.choice((0.0, 0.0, interval, interval / 3, window * 1.5, 0.001))
+            clock.advance(rng.choice((0.0, 0.0, interval, interval / 3, window * 1.5, 0.001)))
     finally:
         await shared.close()
 
