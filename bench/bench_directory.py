@@ -206,7 +206,7 @@ def make_dist(n: int, seed: int, mini_writer: bool) -> tuple[Path, str]:
         import random
 
         sys.path.insert(0, str(ROOT / "tests"))
-        from edge_programs.distwriter import random_catalogue, write_dist
+        from support.distwriter import random_catalogue, write_dist
 
         write_dist(dist, random_catalogue(random.Random(seed), n), f"mini-{n}-{seed}")
     else:

@@ -58,7 +58,7 @@ def _program_factory() -> Callable[[Mapping[str, Any], int], Program]:
     A frozen dataclass's `__init__` sets each field through `object.__setattr__`; a build
     makes 17,000 programmes, and this sets the slots directly instead (about 3 times
     faster). Generated like the dataclass's own `__init__`, one line per field; the record
-    must hold every field but the score (validation guarantees it; tests/build compare).
+    must hold every field but the score (validation guarantees it; tests/catalog compare).
     """
     names = [f.name for f in fields(Program)]
     setters = {f"_set_{name}": getattr(Program, name).__set__ for name in names}

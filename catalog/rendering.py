@@ -115,7 +115,7 @@ _DOCUMENT_OVERHEAD = len(shardformat.encode_document(b""))  # a document's bytes
 
 # orjson serialises a dataclass natively, members in field order, tuples as arrays: the same
 # bytes as encode_row(program.to_api()) at a fraction of the cost, as long as Program lists
-# its fields in the spec's order (tests/build check both).
+# its fields in the spec's order (tests/catalog check both).
 _NATIVE_ROWS = tuple(f.name for f in dataclasses.fields(Program)) == PROGRAM.names
 
 

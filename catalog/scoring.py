@@ -56,7 +56,7 @@ MAX_POINTS = (
     + PLATFORM_POINTS
     + IMAGE_POINTS
 )
-# tests/build check that MAX_POINTS == SCORE_MAX and that every model and payout has points.
+# tests/catalog check that MAX_POINTS == SCORE_MAX and that every model and payout has points.
 
 
 def cookie_points(days: int) -> int:
@@ -100,7 +100,7 @@ def breakdown(record: Mapping[str, Any]) -> list[tuple[str, int, int]]:
 def score(record: Mapping[str, Any]) -> int:
     """The score of a validated record, an integer from SCORE_MIN to SCORE_MAX.
 
-    The sum of `breakdown(record)`'s points (tests/build check it), added up directly: a
+    The sum of `breakdown(record)`'s points (tests/catalog check it), added up directly: a
     build scores 17,000 records.
     """
     points = (

@@ -11,7 +11,7 @@ aiohttp has no setting for this; its public parts are enough: `web.RequestHandle
 connection) answers such a request with its `handle_error`, and a site (`web.TCPSite`...)
 makes its connections with the runner's `server`, which it calls as its protocol factory.
 `EdgeRunner.server` is that factory, making `EdgeRequestHandler`s for aiohttp's server.
-tests/scale/test_unparsable.py checks the answer on an edge run as a process, whatever the
+tests/edge/scale/test_unparsable.py checks the answer on an edge run as a process, whatever the
 aiohttp version.
 """
 

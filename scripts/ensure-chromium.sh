@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install Debian's chromium and chromedriver when they are missing (the site's browser tests
 # drive them through selenium; nothing downloads a browser of its own).
-# Called by tests/site/conftest.py when CI is set; safe to run by hand at any time.
+# Called by tests/catalog/site/conftest.py when CI is set; safe to run by hand at any time.
 set -euo pipefail
 
 if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then

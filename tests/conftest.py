@@ -4,18 +4,24 @@ from __future__ import annotations
 
 import dataclasses
 import signal
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp.test_utils import TestClient
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+from support.clock import FakeClock
+from support.edgeclient import EdgeClientFactory
 
+from edge import appkeys
 from edge.app import create_app
 from edge.config import Config
+from edge.http.limiter import MemoryLimiter
 
-# PostgreSQL fixtures (pg_server, pg_url, pg_fresh_url) for any package that asks for them.
-pytest_plugins = ("support.pgfixtures",)
+# PostgreSQL fixtures (pg_server, pg_url, pg_fresh_url) and the account fixtures (a real
+# account database on either backend) for any test folder that asks for them.
+pytest_plugins = ("support.pgfixtures", "support.accountfixtures")
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_SECRET = "test-secret-" + "x" * 40
@@ -33,16 +39,70 @@ def edge_config(tmp_path: Path) -> Config:
     )
 
 
-EdgeClientFactory = Callable[..., Awaitable[TestClient]]
+@pytest.fixture
+def clock() -> FakeClock:
+    """The test's fake clock (support/clock.py): `edge_client`'s key cache runs on it."""
+    return FakeClock()
 
 
 @pytest.fixture
-def edge_client(aiohttp_client: Any, edge_config: Config) -> EdgeClientFactory:
-    """`await edge_client(**overrides)`: a client of a real edge server on `edge_config`."""
+def client_config(edge_config: Config) -> Config:
+    """The config `edge_client` starts from. A test folder's conftest.py overrides it with
+    what its tests share (their account database, their dist/, their limits)."""
+    return edge_config
 
-    async def make(config: Config | None = None, **overrides: Any) -> TestClient:
-        cfg = dataclasses.replace(config or edge_config, **overrides)
-        return await aiohttp_client(create_app(cfg))
+
+@pytest.fixture
+def limiter_clock() -> Callable[[], float] | None:
+    """The clock of `edge_client`'s in-memory rate limiter: None keeps the edge's own limiter
+    (real time, or Redis). A folder whose tests move the limiter's time returns `clock`."""
+    return None
+
+
+@pytest.fixture
+def edge_client(
+    aiohttp_client: Any,
+    client_config: Config,
+    clock: FakeClock,
+    limiter_clock: Callable[[], float] | None,
+) -> EdgeClientFactory:
+    """`await edge_client(config=None, *, routes=None, store=None, server_kwargs=None,
+    **overrides)`: a client of a real edge server on `config` (default `client_config`) with
+    `overrides` replaced, whose key cache runs on `clock`.
+
+    `routes` (path -> handler) adds GET routes, to exercise the middleware on answers the real
+    handlers may not give on demand; `store` replaces the opened account store (a store that
+    fails on purpose); `server_kwargs` go to the test server's runner (an access logger).
+    """
+
+    async def make(
+        config: Config | None = None,
+        *,
+        routes: dict[str, Any] | None = None,
+        store: Any = None,
+        server_kwargs: dict[str, Any] | None = None,
+        **overrides: Any,
+    ) -> TestClient:
+        app = create_app(dataclasses.replace(config or client_config, **overrides))
+        app[appkeys.AUTH_CLOCK] = clock
+        for path, handler in (routes or {}).items():
+            app.router.add_get(path, handler)
+
+        async def startup(app: web.Application) -> None:
+            # on_startup runs after the cleanup contexts: the real limiter and store are
+            # open (and closed at cleanup), but requests see these.
+            if limiter_clock is not None:
+                app[appkeys.LIMITER] = MemoryLimiter(clock=limiter_clock)
+            if store is not None:
+                app[appkeys.STORE] = store
+
+        app.on_startup.append(startup)
+        if not server_kwargs:
+            return await aiohttp_client(app)
+        # TestServer passes runner options (e.g. the access logger) only through start_server.
+        server = TestServer(app)
+        await server.start_server(**server_kwargs)
+        return await aiohttp_client(server)
 
     return make
 

@@ -84,7 +84,7 @@ def test_backoff_grows_to_its_cap():
 
 
 @pytest.mark.parametrize(
-    ("database", "remote"),
+    ("address", "remote"),
     [
         ("postgresql://u@h/db", True),
         ("postgres://u@h/db", True),
@@ -93,5 +93,5 @@ def test_backoff_grows_to_its_cap():
         ("var/edge.sqlite3", False),
     ],
 )
-def test_only_a_server_is_waited_for(database, remote):
-    assert reached_over_network(database) is remote
+def test_only_a_server_is_waited_for(address, remote):
+    assert reached_over_network(address) is remote

@@ -1,7 +1,7 @@
 """The PostgreSQL account store's schema: the SQLite store's migrations, version for version.
 
 Same version numbers, tables, columns, constraints and index names as
-`accounts.store.sqlite.MIGRATIONS` (tests/pg/test_schema.py compares the two), in PostgreSQL's
+`accounts.store.sqlite.MIGRATIONS` (tests/accounts/pg/test_schema.py compares the two), in PostgreSQL's
 types: booleans for the 0/1 flags, bigint identities for the integer keys, bytea for the
 ciphertext. Timestamps and amounts stay text, exactly as in SQLite, so the conventions of
 accounts.store.base hold unchanged.

@@ -3,7 +3,7 @@
 `open_store("postgresql://user:password@host:port/database")` makes one. The operations,
 their checks and their SQL are accounts.store.core's, the same as SQLite's (with `?`
 numbered `$1, $2, ...` here); the schema versions are accounts.store.migrations_pg's. Same
-values out: the two stores are interchangeable, and tests/edge_account runs against both.
+values out: the two stores are interchangeable, and the account tests run against both.
 
 Pool: `pool_min` (default 1) to `pool_max` (default 10) connections per process, settable
 as query parameters of the URL (`...?pool_max=20`; every other query parameter goes to

@@ -12,7 +12,7 @@ key's limit holds across workers and machines (docs/deploy.md).
 - The script returns the TAT it read and the `now` it used, and `hit` rebuilds the decision
   with the very `gcra` function of the in-memory limiter: the script's test mirrors its
   arithmetic (same IEEE doubles, same epsilon), so both limiters give the same decisions
-  and headers (tests/scale compares them request by request).
+  and headers (tests/edge/scale compares them request by request).
 - Redis unreachable, slow or failing: the request is never refused for it and never waits
   past `timeout`. The limiter falls back to a per-process in-memory GCRA (so a key is still
   limited, by each process separately). After `trip_after` failures in a row it stops

@@ -1,29 +1,18 @@
-"""Fixtures of the contract tests (helpers live in contract_support.py)."""
+"""Fixtures of the contract tests (helpers live in contract_support.py): `edge_client` serves
+the session's test keys, and its rate limiter runs on the test's `clock`."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
-from aiohttp import web
-from aiohttp.test_utils import TestClient
-from contract_support import FakeClock, make_accounts
+from contract_support import make_accounts
+from support.clock import FakeClock
 
-from edge import appkeys
-from edge.app import create_app
 from edge.config import Config
-from edge.http.limiter import MemoryLimiter
-
-ClientFactory = Callable[..., Awaitable[TestClient]]
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
 
 
 @pytest.fixture(scope="session")
@@ -35,26 +24,11 @@ def accounts_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def limited_client(
-    aiohttp_client: Any, edge_config: Config, clock: FakeClock, accounts_db: Path
-) -> ClientFactory:
-    """`await limited_client(routes=..., **config)`: a real edge, test keys, a fake clock.
+def client_config(edge_config: Config, accounts_db: Path) -> Config:
+    return dataclasses.replace(edge_config, database=str(accounts_db))
 
-    `routes` (path -> handler) adds routes, to exercise the middleware on answers the real
-    handlers may not give on demand.
-    """
 
-    async def make(routes: dict[str, Any] | None = None, **overrides: Any) -> TestClient:
-        overrides.setdefault("database", str(accounts_db))
-        app = create_app(dataclasses.replace(edge_config, **overrides))
-        for path, handler in (routes or {}).items():
-            app.router.add_get(path, handler)
-
-        async def startup(app: web.Application) -> None:
-            # The real limiter, on a clock the test moves: no sleeps.
-            app[appkeys.LIMITER] = MemoryLimiter(clock=clock)
-
-        app.on_startup.append(startup)
-        return await aiohttp_client(app)
-
-    return make
+@pytest.fixture
+def limiter_clock(clock: FakeClock) -> Callable[[], float]:
+    """The real in-memory limiter, on a clock the test moves: no sleeps."""
+    return clock

@@ -1,4 +1,4 @@
-"""Helpers of the contract tests: a controllable clock, test keys, a live server in a thread.
+"""Helpers of the contract tests: test keys, a live server in a thread.
 
 Imported as `contract_support` (pytest puts this directory on sys.path; the directory is not a
 package, since a package named `contract` would shadow the real one).
@@ -19,19 +19,6 @@ from support import sample
 from accounts import apikeys
 from accounts.store import open_store
 from edge.config import Config
-
-
-@dataclass
-class FakeClock:
-    """A clock that moves only when told to: limiter tests never sleep."""
-
-    now: float = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
 
 
 def _key(name: str) -> str:

@@ -62,8 +62,8 @@ async def answer(client, path: str, key: str | None):
         ("/v1/commissions", "/v1/commissions"),
     ],
 )
-async def test_401_429_answers_are_documented(limited_client, path, template):
-    client = await limited_client(rate_limit_free=(1, 60))
+async def test_401_429_answers_are_documented(edge_client, path, template):
+    client = await edge_client(rate_limit_free=(1, 60))
     status, headers, body = await answer(client, path, None)
     assert status == 401
     check_documented(template, status, headers, body)
@@ -76,8 +76,8 @@ async def test_401_429_answers_are_documented(limited_client, path, template):
     check_documented(template, status, headers, body)
 
 
-async def test_a_suspended_account_gets_403_on_me_and_401_elsewhere(limited_client):
-    client = await limited_client()
+async def test_a_suspended_account_gets_403_on_me_and_401_elsewhere(edge_client):
+    client = await edge_client()
     status, headers, body = await answer(client, "/v1/me", SUSPENDED_KEY)
     assert status == 403 and orjson.loads(body)["code"] == "forbidden"
     check_documented("/v1/me", status, headers, body)
@@ -91,8 +91,8 @@ async def test_a_suspended_account_gets_403_on_me_and_401_elsewhere(limited_clie
         check_documented(template, status, headers, body)
 
 
-async def test_no_build_loaded_is_a_documented_503(limited_client):
-    client = await limited_client()  # edge_config's dist/ does not exist
+async def test_no_build_loaded_is_a_documented_503(edge_client):
+    client = await edge_client()  # edge_config's dist/ does not exist
     status, headers, body = await answer(client, "/v1/programs", FREE_KEY)
     assert status == 503
     check_documented("/v1/programs", status, headers, body)
@@ -101,8 +101,8 @@ async def test_no_build_loaded_is_a_documented_503(limited_client):
     check_documented("/v1/programs/{slug}", status, headers, body)
 
 
-async def test_bad_parameters_are_documented_400s(limited_client):
-    client = await limited_client()
+async def test_bad_parameters_are_documented_400s(edge_client):
+    client = await edge_client()
     for path, template, code in [
         ("/v1/programs?limit=0", "/v1/programs", "invalid_parameter"),
         ("/v1/programs?minscore=1", "/v1/programs", "unknown_parameter"),

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from contract_support import FakeClock
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.clock import FakeClock
 
 from edge.http.limiter import MemoryLimiter, RateState, gcra, gcra_refund
 from edge.http.ratelimit import create_limiter

@@ -7,6 +7,7 @@ import re
 import pytest
 from aiohttp import web
 from contract_support import FREE_KEY, PRO_KEY, bearer
+from support.apierror import assert_api_error
 
 from edge import appkeys
 from edge.http.conditional import is_fresh
@@ -39,8 +40,8 @@ def rate(resp) -> tuple[int, int, int]:
     return tuple(int(resp.headers[name]) for name in RATE_HEADERS)
 
 
-async def test_every_counted_answer_says_limit_remaining_reset(limited_client):
-    client = await limited_client(ROUTES, rate_limit_free=(5, 60))
+async def test_every_counted_answer_says_limit_remaining_reset(edge_client):
+    client = await edge_client(routes=ROUTES, rate_limit_free=(5, 60))
     resp = await client.get("/v1/_ok", headers=bearer(FREE_KEY))
     assert resp.status == 200
     assert rate(resp) == (5, 4, 12)  # 12 s per request: whole again in 12 s
@@ -57,8 +58,8 @@ async def test_every_counted_answer_says_limit_remaining_reset(limited_client):
     assert rate(resp) == (5, 2, 36)
 
 
-async def test_a_real_handlers_400_carries_the_headers(limited_client):
-    client = await limited_client(rate_limit_free=(5, 60))
+async def test_a_real_handlers_400_carries_the_headers(edge_client):
+    client = await edge_client(rate_limit_free=(5, 60))
     resp = await client.get("/v1/programs?limit=0", headers=bearer(FREE_KEY))
     assert resp.status == 400
     body = await resp.json()
@@ -66,21 +67,13 @@ async def test_a_real_handlers_400_carries_the_headers(limited_client):
     assert rate(resp) == (5, 4, 12)
 
 
-async def test_exhaustion_then_429_then_recovery(limited_client, clock):
-    client = await limited_client(ROUTES, rate_limit_free=(3, 30))
+async def test_exhaustion_then_429_then_recovery(edge_client, clock):
+    client = await edge_client(routes=ROUTES, rate_limit_free=(3, 30))
     for remaining in (2, 1, 0):
         resp = await client.get("/v1/_ok", headers=bearer(FREE_KEY))
         assert resp.status == 200 and rate(resp)[1] == remaining
     resp = await client.get("/v1/_ok", headers=bearer(FREE_KEY))
-    assert resp.status == 429
-    body = await resp.json()
-    assert body == {
-        "code": "rate_limited",
-        "message": body["message"],
-        "status": 429,
-        "param": None,
-        "requestId": resp.headers["X-Request-Id"],
-    }
+    await assert_api_error(resp, 429, "rate_limited")
     assert resp.headers["Retry-After"] == "10"
     assert rate(resp) == (3, 0, 30)
     assert resp.content_type == "application/json"
@@ -95,8 +88,8 @@ async def test_exhaustion_then_429_then_recovery(limited_client, clock):
     assert rate(resp) == (3, 2, 10)
 
 
-async def test_limits_follow_the_plan(limited_client):
-    client = await limited_client(ROUTES, rate_limit_free=(2, 60), rate_limit_pro=(4, 60))
+async def test_limits_follow_the_plan(edge_client):
+    client = await edge_client(routes=ROUTES, rate_limit_free=(2, 60), rate_limit_pro=(4, 60))
     free = [(await client.get("/v1/_ok", headers=bearer(FREE_KEY))).status for _ in range(5)]
     pro = [(await client.get("/v1/_ok", headers=bearer(PRO_KEY))).status for _ in range(5)]
     assert free == [200, 200, 429, 429, 429]
@@ -105,16 +98,16 @@ async def test_limits_follow_the_plan(limited_client):
     assert rate(resp) == (4, 0, 60)
 
 
-async def test_head_counts_like_get(limited_client):
-    client = await limited_client(ROUTES, rate_limit_free=(3, 60))
+async def test_head_counts_like_get(edge_client):
+    client = await edge_client(routes=ROUTES, rate_limit_free=(3, 60))
     resp = await client.head("/v1/_ok", headers=bearer(FREE_KEY))
     assert resp.status == 200 and rate(resp) == (3, 2, 20)
     resp = await client.get("/v1/_ok", headers=bearer(FREE_KEY))
     assert rate(resp)[1] == 1
 
 
-async def test_preflights_and_unauthenticated_requests_do_not_count(limited_client):
-    client = await limited_client(ROUTES, rate_limit_free=(3, 60))
+async def test_preflights_and_unauthenticated_requests_do_not_count(edge_client):
+    client = await edge_client(routes=ROUTES, rate_limit_free=(3, 60))
     preflight = {
         **bearer(FREE_KEY),
         "Origin": "https://example.org",
@@ -154,8 +147,8 @@ def assert_agree(resp, window: int) -> None:
 
 
 @pytest.mark.parametrize(("limit", "window"), [(5, 60), (3, 30), (600, 60), (1, 1)])
-async def test_both_header_forms_agree_on_every_answer(limited_client, clock, limit, window):
-    client = await limited_client(ROUTES, rate_limit_free=(limit, window))
+async def test_both_header_forms_agree_on_every_answer(edge_client, clock, limit, window):
+    client = await edge_client(routes=ROUTES, rate_limit_free=(limit, window))
     statuses = set()
     for path in ("/v1/_ok", "/v1/_bad", "/v1/_304") * (limit + 1):
         resp = await client.get(path, headers=bearer(FREE_KEY))
@@ -166,8 +159,8 @@ async def test_both_header_forms_agree_on_every_answer(limited_client, clock, li
     assert {200, 429} <= statuses
 
 
-async def test_cors_exposes_both_header_forms(limited_client):
-    client = await limited_client(ROUTES, rate_limit_free=(5, 60))
+async def test_cors_exposes_both_header_forms(edge_client):
+    client = await edge_client(routes=ROUTES, rate_limit_free=(5, 60))
     resp = await client.get("/v1/_ok", headers={**bearer(FREE_KEY), "Origin": "https://a.test"})
     exposed = {h.strip() for h in resp.headers["Access-Control-Expose-Headers"].split(",")}
     assert {*RATE_HEADERS, "RateLimit-Policy", "RateLimit", "Retry-After"} <= exposed
@@ -185,8 +178,8 @@ async def tagged(request: web.Request) -> web.Response:
     return web.Response(body=b"{}", content_type="application/json", headers={"ETag": ETAG})
 
 
-async def test_conditional_hits_do_not_use_the_quota(limited_client, clock):
-    client = await limited_client({"/v1/_tagged": tagged}, rate_limit_free=(3, 3600))
+async def test_conditional_hits_do_not_use_the_quota(edge_client, clock):
+    client = await edge_client({"/v1/_tagged": tagged}, rate_limit_free=(3, 3600))
     first = await client.get("/v1/_tagged", headers=bearer(FREE_KEY))
     assert first.status == 200 and rate(first)[:2] == (3, 2)
     conditional = {**bearer(FREE_KEY), "If-None-Match": ETAG}

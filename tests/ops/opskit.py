@@ -1,7 +1,7 @@
 """Readers for the deployment files (YAML as GitHub and Compose read it, Dockerfiles, systemd
 units, nginx.conf) and the table of the project's commands those files run.
 
-No __init__.py beside it on purpose, like tests/build/buildkit.py: pytest puts this folder on
+No __init__.py beside it on purpose, like tests/catalog/buildkit.py: pytest puts this folder on
 sys.path, so the tests import it as `opskit`.
 """
 

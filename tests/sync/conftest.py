@@ -6,16 +6,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
+from support.clock import FakeClock
 from sync_support import (
     CREDENTIALS,
     PLANTED,
     SECRET,
-    FakeClock,
     FakeNetworks,
     MemoryStore,
     connection,
@@ -67,20 +66,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     return report
 
 
-STORES = ("sqlite", "postgresql")
-
-
 @pytest.fixture
 def keyring() -> Keyring:
     return keyring_from_env({"EDGE_SECRET_KEY": SECRET})
-
-
-@pytest.fixture(params=STORES)
-def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A real account store's address: a SQLite file, or the PostgreSQL test database."""
-    if request.param == "sqlite":
-        return str(tmp_path / "store.sqlite3")
-    return request.getfixturevalue("pg_url")
 
 
 @pytest.fixture
@@ -97,11 +85,6 @@ async def real_store(
         yield store
     finally:
         await store.close()
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
+from support.clock import WALL_START, FakeClock
 
 from accounts.crypto import encrypt_credentials
 from accounts.keyring import Keyring
@@ -28,7 +29,7 @@ from sync.ports import Connection
 
 HERE = Path(__file__).resolve().parent
 RECORDINGS = HERE / "recordings"
-NOW = dt.datetime(2026, 3, 15, 12, 0, 0, tzinfo=dt.UTC)
+NOW = WALL_START  # where the fake clock starts
 ACCOUNT = "acc_sync_test"
 NETWORKS = (
     "awin",
@@ -75,31 +76,6 @@ SECRET = "sync-test-secret-" + "s" * 32
 AMOUNT_RE = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?")
 _DECIMAL = "@@decimal@@"
 TIMESTAMP_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
-
-
-class FakeClock:
-    """Wall and monotonic time that move only when someone sleeps (instantly)."""
-
-    def __init__(self, start: dt.datetime = NOW) -> None:
-        self.wall = start
-        self.mono = 1000.0
-        self.slept: list[float] = []
-
-    def now(self) -> dt.datetime:
-        return self.wall
-
-    def monotonic(self) -> float:
-        return self.mono
-
-    async def sleep(self, seconds: float) -> None:
-        seconds = max(0.0, seconds)
-        self.slept.append(seconds)
-        self.advance(seconds)
-        await asyncio.sleep(0)
-
-    def advance(self, seconds: float) -> None:
-        self.mono += seconds
-        self.wall += dt.timedelta(seconds=seconds)
 
 
 def connection(network: str, **changes: Any) -> Connection:

@@ -6,7 +6,8 @@ import asyncio
 import datetime as dt
 
 import pytest
-from sync_support import NETWORKS, FakeClock, FakeNetworks, MemoryStore, StoreCrashError, expected
+from support.clock import FakeClock
+from sync_support import NETWORKS, FakeNetworks, MemoryStore, StoreCrashError, expected
 
 from sync.model import Outcome
 

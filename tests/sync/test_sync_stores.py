@@ -7,7 +7,8 @@ import asyncio
 import datetime as dt
 
 import pytest
-from sync_support import ACCOUNT, NETWORKS, Canned, FakeClock, connection, expected
+from support.clock import FakeClock
+from sync_support import ACCOUNT, NETWORKS, Canned, connection, expected
 
 from accounts.store import AccountStore, CommissionQuery, Conflict, open_store
 from sync.model import Outcome, Position, Window

@@ -7,7 +7,8 @@ import itertools
 from decimal import Decimal
 
 import pytest
-from sync_support import FakeClock, max_in_any_period
+from support.clock import FakeClock
+from sync_support import max_in_any_period
 
 from sync.connectors import CONNECTORS
 from sync.http import RetryPolicy, backoff_delay, retry_after_seconds

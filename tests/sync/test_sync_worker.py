@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from sync_support import NETWORKS, FakeClock, FakeNetworks, MemoryStore
+from support.clock import FakeClock
+from sync_support import NETWORKS, FakeNetworks, MemoryStore
 
 from sync.model import Outcome
 from sync.worker import Worker, WorkerConfig

@@ -1,0 +1,83 @@
+"""Fixtures of the account tests (tests/accounts, tests/admin, tests/edge/account): a real
+edge on a real account database. tests/conftest.py registers them as a plugin.
+
+Every test that reaches the database (through `database`, `account_config`, `admin_store`,
+`seeded`, or `edge_client` where a folder's `client_config` is `account_config`) runs twice:
+on a SQLite file in tmp_path and on the session's PostgreSQL server (tests/support/pgfixtures.py;
+skipped without PostgreSQL, except in CI). A test of SQLite internals is marked `sqlite_only`; its PostgreSQL twin is in tests/accounts/pg."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+
+from accounts.store import AccountStore, open_store
+from edge.config import Config
+from support.accountkit import Seeded, new_account
+
+# The account tests make hundreds of calls with one key; the limiter is not under test here.
+UNLIMITED = (1_000_000, 60)
+
+
+BACKENDS = ("sqlite", "postgresql")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "sqlite_only: a test of SQLite internals (its PostgreSQL twin is in tests/accounts/pg)",
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "database" in metafunc.fixturenames:
+        sqlite_only = metafunc.definition.get_closest_marker("sqlite_only") is not None
+        metafunc.parametrize("database", BACKENDS[:1] if sqlite_only else BACKENDS, indirect=True)
+
+
+@pytest.fixture
+def database(request: pytest.FixtureRequest, edge_config: Config) -> str:
+    """The test's account database: a SQLite file in tmp_path, or an emptied database on
+    the session's PostgreSQL server."""
+    if request.param == "postgresql":
+        return str(request.getfixturevalue("pg_url"))
+    return edge_config.database
+
+
+@pytest.fixture
+def stored_bytes(request: pytest.FixtureRequest, database: str) -> Callable[[], bytes]:
+    """`stored_bytes()`: everything the account database has written to disk so far (the
+    SQLite file and its WAL; the PostgreSQL server's files after a checkpoint)."""
+    if database.startswith("postgresql://"):
+        server = request.getfixturevalue("pg_server")
+
+        def read() -> bytes:
+            server.sql("CHECKPOINT")
+            return b"".join(p.read_bytes() for p in server.data_dir.rglob("*") if p.is_file())
+
+        return read
+    path = Path(database)
+    return lambda: b"".join(p.read_bytes() for p in path.parent.glob(path.name + "*"))
+
+
+@pytest.fixture
+def account_config(edge_config: Config, database: str) -> Config:
+    return dataclasses.replace(
+        edge_config, database=database, rate_limit_free=UNLIMITED, rate_limit_pro=UNLIMITED
+    )
+
+
+@pytest.fixture
+async def admin_store(account_config: Config) -> AsyncIterator[AccountStore]:
+    """A writable store on the edge's database: what the admin CLI would do, in-process."""
+    store = await open_store(account_config.database, writable=True, readers=1)
+    yield store
+    await store.close()
+
+
+@pytest.fixture
+async def seeded(admin_store: AccountStore) -> Seeded:
+    return await new_account(admin_store)

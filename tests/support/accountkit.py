@@ -1,0 +1,104 @@
+"""Helpers of the account tests: contract-driven shape checks, seeding, raw reads."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from accounts import apikeys
+from accounts.store import AccountStore
+from contract.resources import BY_NAME, Field, Resource
+
+DATE_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
+
+
+def check_resource(value: Any, resource: Resource, where: str = "") -> None:
+    """`value` has exactly the resource's members, in spec order, each of its type."""
+    where = where or resource.name
+    assert isinstance(value, dict), f"{where}: not an object"
+    assert list(value) == list(resource.names), f"{where}: members {list(value)}"
+    for field in resource.fields:
+        check_field(value[field.name], field, f"{where}.{field.name}")
+
+
+def check_field(value: Any, field: Field, where: str) -> None:
+    if value is None:
+        assert field.nullable, f"{where}: null but not nullable"
+        return
+    if field.type == "string":
+        check_scalar(value, "string", where)
+        if field.enum:
+            assert value in field.enum, f"{where}: {value!r} not in {field.enum}"
+        if field.format == "date-time":
+            assert DATE_TIME.fullmatch(value), f"{where}: {value!r} is not a UTC timestamp"
+        if field.pattern:
+            assert re.search(field.pattern, value), f"{where}: {value!r} !~ {field.pattern}"
+    elif field.type in {"integer", "number", "boolean"}:
+        check_scalar(value, field.type, where)
+        if field.minimum is not None:
+            assert value >= field.minimum, where
+        if field.maximum is not None:
+            assert value <= field.maximum, where
+    elif field.type == "array":
+        assert isinstance(value, list), f"{where}: not an array"
+        for index, item in enumerate(value):
+            if field.items in BY_NAME:
+                check_resource(item, BY_NAME[field.items], f"{where}[{index}]")
+            else:
+                check_scalar(item, field.items or "string", f"{where}[{index}]")
+                if field.enum:
+                    assert item in field.enum, f"{where}[{index}]: {item!r}"
+    elif field.type == "object":
+        assert field.ref is not None
+        check_resource(value, BY_NAME[field.ref], where)
+    else:  # pragma: no cover - a new type in the contract needs a check here
+        raise AssertionError(f"{where}: unknown type {field.type}")
+
+
+def check_scalar(value: Any, kind: str, where: str) -> None:
+    expected = {
+        "string": lambda x: isinstance(x, str),
+        "integer": lambda x: type(x) is int,
+        "number": lambda x: type(x) in (int, float),
+        "boolean": lambda x: type(x) is bool,
+    }[kind]
+    assert expected(value), f"{where}: {value!r} is not a {kind}"
+
+
+async def read_all(store: AccountStore, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+    """Run one statement (`?` placeholders) on a read connection of either store."""
+    from accounts.store.postgres import PostgresStore, numbered
+
+    if isinstance(store, PostgresStore):
+        return [tuple(r) for r in await store._read(lambda s: s.fetch(numbered(sql), *params))]
+    return await store._read(lambda c: c.execute(sql, params).fetchall())  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class Seeded:
+    uid: str
+    key: str
+    key_id: str
+    prefix: str
+
+    @property
+    def auth(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.key}"}
+
+
+async def new_account(
+    store: AccountStore,
+    *,
+    plan: str = "pro",
+    email: str | None = "pub@example.com",
+    label: str = "tests",
+) -> Seeded:
+    uid = await store.create_account(email, plan)
+    return await new_key(store, uid, label=label)
+
+
+async def new_key(store: AccountStore, uid: str, *, label: str = "tests") -> Seeded:
+    issued = apikeys.generate_key()
+    view = await store.create_key(uid, issued.key_hash, issued.prefix, label, ("read",))
+    return Seeded(uid=uid, key=issued.key, key_id=view.id, prefix=issued.prefix)
