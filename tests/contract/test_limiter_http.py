@@ -179,7 +179,7 @@ async def tagged(request: web.Request) -> web.Response:
 
 
 async def test_conditional_hits_do_not_use_the_quota(edge_client, clock):
-    client = await edge_client({"/v1/_tagged": tagged}, rate_limit_free=(3, 3600))
+    client = await edge_client(routes={"/v1/_tagged": tagged}, rate_limit_free=(3, 3600))
     first = await client.get("/v1/_tagged", headers=bearer(FREE_KEY))
     assert first.status == 200 and rate(first)[:2] == (3, 2)
     conditional = {**bearer(FREE_KEY), "If-None-Match": ETAG}
