@@ -48,12 +48,8 @@ DEFAULT_TRIP_AFTER = 3
 # millisecond on a LAN), so a few dozen serve more requests than a process can answer.
 MAX_CONNECTIONS = 32
 
-# KEYS[1]: the API key's TAT, seconds since the epoch as text. ARGV: limit, window, and
-# optionally the caller's `now` (tests); without it the server's clock is read.
-# Numbers go out as %.17g text: a Lua number returned as a reply would be truncated to an
-# integer, and %.17g round-trips a double exactly.
-GCRA_SCRIPT = f"""
-local limit = tonumber(ARGV[1])
+# Both scripts start the same: their arguments, the clock, and the key's stored TAT.
+_READ_ARGS = """local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local now
 if ARGV[3] then
@@ -64,7 +60,14 @@ else
 end
 local stored = redis.call('GET', KEYS[1])
 local tat = stored and tonumber(stored)
-local interval = window / limit
+"""
+
+# KEYS[1]: the API key's TAT, seconds since the epoch as text. ARGV: limit, window, and
+# optionally the caller's `now` (tests); without it the server's clock is read.
+# Numbers go out as %.17g text: a Lua number returned as a reply would be truncated to an
+# integer, and %.17g round-trips a double exactly.
+GCRA_SCRIPT = f"""
+{_READ_ARGS}local interval = window / limit
 local start = now
 if tat and tat > now then start = tat end
 local new_tat = start + interval
@@ -79,18 +82,7 @@ return {{stored or '', string.format('%.17g', now)}}
 # The refund of one request (a 304 Not Modified): the TAT moves back by one request's cost,
 # and the key is deleted once its bucket would be full; same arguments and reply as above.
 REFUND_SCRIPT = f"""
-local limit = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-local now
-if ARGV[3] then
-  now = tonumber(ARGV[3])
-else
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-end
-local stored = redis.call('GET', KEYS[1])
-local tat = stored and tonumber(stored)
-if tat then
+{_READ_ARGS}if tat then
   local new_tat = tat - window / limit
   if new_tat - now > {_EPSILON!r} then
     local ttl = math.max(1, math.ceil((new_tat - now) * 1000))
