@@ -42,6 +42,7 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -160,8 +161,6 @@ def make_catalogue(n: int, seed: int) -> tuple[Path, Path]:
     stamp = OUT / "content.stamp"
     wanted = json.dumps({"n": n, "seed": seed})
     if not (stamp.exists() and stamp.read_text() == wanted and dist.exists()):
-        import shutil
-
         for path in (content, dist):
             shutil.rmtree(path, ignore_errors=True)
         generate(n, seed, content)
