@@ -262,7 +262,6 @@ def raw_sqlite(path: Path, rows: list[Any], page: int) -> float:
     `executemany`, one transaction per page (no lookup, no comparison)."""
     from accounts.store.core import UPSERT_ROW_SQL
     from accounts.store.sqlite import migrate
-    from sync.storage import new_commission
 
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA journal_mode = WAL")
@@ -281,7 +280,7 @@ def raw_sqlite(path: Path, rows: list[Any], page: int) -> float:
         conn.execute("BEGIN IMMEDIATE")
         conn.executemany(
             UPSERT_ROW_SQL,
-            [(row_id, NETWORK, r.external_id, *values(new_commission(r)), now, now) for r in chunk],
+            [(row_id, NETWORK, r.external_id, *values(r), now, now) for r in chunk],
         )
         conn.execute("COMMIT")
     took = time.perf_counter() - started

@@ -7,7 +7,7 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from accounts.store.base import format_timestamp
+from accounts.store.base import NewCommission, format_timestamp
 
 __all__ = ["format_timestamp"]  # the store's one form of a moment, for the connectors
 
@@ -41,25 +41,20 @@ class Position:
     complete_through: dt.datetime
 
 
-@dataclass(frozen=True, slots=True)
-class Transaction:
+# A NewCommission, so the store takes it as it is: the sync makes one for every record a
+# network sends, and a second object per record would be a large share of the sync's work.
+@dataclass(slots=True, kw_only=True)
+class Transaction(NewCommission):
     """One commission as a network reported it, normalised (amounts are signed decimal text,
-    timestamps are `YYYY-MM-DDTHH:MM:SSZ`). The store upserts by (account, network,
-    external_id)."""
+    timestamps are `YYYY-MM-DDTHH:MM:SSZ`): the store's row, upserted by (account,
+    network, external_id), and what the sync knows of it besides.
+
+    `stated` stays None: a sync reports the network's whole record, so a field it lacks is
+    cleared in the store, not kept from before."""
 
     network: str
-    external_id: str
-    status: str
-    raw_status: str | None
-    commission_amount: str
-    currency: str
-    transacted_at: str
-    sale_amount: str | None = None
-    clicked_at: str | None = None
-    program_external_id: str | None = None
-    program_name: str | None = None
-    sub_id: str | None = None
-    # Every sub-id the network sent (Awin clickRef..clickRef6, Impact SubId1-3, ...).
+    # Every sub-id the network sent (Awin clickRef..clickRef6, Impact SubId1-3, ...);
+    # `sub_id` is the spec's primary one.
     sub_ids: Mapping[str, str] = field(default_factory=dict)
     # Why the status is what it is when not the plain mapping (e.g. "awin:paidToPublisher").
     status_reason: str | None = None

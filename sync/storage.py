@@ -14,7 +14,7 @@ import orjson
 
 from accounts.crypto import decrypt_credentials
 from accounts.keyring import Keyring
-from accounts.store import AccountStore, ConnectionView, NewCommission
+from accounts.store import AccountStore, ConnectionView
 from sync.model import (
     Position,
     SyncReport,
@@ -36,24 +36,6 @@ def parse_position(text: str | None) -> Position | None:
     if text is None:
         return None
     return Position(dt.datetime.fromisoformat(text.replace("Z", "+00:00")))
-
-
-def new_commission(row: Transaction) -> NewCommission:
-    """A transaction as the store keeps it. Every field is stated: a sync reports the
-    network's whole record, so a field it lacks is cleared, not kept from before."""
-    return NewCommission(
-        external_id=row.external_id,
-        status=row.status,
-        raw_status=row.raw_status,
-        commission_amount=row.commission_amount,
-        currency=row.currency,
-        transacted_at=row.transacted_at,
-        program_name=row.program_name,
-        program_external_id=row.program_external_id,
-        sale_amount=row.sale_amount,
-        clicked_at=row.clicked_at,
-        sub_id=row.sub_id,
-    )
 
 
 class AccountSyncStore:
@@ -105,7 +87,7 @@ class AccountSyncStore:
         result = await self.store.write_sync_window(
             connection.account_uid,
             connection.network,
-            [new_commission(row) for row in rows],
+            rows,
             None if position is None else format_timestamp(position.complete_through),
             self.worker_id,
         )

@@ -127,10 +127,14 @@ def parse_moment(value: object, name: str = "date") -> dt.datetime:
 
 
 def optional_text(value: object) -> str | None:
-    """Text of a scalar field, None when absent or blank."""
+    """Text of a scalar field, None when absent or blank. A NUL character, which no store
+    keeps, reads as U+FFFD: the record is kept, with the text as garbled as it came."""
     if type(value) is str:
-        return value.strip() or None
-    if value is None or isinstance(value, bool):
+        text = value.strip()
+    elif value is None or isinstance(value, bool):
         return None
-    text = str(value).strip()
+    else:
+        text = str(value).strip()
+    if "\x00" in text:
+        text = text.replace("\x00", "\ufffd")
     return text or None

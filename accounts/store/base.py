@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import re
-from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from operator import attrgetter
 from typing import Any, NoReturn, Protocol, TypeVar
@@ -190,7 +190,9 @@ class CommissionRow:
     sub_id: str | None
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: the sync makes one for every record it fetches, and a frozen dataclass's
+# __init__ (object.__setattr__ per field) costs several times a plain one's.
+@dataclass(slots=True)
 class NewCommission:
     """One imported commission, validated and normalised (see accounts.importer).
 
@@ -229,6 +231,9 @@ VALUE_FIELDS = (
     "sub_id",
 )
 
+
+# The free-text fields of a commission, as networks and exports word them.
+TEXT_FIELDS = ("external_id", "program_name", "program_external_id", "raw_status", "sub_id")
 
 _VALUES = attrgetter(*VALUE_FIELDS)
 
@@ -280,6 +285,11 @@ def check_commission(row: NewCommission) -> None:
         raise ValueError(f"currency: {row.currency!r} is not three uppercase letters")
     if not row.external_id:
         raise ValueError("external_id: empty")
+    for name in TEXT_FIELDS:
+        value = getattr(row, name)
+        if value is not None and "\x00" in value:
+            # PostgreSQL's text holds no NUL, and SQLite's JSON reading would cut there.
+            raise ValueError(f"{name}: holds a NUL character")
 
 
 # --- Writes that report what they did ---------------------------------------------------
@@ -605,11 +615,3 @@ def account_view(
         },
         networks=tuple(NetworkView(*row) for row in networks),
     )
-
-
-def import_result(
-    rows: Sequence[NewCommission], changed: Sequence[NewCommission], existing: Container[str]
-) -> ImportResult:
-    """Counts of an upsert: rows new to the store, changed ones, and those left as they were."""
-    inserted = sum(1 for r in changed if r.external_id not in existing)
-    return ImportResult(inserted, len(changed) - inserted, len(rows) - len(changed))

@@ -58,7 +58,6 @@ from accounts.store.base import (
     check_sync,
     check_sync_reason,
     format_timestamp,
-    import_result,
     key_view,
     values,
     with_stored,
@@ -254,29 +253,48 @@ _KEY_COLUMNS = "k.id, a.uid, k.prefix, k.label, k.scopes, k.created_at, k.revoke
 
 # Every column an import writes, and what a conflict on its identity updates: `id` (seq)
 # and imported_at are never touched, so a re-imported row keeps its place and public id.
+# A row whose values are already stored is not updated at all: its updated_at (what
+# `updatedSince` reads) moves only when the row changed.
 _ROW_COLUMNS = ("external_id", *VALUE_FIELDS)
 _INSERT_COMMISSIONS = (
     f"INSERT INTO commissions (account_id, network, {', '.join(_ROW_COLUMNS)}, "
     "imported_at, updated_at)"
 )
-_ON_COMMISSION_CONFLICT = (
-    "ON CONFLICT (account_id, network, external_id) DO UPDATE SET "
-    + ", ".join(f"{name} = excluded.{name}" for name in VALUE_FIELDS)
-    + ", updated_at = excluded.updated_at"
-)
-# One row a statement, for a database that binds values one by one.
+
+
+def _on_commission_conflict(distinct: str) -> str:
+    """The upsert's conflict clause; `distinct`: the database's null-safe `<>`."""
+    stored = ", ".join(f"commissions.{name}" for name in VALUE_FIELDS)
+    incoming = ", ".join(f"excluded.{name}" for name in VALUE_FIELDS)
+    return (
+        "ON CONFLICT (account_id, network, external_id) DO UPDATE SET "
+        + ", ".join(f"{name} = excluded.{name}" for name in VALUE_FIELDS)
+        + f", updated_at = excluded.updated_at WHERE ({stored}) {distinct} ({incoming})"
+    )
+
+
+# One row a statement (a baseline of bench/bench_sync.py; the store writes in chunks).
 UPSERT_ROW_SQL = (
     f"{_INSERT_COMMISSIONS} VALUES ({', '.join('?' * (len(_ROW_COLUMNS) + 4))}) "
-    f"{_ON_COMMISSION_CONFLICT}"
+    f"{_on_commission_conflict('IS NOT')}"
 )
-# A chunk of rows a statement, as one text array per column: a few round trips for any
-# import size.
+# A chunk of rows a statement, so that the database compares and writes them without a
+# round trip (PostgreSQL) or a return to Python (SQLite) per row. PostgreSQL: one text
+# array per column. SQLite: one JSON array of rows: Python's sqlite3 gives up the GIL for
+# the whole statement instead of taking it back at every row, which on a busy event loop
+# costs a thread switch interval (5 ms) per row.
 UPSERT_ARRAYS_SQL = (
     f"{_INSERT_COMMISSIONS} SELECT ?, ?, r.*, ?, ? "
     f"FROM unnest({', '.join('?::text[]' for _ in _ROW_COLUMNS)}) AS r ({', '.join(_ROW_COLUMNS)}) "
-    f"{_ON_COMMISSION_CONFLICT}"
+    f"{_on_commission_conflict('IS DISTINCT FROM')}"
 )
-UPSERT_CHUNK = 10_000  # rows per array statement: bounded messages, any import size
+UPSERT_JSON_SQL = (
+    f"{_INSERT_COMMISSIONS} SELECT ?, ?, "
+    + ", ".join(f"json_extract(r.value, '$[{i}]')" for i in range(len(_ROW_COLUMNS)))
+    # `WHERE true`: SQLite's parser needs it between an INSERT's SELECT and ON CONFLICT.
+    + f", ?, ? FROM json_each(?) AS r WHERE true {_on_commission_conflict('IS NOT')}"
+)
+UPSERT_CHUNK = 10_000  # rows per statement: bounded messages, any import size
 IN_CHUNK = 500  # values per `IN (?, ...)`, well under any limit on bound parameters
 
 
@@ -509,31 +527,56 @@ async def stored_values(
 async def upsert_commissions(
     s: Session, account_uid: str, network: str, rows: Sequence[NewCommission], now: str
 ) -> ImportResult:
-    """Insert or update by (account, network, external_id); rows as they stand are left."""
+    """Insert or update by (account, network, external_id); rows as they stand are left.
+    `rows` hold no external_id twice (`check_batch`)."""
     row_id = await account_id(s, account_uid)
     if s.dialect.concurrent_writes:
         # Imports of one (account, network) one at a time: each sees what the one before
         # committed, and counts inserted/updated exactly.
         key = lock_key(f"import:{row_id}:{network}")
         await s.execute("SELECT pg_advisory_xact_lock(?)", key)
-    existing = await stored_values(s, row_id, network, [r.external_id for r in rows])
-    complete = with_stored(rows, existing)
-    # Each row's values are read once: compared with the stored ones, then bound.
-    changed_values = [
-        (r, found) for r in complete if existing.get(r.external_id) != (found := values(r))
-    ]
-    changed = [r for r, _ in changed_values]
-    if s.dialect.arrays:
-        for start in range(0, len(changed), UPSERT_CHUNK):
-            chunk = changed[start : start + UPSERT_CHUNK]
+    partial = [r.external_id for r in rows if r.stated is not None]
+    complete = with_stored(rows, await stored_values(s, row_id, network, partial))
+    inserted = updated = unchanged = 0
+    for start in range(0, len(complete), UPSERT_CHUNK):
+        chunk = complete[start : start + UPSERT_CHUNK]
+        stored = await count_stored(s, row_id, network, [r.external_id for r in chunk])
+        if s.dialect.arrays:
             columns = [[getattr(r, name) for r in chunk] for name in _ROW_COLUMNS]
-            await s.execute(UPSERT_ARRAYS_SQL, row_id, network, now, now, *columns)
+            written = await s.execute(UPSERT_ARRAYS_SQL, row_id, network, now, now, *columns)
+        else:
+            table = json_text([(r.external_id, *values(r)) for r in chunk])
+            written = await s.execute(UPSERT_JSON_SQL, row_id, network, now, now, table)
+        # `written` counts the rows inserted and those updated (a row left as it stood is
+        # not); no external_id twice, so the new ones are those not stored before.
+        new = len(chunk) - stored
+        inserted += new
+        updated += written - new
+        unchanged += stored - (written - new)
+    return ImportResult(inserted, updated, unchanged)
+
+
+def json_text(value: Any) -> str:
+    """JSON as text: SQLite reads a bytes parameter as a BLOB, which its JSON functions
+    since 3.45 take for their binary JSONB form."""
+    return orjson.dumps(value).decode()
+
+
+async def count_stored(s: Session, row_id: int, network: str, external_ids: list[str]) -> int:
+    """How many of `external_ids` the account already holds for `network`."""
+    params: list[Any]
+    if s.dialect.arrays:
+        condition, params = "= ANY(?::text[])", [external_ids]
     else:
-        await s.executemany(
-            UPSERT_ROW_SQL,
-            [(row_id, network, r.external_id, *found, now, now) for r, found in changed_values],
-        )
-    return import_result(complete, changed, existing)
+        condition, params = "IN (SELECT value FROM json_each(?))", [json_text(external_ids)]
+    found = await s.fetchval(
+        "SELECT count(*) FROM commissions "
+        f"WHERE account_id = ? AND network = ? AND external_id {condition}",
+        row_id,
+        network,
+        *params,
+    )
+    return int(found)
 
 
 # --- Operations of the sync worker and the operators' connection commands ---------------

@@ -44,7 +44,7 @@ def row(external_id: str, when: str = "2026-01-02T03:04:05Z", **extra: str) -> N
     return NewCommission(
         external_id=external_id,
         status=extra.pop("status", "pending"),
-        raw_status="pending",
+        raw_status=extra.pop("raw_status", "pending"),
         commission_amount=extra.pop("amount", "1.00"),
         currency="EUR",
         transacted_at=when,
@@ -394,6 +394,31 @@ async def test_upsert_keeps_the_identity_of_a_row(admin_store, seeded):
         await admin_store.upsert_commissions(seeded.uid, "cj", [row("Z"), row("Z")])
     with pytest.raises(NotFound):
         await admin_store.upsert_commissions("acc_nobody", "cj", [row("Z")])
+
+
+async def test_upserts_count_and_keep_every_character(admin_store, seeded):
+    # Rows travel to the database in chunks (one JSON text for SQLite, arrays for
+    # PostgreSQL): whatever their text holds comes back as it was.
+    texts = ['q"uote\\back', "Épicerie fine 😀", "tab\there\nnew line", "  spaced  ", "\u2028"]
+    rows = [row(f"T{i}", program_name=t, sub_id=t, raw_status=t) for i, t in enumerate(texts)]
+    first = await admin_store.upsert_commissions(seeded.uid, "awin", rows)
+    assert (first.inserted, first.updated, first.unchanged) == (5, 0, 0)
+    stored = await admin_store.list_commissions(CommissionQuery(seeded.uid, 10))
+    assert sorted((r.external_id, r.program_name, r.sub_id, r.raw_status) for r in stored) == [
+        (f"T{i}", t, t, t) for i, t in enumerate(texts)
+    ]
+    changed = [*rows[:4], row("T4", program_name="renamed"), row("T5")]
+    again = await admin_store.upsert_commissions(seeded.uid, "awin", changed)
+    assert (again.inserted, again.updated, again.unchanged) == (1, 1, 4)
+
+
+@pytest.mark.parametrize("field", ["external_id", "program_name", "raw_status", "sub_id"])
+async def test_a_nul_character_is_refused_by_both_stores(admin_store, seeded, field):
+    # PostgreSQL's text cannot hold one: refused the same way everywhere, before writing.
+    values = {"external_id": "N1", field: "a\x00b"}
+    with pytest.raises(ValueError, match=f"{field}: holds a NUL character"):
+        await admin_store.upsert_commissions(seeded.uid, "awin", [row(**values)])
+    assert await admin_store.list_commissions(CommissionQuery(seeded.uid, 10)) == []
 
 
 @pytest.mark.parametrize(

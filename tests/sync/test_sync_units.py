@@ -17,7 +17,7 @@ from sync.planner import cut, plan, split
 from sync.ratelimit import SlidingLimiter, credential_key
 from sync.spec import AmountFormat, Rate
 from sync.statuses import fold, mapper, tables_from_specs
-from sync.values import ValueProblem, decode_json, parse_amount, parse_timestamp
+from sync.values import ValueProblem, decode_json, optional_text, parse_amount, parse_timestamp
 
 NOW = dt.datetime(2026, 3, 15, 12, 30, 45, tzinfo=dt.UTC)
 DAY = dt.timedelta(days=1)
@@ -108,6 +108,16 @@ def test_amounts_stay_exact_and_signed(value, fmt, text):
 def test_amounts_that_are_not_exact_numbers_are_refused(value):
     with pytest.raises(ValueProblem):
         parse_amount(value, AmountFormat.STRING)
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [("  AB-1 ", "AB-1"), ("", None), ("   ", None), (None, None), (True, None), (1234, "1234"),
+     ("Prog\x00ramme", "Prog\ufffdramme")],
+)  # fmt: skip
+def test_text_fields_are_trimmed_and_a_nul_is_replaced_not_dropped(value, text):
+    # No store keeps a NUL: the record is kept (a commission is never lost to its label).
+    assert optional_text(value) == text
 
 
 def test_json_numbers_never_become_floats():
