@@ -3,7 +3,7 @@
 a SQLite account store.
 
     python3 dev.py bench bench_sync [--rows 200000] [--page 1000] [--days 365]
-                                    [--profile] [--keep]
+                                    [--gc worker|default] [--profile] [--keep]
 
 1. Starts a loopback network in its own process (aiohttp, Affilae-shaped: bearer token,
    31-day windows, offset pages of `--page`): `--rows` synthetic conversions spread evenly
@@ -11,15 +11,18 @@ a SQLite account store.
    network holds nothing in memory).
 2. Baselines in this process, on the same records: fetching every page without parsing
    (HTTP and aiohttp's share), parsing every page without storing (the connector's share),
-   and the same rows written straight into the store's schema with `executemany`, one
-   transaction per page (SQLite's own floor).
+   and the same rows written straight into the store's schema, one transaction per page,
+   with `executemany` (a row a statement) and with the store's set-based statements
+   (up to 2,048 rows a statement: SQLite's own floor for the store's writes).
 3. The real sync (`sync_connection` over `AccountSyncStore`, the published status table,
    a real SQLite store made fresh for the run): rows per second, CPU per row, peak RSS, RSS
    growth from `--rss-from` rows parsed to the end.
 4. Re-syncs with nothing changed: the routine run (the lock period's re-scan behind the
    position) and a whole re-sync (position cleared: every row fetched, compared, left).
 
-Prints the figures and ratios and writes bench/out/sync/results.json. `--profile` runs the
+Everything runs with the garbage collector set as the worker sets it (sync.collector);
+`--gc default` keeps Python's own thresholds. Prints the figures and ratios and writes
+bench/out/sync/results.json. `--profile` runs the
 first sync under cProfile and prints where its time went (the store's thread included).
 """
 
@@ -257,10 +260,12 @@ def parse_all(bodies: list[bytes], map_status: Any) -> list[Any]:
     return rows
 
 
-def raw_sqlite(path: Path, rows: list[Any], page: int) -> float:
-    """Seconds to write `rows` straight into the store's schema: one INSERT per row with
-    `executemany`, one transaction per page (no lookup, no comparison)."""
-    from accounts.store.core import UPSERT_ROW_SQL
+def raw_sqlite(path: Path, rows: list[Any], page: int, *, set_based: bool) -> float:
+    """Seconds to write `rows` straight into the store's schema, one transaction per page
+    (no lease, no count, no check): `executemany` of one INSERT per row, or the store's own
+    set-based statements (accounts.store.core.values_chunks)."""
+    from accounts.store.base import values
+    from accounts.store.core import UPSERT_ROW_SQL, upsert_values_sql, values_chunks
     from accounts.store.sqlite import migrate
 
     conn = sqlite3.connect(path, isolation_level=None)
@@ -271,17 +276,22 @@ def raw_sqlite(path: Path, rows: list[Any], page: int) -> float:
         "INSERT INTO accounts (uid, plan, created_at) VALUES ('acc_raw', 'pro', '2026-01-01T00:00:00Z')"
     )
     (row_id,) = conn.execute("SELECT id FROM accounts WHERE uid = 'acc_raw'").fetchone()
-    from accounts.store.base import values
-
     now = "2026-06-01T00:00:00Z"
     started = time.perf_counter()
     for start in range(0, len(rows), page):
         chunk = rows[start : start + page]
         conn.execute("BEGIN IMMEDIATE")
-        conn.executemany(
-            UPSERT_ROW_SQL,
-            [(row_id, NETWORK, r.external_id, *values(r), now, now) for r in chunk],
-        )
+        if set_based:
+            for first, size in values_chunks(len(chunk)):
+                bound: list[Any] = [row_id, NETWORK, now, now]
+                for r in chunk[first : first + size]:
+                    bound += (r.external_id, *values(r))
+                conn.execute(upsert_values_sql(size), bound)
+        else:
+            conn.executemany(
+                UPSERT_ROW_SQL,
+                [(row_id, NETWORK, r.external_id, *values(r), now, now) for r in chunk],
+            )
         conn.execute("COMMIT")
     took = time.perf_counter() - started
     conn.close()
@@ -397,10 +407,15 @@ def top(profile: cProfile.Profile, count: int) -> str:
 
 
 async def measure(args: argparse.Namespace, url: str, work: Path) -> dict[str, Any]:
+    import gc
+
     from sync.__main__ import status_mapper
+    from sync.collector import tune_for_sync
 
     map_status = status_mapper(None)
-    results: dict[str, Any] = {}
+    if args.gc == "worker":
+        tune_for_sync()  # what `python -m sync` does once set up
+    results: dict[str, Any] = {"garbage collector thresholds": str(gc.get_threshold())}
 
     # Baselines, on the same pages.
     started = time.perf_counter()
@@ -412,8 +427,10 @@ async def measure(args: argparse.Namespace, url: str, work: Path) -> dict[str, A
     started = time.perf_counter()
     rows = parse_all(bodies, map_status)
     results["parse only (rows/s)"] = len(rows) / (time.perf_counter() - started)
-    took = raw_sqlite(work / "raw.sqlite3", rows, args.page)
+    took = raw_sqlite(work / "raw.sqlite3", rows, args.page, set_based=False)
     results["raw SQLite executemany (rows/s)"] = len(rows) / took
+    took = raw_sqlite(work / "raw-set.sqlite3", rows, args.page, set_based=True)
+    results["raw SQLite set-based upsert (rows/s)"] = len(rows) / took
     del rows, bodies
 
     # The sync.
@@ -500,6 +517,7 @@ def report(args: argparse.Namespace, results: dict[str, Any]) -> None:
             "fetch only (rows/s)",
             "parse only (rows/s)",
             "raw SQLite executemany (rows/s)",
+            "raw SQLite set-based upsert (rows/s)",
         ):
             print(f"  sync / {base:<40} {rate / results[base]:>8.2f}")
         print(f"\ntarget >= 20,000 rows/s: {'met' if rate >= 20_000 else 'NOT met'} ({rate:,.0f})")
@@ -512,6 +530,12 @@ def main() -> int:
     parser.add_argument("--page", type=int, default=1000)
     parser.add_argument("--rss-from", type=int, default=20_000)
     parser.add_argument("--baseline-rows", type=int, default=50_000)
+    parser.add_argument(
+        "--gc",
+        choices=("worker", "default"),
+        default="worker",
+        help="the collector as the worker sets it (sync.collector), or Python's default",
+    )
     parser.add_argument("--profile", action="store_true", help="cProfile the sync instead")
     parser.add_argument("--keep", action="store_true", help="keep the stores in bench/out/sync")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)

@@ -31,12 +31,13 @@ from accounts.store import (
 from accounts.store.base import (
     TIMESTAMP_RE,
     CommissionQuery,
+    ImportResult,
     NewCommission,
     commission_id,
     commission_seq,
     format_timestamp,
 )
-from accounts.store.core import commissions_sql, page_sql
+from accounts.store.core import VALUES_CHUNK, commissions_sql, page_sql, values_chunks
 from accounts.store.sqlite import MIGRATIONS, SqliteStore, database_path
 
 
@@ -46,7 +47,7 @@ def row(external_id: str, when: str = "2026-01-02T03:04:05Z", **extra: str) -> N
         status=extra.pop("status", "pending"),
         raw_status=extra.pop("raw_status", "pending"),
         commission_amount=extra.pop("amount", "1.00"),
-        currency="EUR",
+        currency=extra.pop("currency", "EUR"),
         transacted_at=when,
         **extra,
     )
@@ -410,6 +411,51 @@ async def test_upserts_count_and_keep_every_character(admin_store, seeded):
     changed = [*rows[:4], row("T4", program_name="renamed"), row("T5")]
     again = await admin_store.upsert_commissions(seeded.uid, "awin", changed)
     assert (again.inserted, again.updated, again.unchanged) == (1, 1, 4)
+
+
+@pytest.mark.parametrize("count", [0, 1, 2047, 2048, 2049, 5000, 17_001])
+def test_sqlite_writes_rows_in_chunks_of_a_few_sizes_only(count):
+    # Each distinct size is a statement SQLite compiles and keeps: a dozen at most.
+    chunks = list(values_chunks(count))
+    end = 0
+    for start, size in chunks:  # contiguous, in order, each row once
+        assert start == end
+        end = start + size
+    assert end == count
+    assert {size for _, size in chunks} <= {VALUES_CHUNK >> n for n in range(12)}
+
+
+async def test_counts_stay_exact_across_chunks(admin_store, seeded):
+    first = [row(f"C{i:05d}") for i in range(3000)]
+    assert await admin_store.upsert_commissions(seeded.uid, "awin", first) == ImportResult(
+        3000, 0, 0
+    )
+    # Every 7th changed, 1,500 new, spread over several statements of each store.
+    again = [row(f"C{i:05d}", amount="2.00" if i % 7 == 0 else "1.00") for i in range(4500)]
+    result = await admin_store.upsert_commissions(seeded.uid, "awin", again)
+    assert result == ImportResult(1500, 429, 2571)
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"amount": "1,50"}, "commission_amount: '1,50' is not a plain decimal number"),
+        ({"sale_amount": "+3"}, "sale_amount: '\\+3' is not a plain decimal number"),
+        ({"when": "2026-01-02 03:04:05"}, "transacted_at: .* is not YYYY-MM-DDTHH:MM:SSZ"),
+        ({"clicked_at": "2026-01-02"}, "clicked_at: '2026-01-02' is not YYYY-MM-DDTHH:MM:SSZ"),
+        ({"currency": "eur"}, "currency: 'eur' is not three uppercase letters"),
+        ({"external_id": ""}, "external_id: empty"),
+        ({"program_external_id": "p\x00"}, "program_external_id: holds a NUL character"),
+    ],
+)
+async def test_a_row_outside_the_stored_forms_is_refused_naming_its_field(
+    admin_store, seeded, fields, message
+):
+    values = {"external_id": "R1", **fields}
+    good = row("OK")
+    with pytest.raises(ValueError, match=message):
+        await admin_store.upsert_commissions(seeded.uid, "awin", [good, row(**values)])
+    assert await admin_store.list_commissions(CommissionQuery(seeded.uid, 10)) == []
 
 
 @pytest.mark.parametrize("field", ["external_id", "program_name", "raw_status", "sub_id"])
