@@ -23,6 +23,10 @@ _CANONICAL = re.compile(r"[1-9][0-9]{3}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9
 # Integers up to this many minor units are scaled exactly in int arithmetic; larger ones
 # take Decimal's path (its context rounds beyond 28 digits, and that stays as it is).
 _INT_FAST = 10**18
+_INT_SLOW = -_INT_FAST
+# Enum members as module constants: looking one up on its class costs ten times as much,
+# and these are read for every amount of every record.
+_CENTS = AmountFormat.CENTS
 _DMY = re.compile(
     r"(?P<d>[0-9]{2})/(?P<m>[0-9]{2})/(?P<y>[0-9]{4})(?:\s+(?P<t>[0-9]{2}:[0-9]{2}(?::[0-9]{2})?))?"
 )
@@ -39,12 +43,15 @@ def decode_json(body: bytes) -> Any:
 
 def parse_amount(value: object, fmt: AmountFormat, name: str = "amount") -> str:
     """Signed plain decimal text (the store's amount form) from a wire amount."""
-    if type(value) is int and -_INT_FAST < value < _INT_FAST:
+    if type(value) is int and _INT_SLOW < value < _INT_FAST:
         # Most networks' amounts: no Decimal needed for an exact answer.
-        if fmt is not AmountFormat.CENTS:
+        if fmt is not _CENTS:
             return str(value)
-        whole, cents = divmod(-value if value < 0 else value, 100)
-        return f"{'-' if value < 0 else ''}{whole}.{cents:02d}"
+        if value < 0:
+            digits = str(-value).rjust(3, "0")
+            return f"-{digits[:-2]}.{digits[-2:]}"
+        digits = str(value).rjust(3, "0")
+        return f"{digits[:-2]}.{digits[-2:]}"
     if value is None or isinstance(value, bool):
         raise ValueProblem(f"{name}: missing")
     if isinstance(value, float):
@@ -59,7 +66,7 @@ def parse_amount(value: object, fmt: AmountFormat, name: str = "amount") -> str:
             raise ValueProblem(f"{name}: not a number") from None
     else:
         raise ValueProblem(f"{name}: not a number")
-    if fmt is AmountFormat.CENTS:
+    if fmt is _CENTS:
         if number != number.to_integral_value():
             raise ValueProblem(f"{name}: cents must be whole")
         number = number.scaleb(-2)
@@ -76,6 +83,8 @@ def plain(number: Decimal) -> str:
 
 def parse_currency(value: object) -> str | None:
     """An ISO 4217 code upper case, or None when absent or not three letters."""
+    if type(value) is str and len(value) == 3 and value.isascii() and value.isalpha():
+        return value.upper()  # the usual form, told without a regular expression
     if isinstance(value, str) and _CURRENCY.fullmatch(value.strip()):
         return value.strip().upper()
     return None
