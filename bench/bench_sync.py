@@ -3,7 +3,8 @@
 a SQLite account store.
 
     python3 dev.py bench bench_sync [--rows 200000] [--page 1000] [--days 365]
-                                    [--gc worker|default] [--profile] [--keep]
+                                    [--repeat 3] [--gc worker|default]
+                                    [--profile] [--keep]
 
 1. Starts a loopback network in its own process (aiohttp, Affilae-shaped: bearer token,
    31-day windows, offset pages of `--page`): `--rows` synthetic conversions spread evenly
@@ -19,6 +20,8 @@ a SQLite account store.
    growth from `--rss-from` rows parsed to the end.
 4. Re-syncs with nothing changed: the routine run (the lock period's re-scan behind the
    position) and a whole re-sync (position cleared: every row fetched, compared, left).
+5. The first sync `--repeat` times in all, each into a fresh store: the figures of each
+   and their median, which the 20,000 rows/s target is judged on.
 
 Everything runs with the garbage collector set as the worker sets it (sync.collector);
 `--gc default` keeps Python's own thresholds. Prints the figures and ratios and writes
@@ -40,6 +43,7 @@ import pstats
 import resource
 import shutil
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -487,6 +491,19 @@ async def measure(args: argparse.Namespace, url: str, work: Path) -> dict[str, A
         results["whole re-sync rows/s"] = report.counts.fetched / wall
     finally:
         await store.close()
+
+    # The first sync again, each into a store of its own: on a shared machine one run can
+    # be a fifth off; the target is judged on the median.
+    rates = [results["sync rows/s"]]
+    for n in range(1, args.repeat):
+        store, connection, decrypt = await open_bench_store(work / f"repeat-{n}.sqlite3")
+        try:
+            report, wall, _ = await one_sync(store, connection, decrypt, url, args, Probe(0))
+        finally:
+            await store.close()
+        rates.append(report.counts.fetched / wall)
+    results[f"sync rows/s, {len(rates)} runs"] = " ".join(f"{r:,.0f}" for r in rates)
+    results["sync rows/s, median"] = statistics.median(rates)
     return results
 
 
@@ -510,9 +527,9 @@ def report(args: argparse.Namespace, results: dict[str, Any]) -> None:
             else str(value)
         )
         print(f"  {name:<48} {shown:>14}")
-    rate = results.get("sync rows/s")
+    rate = results.get("sync rows/s, median") or results.get("sync rows/s")
     if rate:
-        print("\nratios (sync rows/s against each baseline, same run):")
+        print("\nratios (median sync rows/s against each baseline, same process):")
         for base in (
             "fetch only (rows/s)",
             "parse only (rows/s)",
@@ -530,6 +547,9 @@ def main() -> int:
     parser.add_argument("--page", type=int, default=1000)
     parser.add_argument("--rss-from", type=int, default=20_000)
     parser.add_argument("--baseline-rows", type=int, default=50_000)
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="first syncs measured (the median is judged)"
+    )
     parser.add_argument(
         "--gc",
         choices=("worker", "default"),
