@@ -4,8 +4,9 @@ A sync makes and drops some ten objects per record it reads (the decoded record,
 fields, the Transaction), and holds a whole window's rows (tens of thousands) until they
 are committed. With the default thresholds the collector then runs every few hundred
 records, and every so often walks every object of the process; `bench_sync --gc default`
-measures the difference (a few percent of a sync on the development machine). Records hold no reference cycles (they are freed as their last reference goes,
-whatever the collector does), so collecting less often costs no memory that lasts.
+measures the difference (a few percent of a sync on the development machine). Records
+hold no reference cycles (they are freed as their last reference goes, whatever the
+collector does), so collecting less often costs no memory that lasts.
 """
 
 from __future__ import annotations

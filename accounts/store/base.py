@@ -303,7 +303,6 @@ def check_commission(row: NewCommission) -> None:
         if value is not None and "\x00" in value:
             # PostgreSQL's text holds no NUL, and SQLite's JSON reading would cut there.
             raise ValueError(f"{name}: holds a NUL character")
-    raise AssertionError("check_commission: the fast test and the loops disagree")
 
 
 # --- Writes that report what they did ---------------------------------------------------

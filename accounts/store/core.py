@@ -77,7 +77,7 @@ class Dialect:
 
     name: str
     # A list of values travels as one array parameter (`= ANY(?::text[])`, `unnest`);
-    # otherwise each value has a placeholder of its own, in chunks.
+    # otherwise as one JSON text (`json_each`), and rows to write as chunks of bound values.
     arrays: bool
     # Write transactions run side by side: one that decides on what it read locks those
     # rows (FOR UPDATE), and imports of one (account, network) queue on an advisory lock.
@@ -324,17 +324,14 @@ def values_chunks(count: int) -> Iterator[tuple[int, int]]:
             start += size
 
 
-IN_CHUNK = 500  # values per `IN (?, ...)`, well under any limit on bound parameters
-
-
-def _matching(s: Session, values: list[str]) -> Iterator[tuple[str, list[Any]]]:
-    """(condition, its parameters) that together match a column against `values`."""
+def _one_of(s: Session, values: list[str]) -> tuple[str, list[Any]]:
+    """(condition, its one parameter) matching a column against `values`, any number of
+    them: an array (PostgreSQL), a JSON text read by json_each (SQLite). Both seek the
+    unique key once per value."""
     if s.dialect.arrays:
-        yield "= ANY(?::text[])", [values]
-        return
-    for start in range(0, len(values), IN_CHUNK):
-        chunk = values[start : start + IN_CHUNK]
-        yield f"IN ({', '.join('?' * len(chunk))})", chunk
+        return "= ANY(?::text[])", [values]
+    # Text, not bytes: SQLite's JSON functions take a BLOB for their binary JSONB form.
+    return "IN (SELECT value FROM json_each(?))", [orjson.dumps(values).decode()]
 
 
 # --- Operations -------------------------------------------------------------------------
@@ -541,15 +538,15 @@ async def stored_values(
     found: dict[str, tuple[Any, ...]] = {}
     if not external_ids:
         return found
-    for condition, params in _matching(s, external_ids):
-        for row in await s.fetch(
-            f"SELECT external_id, {', '.join(VALUE_FIELDS)} FROM commissions "
-            f"WHERE account_id = ? AND network = ? AND external_id {condition}",
-            row_id,
-            network,
-            *params,
-        ):
-            found[row[0]] = tuple(row)[1:]
+    condition, params = _one_of(s, external_ids)
+    for row in await s.fetch(
+        f"SELECT external_id, {', '.join(VALUE_FIELDS)} FROM commissions "
+        f"WHERE account_id = ? AND network = ? AND external_id {condition}",
+        row_id,
+        network,
+        *params,
+    ):
+        found[row[0]] = tuple(row)[1:]
     return found
 
 
@@ -593,19 +590,9 @@ async def upsert_commissions(
     return ImportResult(inserted, updated, unchanged)
 
 
-def json_text(value: Any) -> str:
-    """JSON as text: SQLite reads a bytes parameter as a BLOB, which its JSON functions
-    since 3.45 take for their binary JSONB form."""
-    return orjson.dumps(value).decode()
-
-
 async def count_stored(s: Session, row_id: int, network: str, external_ids: list[str]) -> int:
     """How many of `external_ids` the account already holds for `network`."""
-    params: list[Any]
-    if s.dialect.arrays:
-        condition, params = "= ANY(?::text[])", [external_ids]
-    else:
-        condition, params = "IN (SELECT value FROM json_each(?))", [json_text(external_ids)]
+    condition, params = _one_of(s, external_ids)
     found = await s.fetchval(
         "SELECT count(*) FROM commissions "
         f"WHERE account_id = ? AND network = ? AND external_id {condition}",

@@ -64,7 +64,7 @@ from accounts.store.core import (
 
 T = TypeVar("T")
 
-# One write at a time (BEGIN IMMEDIATE), values bound one by one, pages as one JSON row.
+# One write at a time (BEGIN IMMEDIATE), lists of values as JSON text, pages as one JSON row.
 DIALECT = Dialect("sqlite", arrays=False, concurrent_writes=False, json_pages=True)
 
 # SQLite VM steps between two looks at a write's stop flag: about 4,000 upserted rows, some
