@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -106,3 +107,16 @@ def test_workflows_read_only_and_never_pull_request_target(path: Path) -> None:
     for step in _steps(workflow):
         if str(step.get("uses", "")).startswith("actions/checkout@"):
             assert step["with"]["persist-credentials"] is False
+
+
+def test_link_check_runs_weekly_and_only_reports() -> None:
+    workflow = load_yaml(ROOT / ".github" / "workflows" / "links.yml")
+    assert set(workflow["on"]) == {"schedule", "workflow_dispatch"}
+    (cron,) = [entry["cron"] for entry in workflow["on"]["schedule"]]
+    assert cron.split()[2:4] == ["*", "*"]  # any day of the month: a weekday rule
+    (verify,) = [s for s in _steps(workflow) if "affdir-verify" in s.get("run", "")]
+    command = shlex.split(verify["run"])
+    assert command[0] in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert "--markdown" in command
+    # Nothing that could open an issue or a pull request, or write anywhere.
+    assert all("gh " not in s.get("run", "") for s in _steps(workflow))
