@@ -116,7 +116,7 @@ def add_observability_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         metavar="N",
         help="/healthz answers 503 after this long without progress "
-        "(default: 3 poll intervals, at least 1200)",
+        "(default: 3 poll intervals, at least 1800)",
     )
 
 

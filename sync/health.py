@@ -17,9 +17,10 @@ from typing import Any
 from contract.version import VERSION
 
 # The default --stall-seconds is the larger of this and three poll intervals: longer than
-# the longest request timeout of any network (300 s) and the longest Retry-After the sync
-# honours (900 s, sync.http.RetryPolicy), so slow but working syncs never read as stalled.
-MIN_DEFAULT_STALL_SECONDS = 1200.0
+# the longest Retry-After the sync honours (900 s, sync.http.RetryPolicy) followed by the
+# longest request timeout of any network (300 s), so slow but working syncs do not read as
+# stalled.
+MIN_DEFAULT_STALL_SECONDS = 1800.0
 
 
 def default_stall_seconds(poll_seconds: float) -> float:
