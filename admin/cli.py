@@ -43,6 +43,7 @@ from accounts.store.sqlite import MIGRATIONS as SQLITE_MIGRATIONS
 from accounts.store.sqlite import database_path
 from admin import connections
 from contract import vocabulary as v
+from contract.version import version_line
 from edge.config import Config, ConfigError, from_env
 
 PROG = "affdir-admin"
@@ -537,6 +538,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Administer the account store: accounts, API keys, networks, commissions.",
         epilog="Settings come from EDGE_* variables like the edge's; flags override them.",
     )
+    parser.add_argument("--version", action="version", version=version_line(PROG))
     groups = parser.add_subparsers(dest="group", required=True, metavar="COMMAND")
 
     def command(sub: Any, name: str, fn: Command, help_text: str) -> argparse.ArgumentParser:

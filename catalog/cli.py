@@ -22,6 +22,7 @@ from catalog.pipeline import DEFAULT_BASE_URL, Options, Result, build, check
 from catalog.progress import Progress
 from catalog.site_meta import normalise_base_url
 from contract import vocabulary as v
+from contract.version import VERSION
 
 
 def parse_args(argv: Sequence[str] | None, prog: str | None = None) -> argparse.Namespace:
@@ -30,6 +31,7 @@ def parse_args(argv: Sequence[str] | None, prog: str | None = None) -> argparse.
         prog=prog,
         description="Validate programme submissions and build the directory into dist/.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {VERSION}")
     parser.add_argument(
         "--content",
         type=Path,

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from accounts.keyring import Keyring, SecretError, check_secret, load_keyring
+from contract.version import version_line
 from contract.vocabulary import DEFAULT_RATE_LIMITS
 from edge.links import valid_authority
 
@@ -45,6 +46,7 @@ def _bool(text: str) -> bool:
 
 
 LOG_FORMATS = ("json", "text")
+PROG = "affdir-edge"  # the console script; also what `python -m edge` calls itself
 MAX_SECONDS = 86_400.0  # a day: no timeout, cache or interval of the edge needs more
 
 
@@ -298,7 +300,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def load(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> Config:
     """Defaults, then the environment, then command-line flags."""
-    parser = argparse.ArgumentParser(prog="python -m edge", description="Serve the /v1 API.")
+    parser = argparse.ArgumentParser(prog=PROG, description="Serve the /v1 API.")
+    parser.add_argument("--version", action="version", version=version_line(PROG))
     add_arguments(parser)
     args = parser.parse_args(argv)
     config = from_env(os.environ if environ is None else environ)

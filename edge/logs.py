@@ -2,10 +2,11 @@
 
 Two formats (`--log-format`), for every logger, the access log included:
 
-- `json`: one JSON object per line: `ts` (UTC, milliseconds), `level`, `logger`,
-  `message`, `requestId` when written while a request is handled, `exception` with the
-  traceback when there is one. An access-log line adds its record's fields (method, path,
-  status, durationMs, bytes, keyPrefix), its message being `METHOD PATH STATUS`.
+- `json`: one JSON object per line (contract.logformat, shared with the sync worker): `ts`
+  (UTC, milliseconds), `level`, `logger`, `message`, `requestId` when written while a
+  request is handled, `exception` with the traceback when there is one. An access-log line
+  adds its record's fields (method, path, status, durationMs, bytes, keyPrefix), its
+  message being `METHOD PATH STATUS`.
 - `text`: `LEVEL logger: message` lines; the access log's lines are its records as JSON.
 """
 
@@ -13,12 +14,12 @@ from __future__ import annotations
 
 import logging
 import sys
-import time
+from collections.abc import Mapping
 from typing import IO, Any
 
-import orjson
 from aiohttp.http_exceptions import HttpProcessingError
 
+from contract.logformat import JsonLineFormatter, chosen_format
 from edge.config import Config
 from edge.http.requestid import CURRENT_REQUEST_ID
 
@@ -51,35 +52,17 @@ class ClientParseErrors(logging.Filter):
 TEXT_FORMAT = "%(levelname)s %(name)s: %(message)s"
 
 
-class JsonFormatter(logging.Formatter):
-    """A record as one JSON object on one line (see the module's docstring)."""
+class JsonFormatter(JsonLineFormatter):
+    """The shared JSON line (contract.logformat) with the request's id while one is handled."""
 
-    def format(self, record: logging.LogRecord) -> str:
-        line: dict[str, Any] = {
-            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
-            + f".{int(record.msecs):03d}Z",
-            "level": record.levelname,
-            "logger": record.name,
-            "message": getattr(record, "summary", None) or record.getMessage(),
-        }
+    def context(self, record: logging.LogRecord) -> Mapping[str, Any]:
         request_id = CURRENT_REQUEST_ID.get() or getattr(record, "request_id", None)
-        if request_id:
-            line["requestId"] = request_id
-        fields = getattr(record, "fields", None)
-        if isinstance(fields, dict):
-            line.update((k, v) for k, v in fields.items() if k not in line or k == "requestId")
-        if record.exc_info:
-            line["exception"] = self.formatException(record.exc_info)
-        elif record.exc_text:
-            line["exception"] = record.exc_text
-        return orjson.dumps(line, default=str).decode()
+        return {"requestId": request_id} if request_id else {}
 
 
 def log_format(config: Config, stream: IO[str]) -> str:
     """The configured format; unset: text on a terminal, json otherwise."""
-    if config.log_format:
-        return config.log_format
-    return "text" if stream.isatty() else "json"
+    return chosen_format(config.log_format, stream)
 
 
 def configure_logging(config: Config) -> None:

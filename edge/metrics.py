@@ -5,8 +5,8 @@
 - Requests are counted by route template (`/v1/programs/{slug}`, not the raw path: one
   series per route, not one per URL a client makes up) and status, with a latency
   histogram; 429 answers are also a counter of their own.
-- What is read rather than counted is collected at scrape time: the build served and its
-  age, whether the rate limiter is counting per process because Redis failed, and the
+- What is read rather than counted is collected at scrape time: the affdir version
+  (`affdir_build_info`, the sync worker's too), the build served and its age, whether the rate limiter is counting per process because Redis failed, and the
   sync outcomes per network as the account store records them.
 - Store errors count every `StoreError` a store call raised while serving (the store is
   wrapped by `CountingStore` when metrics are on).
@@ -37,6 +37,7 @@ from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import Collector
 
 from accounts.store.base import StoreError
+from contract.version import BUILD_INFO_METRIC, VERSION
 
 log = logging.getLogger("edge.metrics")
 
@@ -67,6 +68,11 @@ class ReadCollector(Collector):
         self.clock = clock
 
     def collect(self) -> Iterator[Metric]:
+        version = GaugeMetricFamily(
+            BUILD_INFO_METRIC, "The affdir version this process runs (1).", labels=["version"]
+        )
+        version.add_metric([VERSION], 1)
+        yield version
         info = GaugeMetricFamily(
             "edge_build_info",
             "The build this process serves (1), by build id.",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import datetime as dt
 import logging
 import os
@@ -26,8 +27,15 @@ from accounts.keyring import SecretError, keyring_from_env
 from accounts.statusmap import load_status_map
 from accounts.store import AccountStore, StoreError, open_store, reached_over_network
 from accounts.store.handle import StoreHandle
+from contract.logformat import LOG_FORMATS
+from contract.version import VERSION, version_line
 from sync.collector import tune_for_sync
 from sync.connectors import CONNECTORS
+from sync.events import Unobserved
+from sync.health import Progress, default_stall_seconds
+from sync.logs import configure_logging
+from sync.metrics import SyncMetrics
+from sync.monitor import serve_monitor
 from sync.runner import SyncSettings
 from sync.statuses import MapStatus
 from sync.storage import AccountSyncStore, credential_opener
@@ -72,13 +80,57 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         help="a network's API base URL (a proxy, a sandbox); repeatable",
     )
     parser.add_argument("--worker-id", default=f"{socket.gethostname()}:{os.getpid()}")
+    add_observability_arguments(parser)
     args = parser.parse_args(argv)
     for name in ("interval_minutes", "lease_seconds", "poll_seconds"):
         if not getattr(args, name) > 0:
             parser.error(f"--{name.replace('_', '-')} must be a positive number")
     if args.concurrency < 1 or args.backfill_days < 1:
         parser.error("--concurrency and --backfill-days must be at least 1")
+    check_observability_arguments(parser, args)
     return args
+
+
+def add_observability_arguments(parser: argparse.ArgumentParser) -> None:
+    """--version, the log format, the metrics port and its /healthz (docs/sync.md)."""
+    parser.add_argument("--version", action="version", version=version_line(PROG))
+    parser.add_argument(
+        "--log-format",
+        choices=LOG_FORMATS,
+        default=os.environ.get("SYNC_LOG_FORMAT") or None,
+        help="json: one JSON object per line; text: plain lines (SYNC_LOG_FORMAT; "
+        "unset: text on a terminal, json otherwise)",
+    )
+    parser.add_argument(
+        "--metrics-port",
+        type=int,
+        default=0,
+        metavar="PORT",
+        help="serve GET /metrics and GET /healthz on this port (0: not at all)",
+    )
+    parser.add_argument(
+        "--metrics-host", default="127.0.0.1", metavar="HOST", help="the metrics port's address"
+    )
+    parser.add_argument(
+        "--stall-seconds",
+        type=float,
+        metavar="N",
+        help="/healthz answers 503 after this long without progress "
+        "(default: 3 poll intervals, at least 1800)",
+    )
+
+
+def check_observability_arguments(
+    parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> None:
+    if args.log_format not in (None, *LOG_FORMATS):
+        parser.error(f"SYNC_LOG_FORMAT must be one of: {', '.join(LOG_FORMATS)}")
+    if not 0 <= args.metrics_port <= 65535:
+        parser.error("--metrics-port must be a port number (0: off)")
+    if args.stall_seconds is None:
+        args.stall_seconds = default_stall_seconds(args.poll_seconds)
+    elif not args.stall_seconds > 0:
+        parser.error("--stall-seconds must be a positive number")
 
 
 def status_mapper(path: Path | None) -> MapStatus:
@@ -119,6 +171,7 @@ async def serve(args: argparse.Namespace) -> int:
     except (StoreError, OSError) as exc:
         print(f"{PROG}: cannot open the account store: {exc}", file=sys.stderr)
         return 1
+    metrics = SyncMetrics(Progress(args.stall_seconds)) if args.metrics_port else None
     worker = Worker(
         AccountSyncStore(cast(AccountStore, store), args.worker_id),  # by delegation
         credential_opener(keyring),
@@ -131,15 +184,25 @@ async def serve(args: argparse.Namespace) -> int:
             poll_seconds=args.poll_seconds,
         ),
         SyncSettings(base_urls=urls, backfill=dt.timedelta(days=args.backfill_days)),
+        events=metrics or Unobserved(),
     )
     tune_for_sync()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    logging.getLogger("sync").info("%s %s started", PROG, args.worker_id)
+    logging.getLogger("sync").info("%s %s %s started", PROG, VERSION, args.worker_id)
     try:
-        await worker.run(stop)
+        async with contextlib.AsyncExitStack() as monitoring:
+            if metrics is not None:
+                try:
+                    await monitoring.enter_async_context(
+                        serve_monitor(metrics, store, args.metrics_host, args.metrics_port)
+                    )
+                except OSError as exc:  # the port taken, say
+                    print(f"{PROG}: cannot serve the metrics port: {exc}", file=sys.stderr)
+                    return 1
+            await worker.run(stop)
     finally:
         await store.close()
     return 0
@@ -147,10 +210,9 @@ async def serve(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point."""
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
-    return asyncio.run(serve(parse_args(sys.argv[1:] if argv is None else argv)))
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    configure_logging(args.log_format)
+    return asyncio.run(serve(args))
 
 
 if __name__ == "__main__":

@@ -28,12 +28,15 @@ from sync.errors import (
     RateLimited,
     SyncError,
 )
+from sync.events import SyncEvents, Unobserved
 from sync.ratelimit import SlidingLimiter
 
 log = logging.getLogger("sync.http")
 
 RETRIED_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 AUTH_STATUSES = frozenset({401, 403})
+# A wait for the rate limit shorter than this is lock contention, not a limit: not reported.
+LIMIT_WAIT_NOTED = 0.001
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +102,7 @@ class NetworkClient:
     rand: Callable[[], float] = field(default_factory=lambda: random.random)
     # Counts requests actually sent, for the run's report.
     sent: int = 0
+    events: SyncEvents = field(default_factory=Unobserved)
 
     async def send(
         self, network: str, request: HttpRequest, limiter: SlidingLimiter, time_limit: float
@@ -108,16 +112,22 @@ class NetworkClient:
         answer (2xx, other 4xx) is returned for the connector to read."""
         failure: SyncError = NetworkUnavailable(f"{network}: no attempt made")
         for attempt in range(self.policy.attempts):
+            queued = self.clock.monotonic()
             await limiter.acquire()
+            if (waited := self.clock.monotonic() - queued) > LIMIT_WAIT_NOTED:
+                self.events.waited(network, "limit", waited)
             self.sent += 1
             try:
                 response = await self._once(request, time_limit)
             except TimeoutError:
+                self.events.answered(network, "timeout")
                 failure = NetworkTimeout(f"{network}: no answer within {time_limit:g}s")
             except (aiohttp.ClientError, OSError) as exc:
+                self.events.answered(network, "unreachable")
                 # The exception's text names the URL: keep only its type.
                 failure = NetworkUnavailable(f"{network}: connection failed ({type(exc).__name__})")
             else:
+                self.events.answered(network, str(response.status))
                 if response.status in AUTH_STATUSES:
                     raise AuthRejected(
                         f"{network} refused the credentials (HTTP {response.status})"
@@ -136,8 +146,12 @@ class NetworkClient:
                         )
                     log.info("%s: HTTP %s, waiting %.1fs as asked", network, response.status, wait)
                     await limiter.hold_off(wait)
+                    self.events.waited(network, "retry_after", wait)
+                    if attempt + 1 < self.policy.attempts:
+                        self.events.retrying(network, failure.code)
                     continue
             if attempt + 1 < self.policy.attempts:
+                self.events.retrying(network, failure.code)
                 delay = backoff_delay(attempt, self.policy, self.rand)
                 log.info("%s: %s; retrying in %.1fs", network, failure.code, delay)
                 await self.clock.sleep(delay)

@@ -23,7 +23,9 @@ import aiohttp
 
 from accounts.store.base import StoreUnavailable
 from sync.clock import Clock, SystemClock
+from sync.events import SyncEvents, Unobserved
 from sync.http import NetworkClient
+from sync.logs import CURRENT_CONNECTION, about
 from sync.model import SyncReport
 from sync.ports import Connection, Decrypt, SyncStore
 from sync.ratelimit import Limiters
@@ -57,11 +59,13 @@ class Worker:
     reports: list[SyncReport] = field(default_factory=list)
     # Syncs cut short by a store outage, to run again once the store answers.
     interrupted: dict[tuple[str, str], Connection] = field(default_factory=dict)
+    # Who hears of polls, syncs and requests: the metrics and /healthz when served.
+    events: SyncEvents = field(default_factory=Unobserved)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Sync due connections until `stop` is set."""
         async with aiohttp.ClientSession() as session:
-            client = NetworkClient(session, self.clock, self.settings.retry)
+            client = NetworkClient(session, self.clock, self.settings.retry, events=self.events)
             limiters = Limiters(self.clock)
             running: dict[tuple[str, str], asyncio.Task[None]] = {}
             stopping = asyncio.create_task(stop.wait())
@@ -95,6 +99,7 @@ class Worker:
         except Exception as exc:
             log.error("the store could not list due connections (%s)", type(exc).__name__)
             return
+        self.events.polled()
         # The store answers again: what its outage cut short goes first.
         again = [c for k, c in self.interrupted.items() if k not in running]
         seen = {(c.account_uid, c.network) for c in again}
@@ -110,7 +115,12 @@ class Worker:
                     connection, self.config.worker_id, self.config.lease_seconds
                 )
             except Exception as exc:
-                log.error("claiming %s failed (%s)", connection, type(exc).__name__)
+                log.error(
+                    "claiming %s failed (%s)",
+                    connection,
+                    type(exc).__name__,
+                    extra=about(connection),
+                )
                 continue
             self.interrupted.pop(key, None)  # claimed or taken by another worker: done
             if claimed:
@@ -123,6 +133,10 @@ class Worker:
         # Stop starting windows well before the lease runs out, so no other worker
         # takes the connection while this one still writes.
         deadline = self.clock.monotonic() + self.config.lease_seconds * 0.8
+        # This task's log lines name the connection (sync.logs); its own context, so the
+        # setting ends with the task.
+        CURRENT_CONNECTION.set(connection)
+        self.events.started(connection)
         try:
             report = await sync_connection(
                 self.store,
@@ -136,6 +150,7 @@ class Worker:
                 deadline=deadline,
             )
             self.reports.append(report)
+            self.events.finished(connection, report)
         except asyncio.CancelledError:
             raise
         except StoreUnavailable:
@@ -151,6 +166,8 @@ class Worker:
                 await asyncio.shield(self.store.release(connection, self.config.worker_id))
             except Exception as exc:
                 log.error("releasing %s failed (%s)", connection, type(exc).__name__)
+            finally:
+                self.events.ended(connection)
 
     async def _finish(self, running: dict[tuple[str, str], asyncio.Task[None]]) -> None:
         tasks = set(running.values())

@@ -1,7 +1,8 @@
 """GET /healthz and GET /readyz: for process supervisors and load balancers.
 
-- `/healthz` (liveness): 200 `{"status": "ok"}` whenever the process can answer at all.
-  Restart the process when it fails, not when a dependency does.
+- `/healthz` (liveness): 200 `{"status": "ok", "version": ..., "build": ...}` whenever the
+  process can answer at all: the affdir version it runs and the id of the build it serves
+  (null before the first). Restart the process when it fails, not when a dependency does.
 - `/readyz` (readiness): 200 when this edge can serve its API: a build is loaded and the
   account store answers a cheap query within READY_TIMEOUT (or the store timeout, if
   shorter). Otherwise 503 `unavailable`, the message naming what is not ready. A load
@@ -25,6 +26,7 @@ import orjson
 from aiohttp import web
 
 from accounts.store.base import StoreError
+from contract.version import VERSION
 from edge import appkeys
 from edge.http.errors import unavailable
 from edge.http.middlewares import ignore_expectation
@@ -45,7 +47,9 @@ def _json(value: object) -> web.Response:
 
 
 async def healthz(request: web.Request) -> web.Response:
-    return _json({"status": "ok"})
+    state = request.app.get(appkeys.DIRECTORY)
+    build = state.current.build_id if state is not None and state.current is not None else None
+    return _json({"status": "ok", "version": VERSION, "build": build})
 
 
 def build_problem(app: web.Application) -> str | None:

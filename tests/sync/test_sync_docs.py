@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from sync.connectors import CONNECTORS
+from sync.health import Progress
+from sync.metrics import SyncMetrics
 from sync.spec import ConnectorSpec
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "sync.md"
@@ -81,3 +83,15 @@ def test_every_connector_is_in_the_docs() -> None:
     text = DOC.read_text("utf-8")
     missing = [n for n in CONNECTORS if f"`{n}`" not in text]
     assert not missing
+
+
+def test_every_metric_of_the_worker_is_in_the_docs_and_no_other() -> None:
+    metrics = SyncMetrics(Progress(60.0))
+    exported = {
+        family.name + ("_total" if family.type == "counter" else "")
+        for family in metrics.registry.collect()
+        if not family.name.startswith(("process_", "python_"))
+    }
+    text = DOC.read_text("utf-8")
+    documented = set(re.findall(r"`(affdir_\w+)", text))
+    assert exported == documented, (exported - documented, documented - exported)

@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 
+import orjson
 import pytest
 from aiohttp import web
 from support.apierror import assert_api_error
 from support.edgeprocess import bearer, seed_key
 
 from accounts.store import StoreUnavailable
+from contract.version import VERSION
 from edge import appkeys
 from edge.app import create_app
 from edge.handlers.health import READY_TIMEOUT
@@ -28,7 +30,7 @@ async def test_healthz_is_ok_without_a_key_and_uncached(edge_client):
     client = await edge_client()  # no build, a fresh store: alive all the same
     resp = await client.get("/healthz")
     assert resp.status == 200
-    assert await resp.json() == {"status": "ok"}
+    assert await resp.json() == {"status": "ok", "version": VERSION, "build": None}
     assert resp.headers["Content-Type"] == "application/json"
     assert resp.headers["Cache-Control"] == "no-store"
     assert resp.headers["X-Request-Id"].startswith("req_")
@@ -56,6 +58,14 @@ async def test_readyz_with_a_build_and_a_store(edge_client, ready_config):
     body = await resp.json()
     assert body == {"status": "ok", "build": client.app[appkeys.DIRECTORY].current.build_id}
     assert resp.headers["Cache-Control"] == "no-store"
+
+
+async def test_healthz_names_the_version_and_the_build_it_serves(edge_client, ready_config):
+    client = await edge_client(ready_config)
+    resp = await client.get("/healthz")
+    assert resp.status == 200
+    manifest = orjson.loads((ready_config.dist / "manifest.json").read_bytes())
+    assert await resp.json() == {"status": "ok", "version": VERSION, "build": manifest["buildId"]}
 
 
 class DownStore:

@@ -13,6 +13,7 @@ from support.redisserver import free_port
 
 from accounts import apikeys
 from accounts.store import open_store
+from contract.version import VERSION
 from edge import appkeys
 from edge.app import create_app
 from edge.config import ConfigError, load
@@ -94,6 +95,7 @@ async def test_metrics_count_the_traffic_on_their_own_port(tmp_path, edges, buil
 
     build_id = (built_dist / "manifest.json").read_text().split('"buildId"')[1].split('"')[1]
     assert value(after, "edge_build_info", build_id=build_id) == 1
+    assert value(after, "affdir_build_info", version=VERSION) == 1
     assert value(after, "edge_build_age_seconds") >= 0
     assert value(after, "edge_sync_connections", network="awin", status="ok") == 1
     assert value(after, "edge_sync_connections", network="impact", status="never") == 1
