@@ -37,9 +37,10 @@ from catalog import loading
 from catalog.errors import BuildError, sort_diagnostics
 from catalog.incremental import Incremental
 from catalog.partition import partition
+from contract.version import VERSION
 
 PROG = "affdir-verify"
-USER_AGENT = f"{PROG} (affiliate programme directory link check)"
+USER_AGENT = f"{PROG}/{VERSION} (affiliate programme directory link check)"
 # The fields of a submission that send a reader somewhere to act on the terms.
 LINK_FIELDS = ("signupUrl", "evidence")
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -412,6 +413,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     """The command line, checked."""
     defaults = Limits()
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {VERSION}")
     parser.add_argument("--content", type=Path, default=Path("content"), metavar="DIR")
     parser.add_argument(
         "--report",

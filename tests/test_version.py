@@ -25,8 +25,8 @@ def run(*argv: str | Path, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]
     )
 
 
-def test_the_four_commands_are_the_scripts() -> None:
-    assert SCRIPTS == ["affdir-admin", "affdir-build", "affdir-edge", "affdir-sync"]
+def test_the_commands_are_the_scripts() -> None:
+    assert SCRIPTS == ["affdir-admin", "affdir-build", "affdir-edge", "affdir-sync", "affdir-verify"]
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
@@ -52,6 +52,7 @@ def test_a_plain_checkout_reports_the_same_version() -> None:
         (["-m", "edge"], "affdir-edge"),
         (["-m", "sync"], "affdir-sync"),
         (["-m", "admin"], "affdir-admin"),
+        (["-m", "catalog.linkcheck"], "affdir-verify"),
     ]:
         done = run(sys.executable, *argv, "--version")
         assert (done.returncode, done.stdout) == (0, f"{prog} {VERSION}\n"), done.stderr
