@@ -26,7 +26,13 @@ def run(*argv: str | Path, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]
 
 
 def test_the_commands_are_the_scripts() -> None:
-    assert SCRIPTS == ["affdir-admin", "affdir-build", "affdir-edge", "affdir-sync", "affdir-verify"]
+    assert SCRIPTS == [
+        "affdir-admin",
+        "affdir-build",
+        "affdir-edge",
+        "affdir-sync",
+        "affdir-verify",
+    ]
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
