@@ -206,8 +206,8 @@ FIELDS: tuple[FieldSpec, ...] = (
         "affiliation or partner page), not the website's home page.",
         max_length=v.URL_MAX_LENGTH,
         examples=("https://www.acme.fr/affiliation/conditions",),
-        hint="the public page where the advertiser states these terms (not the home page), "
-        "so that readers and reviewers can check them",
+        hint="give the public page where the advertiser states these terms (not the home "
+        "page), so that readers and reviewers can check them",
     ),
     FieldSpec(
         "lastVerifiedAt",

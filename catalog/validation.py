@@ -291,7 +291,7 @@ def _missing(spec: FieldSpec) -> str:
         example = f"{spec.name}: {shown}"
     else:
         example = f"{spec.name}: ..."
-    hint = f": {spec.hint}" if spec.hint else ""
+    hint = f"; {spec.hint}" if spec.hint else ""
     return f"missing required field; add a line such as {example}{hint}"
 
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from datetime import date, timedelta
 from typing import Any
 
 import pytest
+from buildkit import ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -156,9 +158,13 @@ def test_worked_example_of_docs_scoring_md() -> None:
         holdbackDays=30, lastVerifiedAt=verified(40),
     )  # fmt: skip
     assert score(example) == 51
-    assert [part["points"] for part in scoring.scored(example, REFERENCE).breakdown] == [
-        7, 6, 0, 10, 6, 5, 3, 2, 2, 10,
-    ]  # fmt: skip
+    points = [part["points"] for part in scoring.scored(example, REFERENCE).breakdown]
+    assert points == [7, 6, 0, 10, 6, 5, 3, 2, 2, 10]
+    # The page states the same sum, part by part, in the components' order.
+    doc = (ROOT / "docs" / "scoring.md").read_text(encoding="utf-8")
+    worked = doc.split("## Worked example", 1)[1].split("\n\n")[2]
+    stated = [int(n) for n in re.findall(r"(?:^|[+=] )(\d+)(?= \(|$)", worked.strip(), re.M)]
+    assert stated == [*points, 51]
 
 
 @pytest.mark.parametrize(
