@@ -204,6 +204,8 @@ def score(published: Sequence[Checked], records: cache.Records) -> tuple[list[Li
         else:
             listing = rendering.rescored(old, reference)
             records.changed = True
+            # The outcome may be one of records.bin's, which only a whole rewrite updates.
+            records.base_id = b""
         stored = outcomes.get(item.key) if item.key is not None else None
         if stored is not None:
             stored[LISTING_AT] = tuple(listing)

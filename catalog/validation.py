@@ -660,7 +660,7 @@ class InvalidMembersError(Exception):
 
 
 _RATE_UNIT_RE = re.compile(v.RATE_UNIT_PATTERN)
-_UNIT_HINT = "unit: percent for a share of the sale, or the currency of an amount, e.g. unit: EUR"
+_UNITS = "percent (a share of the sale) or the ISO 4217 code of an amount's currency (EUR)"
 # Members each mode requires (one of value and upTo is required where both are listed).
 _MODE_MEMBERS: dict[str, frozenset[str]] = {
     v.PERCENTAGE: frozenset(("mode", "value", "upTo", "unit", "durationMonths", "lifetime")),
@@ -691,6 +691,8 @@ def check_terms(value: Any, spec: FieldSpec) -> dict[str, Any]:
         raise InvalidMembersError(
             [*problems, ((), f"has no mode; add mode: one of {', '.join(v.COMMISSION_MODES)}")]
         )
+    if value["mode"] is BROKEN:
+        raise InvalidMembersError(problems)  # the mode was reported while reading
     mode_spec = FieldSpec("mode", "enum", "", enum=v.COMMISSION_MODES)
     try:
         mode = _enum(value["mode"], mode_spec)
@@ -754,7 +756,13 @@ def _unit(
 ) -> str | None:
     """The rate's unit: percent or a currency code, and the one `unit_for`'s mode needs."""
     if "unit" not in value:
-        problems.append((where, f"a rate without its unit is ambiguous; add {_UNIT_HINT}"))
+        problems.append(
+            (
+                where,
+                "a rate without its unit is ambiguous; add unit: percent for a share of "
+                "the sale, or the currency of an amount, e.g. unit: EUR",
+            )
+        )
         return None
     unit = value["unit"]
     if unit is BROKEN:
@@ -770,8 +778,12 @@ def _unit(
         code = {"€": "EUR", "$": "USD", "£": "GBP"}[unit.strip()]
         problems.append(((*where, "unit"), f"write the currency's ISO 4217 code: {code}"))
         return None
+    code = unit.strip().upper() if isinstance(unit, str) else ""
+    if unit != code and len(code) == 3 and _RATE_UNIT_RE.fullmatch(code):
+        problems.append(((*where, "unit"), f'write the currency\'s code in capitals: "{code}"'))
+        return None
     if not isinstance(unit, str) or not _RATE_UNIT_RE.fullmatch(unit):
-        problems.append(((*where, "unit"), f"must be {_UNIT_HINT}; found {_describe(unit)}"))
+        problems.append(((*where, "unit"), f"must be {_UNITS}; found {_describe(unit)}"))
         return None
     if unit_for == v.PERCENTAGE and unit != v.PERCENT:
         problems.append(
