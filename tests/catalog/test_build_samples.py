@@ -103,5 +103,5 @@ def test_the_samples_show_every_kind_of_terms() -> None:
         kinds.add(terms["mode"])
         kinds.update(k for k in ("upTo", "lifetime", "durationMonths") if k in terms)
         kinds.update(k for k in ("holdbackDays",) if k in data)
-    assert kinds >= {"percentage", "flat", "hybrid", "upTo", "lifetime", "durationMonths",
-                     "holdbackDays"}  # fmt: skip
+    assert kinds >= {"percentage", "flat", "tiered", "hybrid", "upTo", "lifetime",
+                     "durationMonths", "holdbackDays"}  # fmt: skip
