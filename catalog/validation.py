@@ -661,7 +661,7 @@ class InvalidMembersError(Exception):
 
 _RATE_UNIT_RE = re.compile(v.RATE_UNIT_PATTERN)
 _UNITS = "percent (a share of the sale) or the ISO 4217 code of an amount's currency (EUR)"
-# Members each mode requires (one of value and upTo is required where both are listed).
+# The members each mode allows; which of them it requires, check_terms says.
 _MODE_MEMBERS: dict[str, frozenset[str]] = {
     v.PERCENTAGE: frozenset(("mode", "value", "upTo", "unit", "durationMonths", "lifetime")),
     v.FLAT: frozenset(("mode", "value", "upTo", "unit", "durationMonths", "lifetime")),
