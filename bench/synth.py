@@ -141,6 +141,7 @@ def _submission(
         f"vertical: {rng.choice(v.VERTICALS)}",
         f"model: {model}",
         f"commission: {json.dumps(commission, ensure_ascii=False)}",
+        *_terms(model, rate),
         f"recurring: {'true' if recurring else 'false'}",
         f"cookieDays: {rng.choice(COOKIE_DAYS)}",
         f"payout: {_pick(rng, PAYOUT_WEIGHTS)}",
@@ -161,7 +162,30 @@ def _submission(
         lines.append(f"image: https://cdn.{host}/affiliates/banner-{i}.jpg")
     stamp = created.strftime("%Y-%m-%dT%H:%M:%S")
     lines.append(f'createdAt: "{stamp}{offset}"')
+    if rng.random() < 0.4:
+        lines.append(f"holdbackDays: {rng.choice((0, 14, 30, 60))}")
+    lines.append(f"evidence: {site}affiliation/conditions")
+    # Verified after publication, within about two years: some of them are stale.
+    verified = created + timedelta(seconds=rng.randrange(2 * 365 * 86400))
+    lines.append(f'lastVerifiedAt: "{verified.strftime("%Y-%m-%dT%H:%M:%S")}Z"')
     return slug, "\n".join(lines) + "\n"
+
+
+def _terms(model: str, rate: int) -> list[str]:
+    """The typed terms of the commission wording `_submission` writes for this model."""
+    body = {
+        "cps": [f"  value: {rate}", "  unit: percent"],
+        "cpa": [f"  value: {rate * 2}", "  unit: EUR"],
+        "cpl": [f"  value: {rate // 2 + 1}", "  unit: EUR"],
+        "recurring": [f"  value: {rate}", "  unit: percent", "  durationMonths: 12"],
+        "hybrid": [
+            "  parts:",
+            f"    - {{value: {rate}, unit: EUR}}",
+            f"    - {{value: {rate // 2}, unit: percent}}",
+        ],
+    }[model]
+    mode = {"cps": "percentage", "cpa": "flat", "cpl": "flat", "recurring": "percentage"}
+    return ["commissionTerms:", f"  mode: {mode.get(model, 'hybrid')}", *body]
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from catalog import cache, rendering, writing
+from catalog import cache, rendering, scoring, writing
 from catalog.errors import Problem
 from catalog.loading import Checked, Source
 from catalog.model import Existing, Listing, program_from_row
@@ -72,6 +72,7 @@ class Incremental:
         self._outputs: cache.Outputs | None = None
         self._live: dict[Path, Mapping[str, str] | None] = {}
         self._fresh: list[str] = []  # keys of files checked, not remembered, in this build
+        self.reference = ""  # the reference day the listings are scored against (`score`)
 
     def validate(self, sources: Sequence[Source]) -> list[Checked]:
         """Every source with its outcome (`validate`, with this cache's memory)."""
@@ -81,7 +82,7 @@ class Incremental:
 
     def score(self, published: Sequence[Checked]) -> list[Listing]:
         """The listings of these published submissions (`score`); then remembers them."""
-        listings = score(published, self.records)
+        listings, self.reference = score(published, self.records)
         self.save_outcomes()
         return listings
 
@@ -129,7 +130,8 @@ class Incremental:
             return SitePages(site.render_site(programs, base_url))
         live = self.live(out)
         reuse = site.Reuse(
-            version=site.site_version(base_url),
+            # A page shows the score and the terms' age: both depend on the reference day.
+            version=site.site_version(base_url) + self.reference.encode(),
             live=live or {},
             known=self.cache.load_pages() if live is not None else {},
             program_keys=_content_keys(published, self.records),
@@ -173,22 +175,42 @@ def _content_keys(published: Sequence[Checked], records: cache.Records) -> dict[
     }
 
 
-def score(published: Sequence[Checked], records: cache.Records) -> list[Listing]:
-    """Each published submission's listing: remembered, or scored now from its record (a
-    file checked in this build), and then remembered in `records`."""
+def score(published: Sequence[Checked], records: cache.Records) -> tuple[list[Listing], str]:
+    """Each published submission's listing, and the reference day they are scored against
+    (`scoring.reference_day`): remembered, rescored from its row when the reference day
+    moved, or scored now from its record (a file checked in this build); then remembered in
+    `records`."""
     outcomes = records.outcomes
-    listings: list[Listing] = []
+    kept: list[Listing | None] = []
+    verified: list[str] = []
     for item in published:
         stored = outcomes.get(item.key) if item.key is not None else None
         remembered = stored[LISTING_AT] if stored is not None else None
         if remembered is not None:
-            listings.append(_new(Listing, remembered))
+            listing = _new(Listing, remembered)
+            kept.append(listing)
+            verified.append(listing.verified)
+        else:
+            kept.append(None)
+            verified.append(item.outcome.record["lastVerifiedAt"])  # type: ignore[index]
+    reference = scoring.reference_day(verified)
+    listings: list[Listing] = []
+    for item, old in zip(published, kept, strict=True):
+        if old is not None and old.reference == reference:
+            listings.append(old)
             continue
-        listing = rendering.listing_of(item.outcome.record)  # type: ignore[arg-type]
+        if old is None:
+            listing = rendering.listing_of(item.outcome.record, reference)  # type: ignore[arg-type]
+        else:
+            listing = rendering.rescored(old, reference)
+            records.changed = True
+            # The outcome may be one of records.bin's, which only a whole rewrite updates.
+            records.base_id = b""
+        stored = outcomes.get(item.key) if item.key is not None else None
         if stored is not None:
             stored[LISTING_AT] = tuple(listing)
         listings.append(listing)
-    return listings
+    return listings, reference
 
 
 def validate(

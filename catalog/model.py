@@ -37,6 +37,13 @@ class Program:
     score: int
     image: str
     createdAt: str  # noqa: N815
+    commissionTerms: dict[str, Any]  # noqa: N815
+    holdbackDays: int | None  # noqa: N815
+    evidence: str
+    lastVerifiedAt: str  # noqa: N815
+    stale: bool
+    scoreVersion: int  # noqa: N815
+    scoreBreakdown: list[dict[str, Any]]  # noqa: N815
 
     def to_api(self) -> dict[str, Any]:
         """The Programme resource, members in the spec's order."""
@@ -58,7 +65,8 @@ def _program_factory() -> Callable[[Mapping[str, Any], int], Program]:
     A frozen dataclass's `__init__` sets each field through `object.__setattr__`; a build
     makes 17,000 programmes, and this sets the slots directly instead (about 3 times
     faster). Generated like the dataclass's own `__init__`, one line per field; the record
-    must hold every field but the score (validation guarantees it; tests/catalog compare).
+    must hold every field but the score (validation guarantees it, with the formula's other
+    members, `catalog.rendering.listing_of`; tests/catalog compare).
     """
     names = [f.name for f in fields(Program)]
     setters = {f"_set_{name}": getattr(Program, name).__set__ for name in names}
@@ -82,6 +90,8 @@ class Listing(NamedTuple):
     copies of its sort and filter terms, so that ranking and sharding 17,000 cached
     programmes reads no JSON and builds no `Program`. `digest` is that of its by-slug document
     (`catalog.cache.output_digest`), so an unchanged document is linked, not hashed again.
+    `verified` is its `lastVerifiedAt`, `reference` the reference day it was scored against
+    (`catalog.scoring.reference_day`): a listing of another reference day is rescored.
     """
 
     slug: str
@@ -92,6 +102,8 @@ class Listing(NamedTuple):
     markets: tuple[str, ...]
     row: bytes
     digest: str
+    verified: str
+    reference: str
 
 
 def program_from_row(row: bytes) -> Program:

@@ -19,6 +19,7 @@ from catalog.cache import output_digest
 from catalog.model import Existing, Listing, Program, program_of
 from contract import openapi, shardformat
 from contract.resources import PROGRAM
+from contract.vocabulary import SCORE_VERSION
 
 OPENAPI = "openapi.json"
 # The site may not write over the API's files.
@@ -43,9 +44,17 @@ def build_id(rows_blob: bytes) -> str:
     return digest.hexdigest()[:32]
 
 
-def listing_of(record: Mapping[str, Any]) -> Listing:
-    """The listing of a validated, published record: its score, row and document digest."""
-    program = program_of(record, scoring.score(record))
+def listing_of(record: Mapping[str, Any], reference: str) -> Listing:
+    """The listing of a validated, published record scored against the reference day
+    (`scoring.reference_day`): its score, row and document digest."""
+    scored = scoring.scored(record, reference)
+    full = dict(
+        record,
+        stale=scored.stale,
+        scoreVersion=SCORE_VERSION,
+        scoreBreakdown=scored.breakdown,
+    )
+    program = program_of(full, scored.score)
     program_row = row(program)
     return Listing(
         program.slug,
@@ -56,7 +65,18 @@ def listing_of(record: Mapping[str, Any]) -> Listing:
         program.markets,
         program_row,
         output_digest(shardformat.encode_document(program_row)),
+        program.lastVerifiedAt,
+        reference,
     )
+
+
+def rescored(listing: Listing, reference: str) -> Listing:
+    """A listing scored against another reference day, from its own row."""
+    if listing.reference == reference:
+        return listing
+    record = orjson.loads(listing.row)
+    record["markets"] = tuple(record["markets"])
+    return listing_of(record, reference)
 
 
 def render(
@@ -92,7 +112,7 @@ def render(
         files[openapi.REFERENCE_PATH] = reference
     shards_blob, index = shardformat.encode_shards(shards)
     files[shardformat.SHARDS] = shards_blob
-    for slug, _, _, _, _, _, row, digest in listings:
+    for slug, _, _, _, _, _, row, digest, _, _ in listings:
         path = shardformat.program_path(slug)
         if live.get(path) == digest:
             files[path] = Existing(digest, len(row) + _DOCUMENT_OVERHEAD)

@@ -109,6 +109,74 @@ def _number(spec: FieldSpec, kind: str) -> dict[str, Any]:
     return {"type": kind, "minimum": spec.minimum, "maximum": spec.maximum}
 
 
+def _terms(spec: FieldSpec) -> dict[str, Any]:
+    """The typed commission; the build's rules per mode, as far as a schema states them."""
+    number = {"type": "number", "minimum": 0, "maximum": v.AMOUNT_MAX}
+    unit = {
+        "type": "string",
+        "pattern": v.RATE_UNIT_PATTERN,
+        "description": f"{v.PERCENT}, or the ISO 4217 code of the amount's currency (EUR).",
+    }
+    rate = {"anyOf": [{"required": ["value", "unit"]}, {"required": ["upTo", "unit"]}]}
+    part = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {"value": number, "upTo": number, "unit": unit},
+        **rate,
+    }
+    tier = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": list(v.TIER_MEMBERS),
+        "properties": {"from": number, "value": number},
+    }
+
+    def when(mode: str, then: dict[str, Any]) -> dict[str, Any]:
+        return {"if": {"properties": {"mode": {"const": mode}}}, "then": then}
+
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["mode"],
+        "properties": {
+            "mode": {"type": "string", "enum": list(v.COMMISSION_MODES)},
+            "value": number,
+            "upTo": number,
+            "unit": unit,
+            "durationMonths": {"type": "integer", "minimum": 1, "maximum": v.DURATION_MONTHS_MAX},
+            "lifetime": {"type": "boolean"},
+            "tiers": {
+                "type": "array",
+                "minItems": v.TIERS_MIN,
+                "maxItems": v.TIERS_MAX,
+                "items": tier,
+            },
+            "parts": {
+                "type": "array",
+                "minItems": v.PARTS_MIN,
+                "maxItems": v.PARTS_MAX,
+                "items": part,
+            },
+        },
+        "allOf": [
+            when(
+                v.PERCENTAGE,
+                {
+                    **rate,
+                    "properties": {
+                        "unit": {"const": v.PERCENT},
+                        "value": {"maximum": v.PERCENT_MAX},
+                        "upTo": {"maximum": v.PERCENT_MAX},
+                    },
+                },
+            ),
+            when(v.FLAT, {**rate, "properties": {"unit": {"not": {"const": v.PERCENT}}}}),
+            when(v.TIERED, {"required": ["unit", "tiers"]}),
+            when(v.HYBRID, {"required": ["parts"]}),
+        ],
+    }
+
+
 _KINDS = {
     "line": lambda spec: _text(spec, one_line=True),
     "text": lambda spec: _text(spec, one_line=False),
@@ -140,4 +208,5 @@ _KINDS = {
         "format": "date-time",
         "pattern": TIMESTAMP_PATTERN,
     },
+    "terms": _terms,
 }

@@ -541,10 +541,11 @@ class _Renderer:
             ctx["root"],
             [(label_text("vertical", program.vertical), vertical_dir), (program.name, directory)],
         )
-        signup, website, image = (
+        signup, website, image, evidence = (
             safe_url(program.signupUrl),
             safe_url(program.site),
             safe_url(program.image),
+            safe_url(program.evidence),
         )
         offer = seo.program_offer(program, canonical, signup=signup, website=website)
         ctx.update(
@@ -555,6 +556,7 @@ class _Renderer:
             signup=signup,
             website=website,
             image=image,
+            evidence=evidence,
             score=score_view(program, self.breakdown),
             og_image=image or "",
             breadcrumbs=links,

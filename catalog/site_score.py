@@ -3,7 +3,7 @@
 The score is the build's (catalog/scoring.py, explained to advertisers in docs/scoring.md);
 the site only shows it. When the scoring module exposes `breakdown(record)` — an iterable
 of `(label, points, maximum)`, whose points add up to the score — the programme page lists
-the components. Otherwise the page explains, in words, what the score rewards. The site
+the components, with the input each one read (the programme's `scoreBreakdown`). Otherwise the page explains, in words, what the score rewards. The site
 never re-derives the formula itself: two copies of it would drift apart.
 """
 
@@ -23,6 +23,7 @@ class ScorePart:
     label: str
     points: float
     maximum: float
+    input: str = ""  # what the component read, in words
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,20 +35,23 @@ class ScoreView:
 
 SUMMARY = (
     "The score, from 0 to 100, is computed by the build from the terms the advertiser "
-    "published, with one documented formula: the same terms always get the same score, and "
-    "nobody can set or buy it. The free-text commission is not read by the formula; what "
-    "it pays is captured by the payout model and whether it recurs."
+    "published, with one documented, versioned formula: the same terms always get the same "
+    "score, and nobody can set or buy it. It reads the typed commission (the lower bound of "
+    "any range), gives nothing for terms that are not stated, and decays as the terms' last "
+    "verification ages."
 )
 # What the formula rewards (docs/scoring.md has the points).
 REWARDS = (
+    "a higher commission rate, the lower bound of a range counting",
     "the payout model: recurring and hybrid models first, then pay per sale, per action, per lead",
-    "a commission that is paid again on renewals",
+    "a recurring commission paid for longer, lifetime best",
     "a longer cookie window, up to 90 days",
     "being paid often: weekly is best, net 60 least",
     "a low minimum payout",
+    "a short holdback before payment, when the programme publishes one",
     "more markets, up to five",
     "tracking and payment by an independent affiliate platform",
-    "a complete listing, with an illustration",
+    "terms verified recently against the advertiser's own page",
 )
 
 Breakdown = Callable[[dict[str, Any]], Iterable[tuple[str, float, float]]]
@@ -67,9 +71,11 @@ def score_view(program: Program | None, breakdown: Breakdown | None = None) -> S
     """The explanation shown next to a programme's score (general, for None)."""
     if program is None or breakdown is None:
         return ScoreView(SUMMARY, REWARDS)
+    record = program.to_api()
+    inputs = [str(part.get("input", "")) for part in record.get("scoreBreakdown", ())]
     parts = tuple(
-        ScorePart(str(label), points, maximum)
-        for label, points, maximum in breakdown(program.to_api())
+        ScorePart(str(label), points, maximum, inputs[i] if i < len(inputs) else "")
+        for i, (label, points, maximum) in enumerate(breakdown(record))
     )
     # A breakdown that does not add up would contradict the score shown above it.
     if sum(part.points for part in parts) != program.score:

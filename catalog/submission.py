@@ -46,7 +46,7 @@ class FieldSpec:
     """One field of a submission.
 
     `kind` picks the check: line (one line of text), text (may span lines), enum, boolean,
-    integer, number, markets, url, host, slug, timestamp.
+    integer, number, markets, url, host, slug, timestamp, terms (the typed commission).
     """
 
     name: str
@@ -59,6 +59,7 @@ class FieldSpec:
     max_length: int | None = None
     empty_allowed: bool = False  # "" is a valid value (optional URL)
     examples: tuple[object, ...] = ()
+    hint: str = ""  # said when the field is missing, after the example line
 
 
 def _api(name: str) -> str:
@@ -178,6 +179,44 @@ FIELDS: tuple[FieldSpec, ...] = (
         empty_allowed=True,
     ),
     FieldSpec(
+        "commissionTerms",
+        "terms",
+        f"{_api('commissionTerms')} mode: {', '.join(v.COMMISSION_MODES)}. percentage and flat: "
+        "value (the lower bound of a range), upTo (its upper bound, or the only number of an "
+        '"up to" offer) and unit. tiered: unit and tiers (from, value), ascending. hybrid: '
+        "parts (value, upTo, unit). unit is percent or the ISO 4217 code of the currency "
+        "(EUR): a rate without its unit is refused. A recurring programme may add "
+        "durationMonths or lifetime: true.",
+        examples=({"mode": v.PERCENTAGE, "value": 30, "unit": v.PERCENT},),
+    ),
+    FieldSpec(
+        "holdbackDays",
+        "integer",
+        f"{_api('holdbackDays')} Optional: leave it out when the programme does not publish "
+        f"one. A whole number from 0 to {v.HOLDBACK_DAYS_MAX}.",
+        required=False,
+        minimum=0,
+        maximum=v.HOLDBACK_DAYS_MAX,
+        examples=(30,),
+    ),
+    FieldSpec(
+        "evidence",
+        "url",
+        f"{_api('evidence')} An absolute http(s) URL of the page stating the terms (the "
+        "affiliation or partner page), not the website's home page.",
+        max_length=v.URL_MAX_LENGTH,
+        examples=("https://www.acme.fr/affiliation/conditions",),
+        hint="give the public page where the advertiser states these terms (not the home "
+        "page), so that readers and reviewers can check them",
+    ),
+    FieldSpec(
+        "lastVerifiedAt",
+        "timestamp",
+        f"{_api('lastVerifiedAt')} When someone last checked the terms above against the "
+        f'evidence page: an RFC 3339 date and time with its time zone, e.g. "{TIMESTAMP_EXAMPLE}".',
+        examples=(TIMESTAMP_EXAMPLE,),
+    ),
+    FieldSpec(
         "createdAt",
         "timestamp",
         f"{_api('createdAt')} Required when status is published: an RFC 3339 date and time "
@@ -188,7 +227,10 @@ FIELDS: tuple[FieldSpec, ...] = (
 )
 
 BY_NAME: dict[str, FieldSpec] = {f.name: f for f in FIELDS}
+_BY_THE_BUILD = "is computed by the build from the programme's terms (docs/scoring.md); "
 COMPUTED: dict[str, str] = {
-    "score": "is computed by the build from the programme's terms (docs/scoring.md); "
-    "remove this line",
+    "score": _BY_THE_BUILD + "remove this line",
+    "scoreVersion": _BY_THE_BUILD + "remove this line",
+    "scoreBreakdown": _BY_THE_BUILD + "remove these lines",
+    "stale": "is computed by the build from lastVerifiedAt (docs/scoring.md); remove this line",
 }

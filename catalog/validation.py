@@ -191,6 +191,9 @@ def _published(doc: Document, stem: str) -> tuple[dict[str, Any], list[Problem]]
         except InvalidItemsError as exc:
             for index, message in exc.items:
                 fail((spec.name, index), message)
+        except InvalidMembersError as exc:
+            for where, message in exc.members:
+                fail((spec.name, *where), message)
 
     if "slug" in record and record["slug"] != stem:
         fail(("slug",), f'must equal the file name "{stem}" (or be left out)')
@@ -203,7 +206,64 @@ def _published(doc: Document, stem: str) -> tuple[dict[str, Any], list[Problem]]
                 f'the website is on "{site_host}", which is neither this domain nor one of its '
                 "subdomains; make host and site agree",
             )
+    for path, message in _terms_against_fields(record):
+        fail(path, message)
     return _assemble(record, stem), problems
+
+
+def _terms_against_fields(record: dict[str, Any]) -> list[tuple[tuple[str, ...], str]]:
+    """Rules between the typed terms and the other fields: (path, problem) pairs."""
+    out: list[tuple[tuple[str, ...], str]] = []
+    evidence, site = record.get("evidence"), record.get("site")
+    if evidence is not None:
+        if site is not None and _same_page(evidence, site):
+            out.append(
+                (
+                    ("evidence",),
+                    "is the website itself; give the page that states the terms (the "
+                    "affiliation or partner page), not the home page",
+                )
+            )
+        elif _is_home_page(evidence):
+            out.append(
+                (
+                    ("evidence",),
+                    "is a home page; give the page that states the terms, e.g. "
+                    f"{evidence.rstrip('/')}/affiliation",
+                )
+            )
+    terms = record.get("commissionTerms")
+    if terms is not None and record.get("recurring") is False:
+        for member in ("durationMonths", "lifetime"):
+            if terms[member] not in (None, False):
+                out.append(
+                    (
+                        ("commissionTerms", member),
+                        "says how long a recurring commission is paid, but recurring is "
+                        f"false; remove {member} or set recurring: true",
+                    )
+                )
+    return out
+
+
+def _same_page(a: str, b: str) -> bool:
+    """Whether two URLs name the same page, whatever the scheme, host case, trailing slash
+    and fragment."""
+    return _page_of(a) == _page_of(b)
+
+
+def _page_of(url: str) -> tuple[str, str, str]:
+    try:
+        parts = urlsplit(url)
+        host = (parts.hostname or "").lower()
+    except ValueError:
+        return ("", url, "")
+    return (host, parts.path.rstrip("/"), parts.query)
+
+
+def _is_home_page(url: str) -> bool:
+    host, path, query = _page_of(url)
+    return bool(host) and path == "" and query == ""
 
 
 def _assemble(record: dict[str, Any], stem: str) -> dict[str, Any]:
@@ -213,6 +273,7 @@ def _assemble(record: dict[str, Any], stem: str) -> dict[str, Any]:
     out["slug"] = stem
     out.setdefault("platform", "")
     out.setdefault("image", "")
+    out.setdefault("holdbackDays", None)
     return out
 
 
@@ -230,7 +291,8 @@ def _missing(spec: FieldSpec) -> str:
         example = f"{spec.name}: {shown}"
     else:
         example = f"{spec.name}: ..."
-    return f"missing required field; add a line such as {example}"
+    hint = f"; {spec.hint}" if spec.hint else ""
+    return f"missing required field; add a line such as {example}{hint}"
 
 
 def _unknown_field(key: str) -> str:
@@ -586,6 +648,277 @@ def check_timestamp(value: Any, spec: FieldSpec) -> str:
     return utc.isoformat().replace("+00:00", "Z")
 
 
+# --- the typed commission ------------------------------------------------------------------
+
+
+class InvalidMembersError(Exception):
+    """Problems with members of a mapping field: (path below the field, message) pairs."""
+
+    def __init__(self, members: list[tuple[tuple[str | int, ...], str]]) -> None:
+        super().__init__(members)
+        self.members = members
+
+
+_RATE_UNIT_RE = re.compile(v.RATE_UNIT_PATTERN)
+_UNITS = "percent (a share of the sale) or the ISO 4217 code of an amount's currency (EUR)"
+# The members each mode allows; which of them it requires, check_terms says.
+_MODE_MEMBERS: dict[str, frozenset[str]] = {
+    v.PERCENTAGE: frozenset(("mode", "value", "upTo", "unit", "durationMonths", "lifetime")),
+    v.FLAT: frozenset(("mode", "value", "upTo", "unit", "durationMonths", "lifetime")),
+    v.TIERED: frozenset(("mode", "unit", "tiers", "durationMonths", "lifetime")),
+    v.HYBRID: frozenset(("mode", "parts", "durationMonths", "lifetime")),
+}
+_TERMS_EXAMPLE = "commissionTerms: {mode: percentage, value: 30, unit: percent}"
+
+
+def check_terms(value: Any, spec: FieldSpec) -> dict[str, Any]:
+    """The typed commission: a mapping whose members depend on its mode (docs/submissions.md).
+
+    Returns every member the API shows, in its order (absent ones null, false or empty).
+    """
+    if not isinstance(value, dict):
+        raise InvalidValueError(
+            f"must be a mapping of the commission's terms, e.g. {_TERMS_EXAMPLE}; "
+            f"found {_describe(value)}"
+        )
+    problems: list[tuple[tuple[str | int, ...], str]] = []
+    for key in value:
+        if key not in v.TERMS_MEMBERS:
+            close = difflib.get_close_matches(str(key), v.TERMS_MEMBERS, n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]}?" if close else f"use {', '.join(v.TERMS_MEMBERS)}"
+            problems.append(((str(key),), f"is not a member of commissionTerms; {hint}"))
+    if "mode" not in value:
+        raise InvalidMembersError(
+            [*problems, ((), f"has no mode; add mode: one of {', '.join(v.COMMISSION_MODES)}")]
+        )
+    if value["mode"] is BROKEN:
+        raise InvalidMembersError(problems)  # the mode was reported while reading
+    mode_spec = FieldSpec("mode", "enum", "", enum=v.COMMISSION_MODES)
+    try:
+        mode = _enum(value["mode"], mode_spec)
+    except InvalidValueError as exc:
+        raise InvalidMembersError([*problems, (("mode",), str(exc))]) from None
+    for key in value:
+        if key in v.TERMS_MEMBERS and key not in _MODE_MEMBERS[mode]:
+            problems.append(((key,), f"does not apply to {mode} terms; remove it"))
+    out: dict[str, Any] = {name: None for name in v.TERMS_MEMBERS}
+    out.update(mode=mode, lifetime=False, tiers=[], parts=[])
+    if mode in (v.PERCENTAGE, v.FLAT):
+        rate, rate_problems = _rate(value, (), unit_for=mode)
+        out.update(rate)
+        problems += rate_problems
+    elif mode == v.TIERED:
+        unit = _unit(value, (), problems, unit_for=None)
+        out["unit"] = unit
+        out["tiers"] = _tiers(value, unit, problems)
+    else:
+        out["parts"] = _parts(value, problems)
+    if "durationMonths" in value and value.get("lifetime") is True:
+        problems.append((("durationMonths",), "and lifetime: true contradict; keep one"))
+    if "durationMonths" in value:
+        out["durationMonths"] = _member_number(
+            value["durationMonths"], ("durationMonths",), problems, 1, v.DURATION_MONTHS_MAX, True
+        )
+    if "lifetime" in value:
+        try:
+            out["lifetime"] = check_boolean(value["lifetime"], spec)
+        except InvalidValueError as exc:
+            problems.append((("lifetime",), str(exc)))
+    if problems:
+        raise InvalidMembersError(problems)
+    return out
+
+
+def _member_number(
+    value: Any,
+    where: tuple[str | int, ...],
+    problems: list[tuple[tuple[str | int, ...], str]],
+    minimum: int,
+    maximum: int,
+    integer: bool = False,
+) -> Any:
+    if value is BROKEN:
+        return None  # already reported while reading
+    kind = "integer" if integer else "number"
+    spec = FieldSpec(str(where[-1]), kind, "", minimum=minimum, maximum=maximum)
+    try:
+        return _number(value, spec, integer=integer)
+    except InvalidValueError as exc:
+        problems.append((where, str(exc)))
+        return None
+
+
+def _unit(
+    value: dict[str, Any],
+    where: tuple[str | int, ...],
+    problems: list[tuple[tuple[str | int, ...], str]],
+    unit_for: str | None,
+) -> str | None:
+    """The rate's unit: percent or a currency code, and the one `unit_for`'s mode needs."""
+    if "unit" not in value:
+        problems.append(
+            (
+                where,
+                "a rate without its unit is ambiguous; add unit: percent for a share of "
+                "the sale, or the currency of an amount, e.g. unit: EUR",
+            )
+        )
+        return None
+    unit = value["unit"]
+    if unit is BROKEN:
+        return None  # already reported while reading
+    if (
+        isinstance(unit, str)
+        and unit.strip().upper() in ("%", "PERCENT", "PCT")
+        and unit != v.PERCENT
+    ):
+        problems.append(((*where, "unit"), f'write it "{v.PERCENT}"'))
+        return None
+    if isinstance(unit, str) and unit.strip() in ("€", "$", "£"):
+        code = {"€": "EUR", "$": "USD", "£": "GBP"}[unit.strip()]
+        problems.append(((*where, "unit"), f"write the currency's ISO 4217 code: {code}"))
+        return None
+    code = unit.strip().upper() if isinstance(unit, str) else ""
+    if unit != code and len(code) == 3 and _RATE_UNIT_RE.fullmatch(code):
+        problems.append(((*where, "unit"), f'write the currency\'s code in capitals: "{code}"'))
+        return None
+    if not isinstance(unit, str) or not _RATE_UNIT_RE.fullmatch(unit):
+        problems.append(((*where, "unit"), f"must be {_UNITS}; found {_describe(unit)}"))
+        return None
+    if unit_for == v.PERCENTAGE and unit != v.PERCENT:
+        problems.append(
+            (
+                (*where, "unit"),
+                f"percentage terms are a share: write unit: {v.PERCENT}, or "
+                "mode: flat for an amount",
+            )
+        )
+    if unit_for == v.FLAT and unit == v.PERCENT:
+        problems.append(
+            (
+                (*where, "unit"),
+                "flat terms are an amount: write its currency, e.g. unit: EUR, "
+                "or mode: percentage for a share",
+            )
+        )
+    return unit
+
+
+def _rate(
+    value: dict[str, Any], where: tuple[str | int, ...], unit_for: str | None
+) -> tuple[dict[str, Any], list[tuple[tuple[str | int, ...], str]]]:
+    """value, upTo and unit of a percentage, flat or hybrid-part rate."""
+    problems: list[tuple[tuple[str | int, ...], str]] = []
+    unit = _unit(value, where, problems, unit_for)
+    top = v.PERCENT_MAX if unit == v.PERCENT else v.AMOUNT_MAX
+    out: dict[str, Any] = {"value": None, "upTo": None, "unit": unit}
+    if "value" not in value and "upTo" not in value:
+        problems.append(
+            (
+                where,
+                "has no rate; add value (the rate, or the lower bound of a range) and, "
+                'for a range or an "up to" offer, upTo',
+            )
+        )
+    for name in ("value", "upTo"):
+        if name in value:
+            out[name] = _member_number(value[name], (*where, name), problems, 0, top)
+    if out["value"] is not None and out["upTo"] is not None and out["upTo"] < out["value"]:
+        problems.append(
+            ((*where, "upTo"), f"is below value ({out['value']}); upTo is the upper bound")
+        )
+    return out, problems
+
+
+def _list_of_mappings(
+    value: dict[str, Any],
+    name: str,
+    least: int,
+    most: int,
+    problems: list[tuple[tuple[str | int, ...], str]],
+) -> list[Any]:
+    items = value.get(name)
+    if not isinstance(items, list) or not least <= len(items) <= most:
+        found = f"{len(items)} items" if isinstance(items, list) else _describe(items)
+        problems.append(
+            (
+                (name,) if name in value else (),
+                f"{name} must list {least} to {most} rates, each a mapping; found {found}",
+            )
+        )
+        return []
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            problems.append(((name, index), f"must be a mapping; found {_describe(item)}"))
+    return items
+
+
+def _tiers(
+    value: dict[str, Any], unit: str | None, problems: list[tuple[tuple[str | int, ...], str]]
+) -> list[dict[str, Any]]:
+    tiers: list[dict[str, Any]] = []
+    top = v.PERCENT_MAX if unit == v.PERCENT else v.AMOUNT_MAX
+    previous = None
+    for index, item in enumerate(
+        _list_of_mappings(value, "tiers", v.TIERS_MIN, v.TIERS_MAX, problems)
+    ):
+        if not isinstance(item, dict):
+            continue
+        where: tuple[str | int, ...] = ("tiers", index)
+        for key in item:
+            if key not in v.TIER_MEMBERS:
+                problems.append(
+                    (
+                        (*where, str(key)),
+                        f"is not a member of a tier; use {', '.join(v.TIER_MEMBERS)} (the tiers share the terms' unit)",
+                    )
+                )
+        tier: dict[str, Any] = {}
+        for name in v.TIER_MEMBERS:
+            if name not in item:
+                problems.append((where, f"has no {name}; a tier is {{from: volume, value: rate}}"))
+                tier[name] = None
+                continue
+            tier[name] = _member_number(
+                item[name], (*where, name), problems, 0, top if name == "value" else v.AMOUNT_MAX
+            )
+        if tier["from"] is not None:
+            if previous is not None and tier["from"] <= previous:
+                problems.append(
+                    (
+                        (*where, "from"),
+                        "must be above the previous tier's; list the tiers in ascending order",
+                    )
+                )
+            previous = tier["from"]
+        tiers.append(tier)
+    return tiers
+
+
+def _parts(
+    value: dict[str, Any], problems: list[tuple[tuple[str | int, ...], str]]
+) -> list[dict[str, Any]]:
+    parts: list[dict[str, Any]] = []
+    for index, item in enumerate(
+        _list_of_mappings(value, "parts", v.PARTS_MIN, v.PARTS_MAX, problems)
+    ):
+        if not isinstance(item, dict):
+            continue
+        where: tuple[str | int, ...] = ("parts", index)
+        for key in item:
+            if key not in v.PART_MEMBERS:
+                problems.append(
+                    (
+                        (*where, str(key)),
+                        f"is not a member of a part; use {', '.join(v.PART_MEMBERS)}",
+                    )
+                )
+        part, part_problems = _rate(item, where, unit_for=None)
+        problems += part_problems
+        parts.append(part)
+    return parts
+
+
 CHECKS = {
     "line": check_line,
     "text": check_text,
@@ -598,4 +931,5 @@ CHECKS = {
     "host": check_host,
     "slug": check_slug,
     "timestamp": check_timestamp,
+    "terms": check_terms,
 }

@@ -90,6 +90,157 @@ PROGRAM = Resource(
         ),
         F("image", "string", "Illustration URL. Empty when none is available."),
         F("createdAt", "string", "ISO 8601 timestamp of publication.", format="date-time"),
+        F(
+            "commissionTerms",
+            "object",
+            "The commission, typed; `commission` is its wording as the advertiser states it.",
+            ref="CommissionTerms",
+        ),
+        F(
+            "holdbackDays",
+            "integer",
+            "Days a commission is held before it can be paid out; null when the programme "
+            "does not publish it.",
+            nullable=True,
+            minimum=0,
+            maximum=v.HOLDBACK_DAYS_MAX,
+        ),
+        F(
+            "evidence",
+            "string",
+            "The advertiser's public page that states these terms (never the homepage).",
+            format="uri",
+        ),
+        F(
+            "lastVerifiedAt",
+            "string",
+            "ISO 8601 timestamp of the last check of the terms against `evidence`.",
+            format="date-time",
+        ),
+        F(
+            "stale",
+            "boolean",
+            f"True when the terms were last verified more than {v.STALE_AFTER_DAYS} days before "
+            "the build's reference day (the newest `lastVerifiedAt` of the directory).",
+        ),
+        F(
+            "scoreVersion",
+            "integer",
+            "Version of the scoring formula that computed `score` (docs/scoring.md).",
+            minimum=1,
+        ),
+        F(
+            "scoreBreakdown",
+            "array",
+            "The score's components, in a fixed order; their points add up to `score` and "
+            "their weights to 100.",
+            items="ScoreComponent",
+        ),
+    ),
+)
+
+COMMISSION_TERMS = Resource(
+    "CommissionTerms",
+    "A programme's commission, typed. Amounts are in the currency their unit names, never "
+    "converted.",
+    (
+        F("mode", "string", "How the commission is computed.", enum=v.COMMISSION_MODES),
+        F(
+            "value",
+            "number",
+            "percentage or flat: the rate, the lower bound when the page states a range; null "
+            "when the page states only a maximum, and for tiered and hybrid terms.",
+            nullable=True,
+            minimum=0,
+        ),
+        F(
+            "upTo",
+            "number",
+            "percentage or flat: the upper bound of a stated range or maximum; null otherwise.",
+            nullable=True,
+            minimum=0,
+        ),
+        F(
+            "unit",
+            "string",
+            "`percent`, or the ISO 4217 currency of an amount; null for hybrid terms, whose "
+            "parts carry their own units.",
+            nullable=True,
+            pattern=v.RATE_UNIT_PATTERN,
+        ),
+        F(
+            "durationMonths",
+            "integer",
+            "Months a recurring commission is paid for; null when lifetime or not stated.",
+            nullable=True,
+            minimum=1,
+            maximum=v.DURATION_MONTHS_MAX,
+        ),
+        F("lifetime", "boolean", "True when a recurring commission is paid for life."),
+        F(
+            "tiers",
+            "array",
+            "tiered: the rates by volume, ascending; empty otherwise.",
+            items="CommissionTier",
+        ),
+        F(
+            "parts",
+            "array",
+            "hybrid: the rates paid together (an amount and a share); empty otherwise.",
+            items="CommissionPart",
+        ),
+    ),
+)
+
+COMMISSION_TIER = Resource(
+    "CommissionTier",
+    "One rate of tiered terms, in the terms' unit.",
+    (
+        F(
+            "from",
+            "number",
+            "The volume from which the rate applies, as the advertiser counts it.",
+            minimum=0,
+        ),
+        F("value", "number", "The rate.", minimum=0),
+    ),
+)
+
+COMMISSION_PART = Resource(
+    "CommissionPart",
+    "One rate of hybrid terms.",
+    (
+        F(
+            "value",
+            "number",
+            "The rate, the lower bound of a range; null when only a maximum is stated.",
+            nullable=True,
+            minimum=0,
+        ),
+        F(
+            "upTo",
+            "number",
+            "The upper bound of a range; null otherwise.",
+            nullable=True,
+            minimum=0,
+        ),
+        F(
+            "unit",
+            "string",
+            "`percent`, or the ISO 4217 currency of an amount.",
+            pattern=v.RATE_UNIT_PATTERN,
+        ),
+    ),
+)
+
+SCORE_COMPONENT = Resource(
+    "ScoreComponent",
+    "One component of a programme's score.",
+    (
+        F("component", "string", "What the component measures.", enum=v.SCORE_COMPONENTS),
+        F("input", "string", "The value it read, in words (`unknown` when not stated)."),
+        F("weight", "integer", "The most points it can give.", minimum=0, maximum=v.SCORE_MAX),
+        F("points", "integer", "The points it gave.", minimum=0, maximum=v.SCORE_MAX),
     ),
 )
 
@@ -241,6 +392,10 @@ ERROR = Resource(
 
 RESOURCES: tuple[Resource, ...] = (
     PROGRAM,
+    COMMISSION_TERMS,
+    COMMISSION_TIER,
+    COMMISSION_PART,
+    SCORE_COMPONENT,
     CAPABILITY_STATE,
     CAPABILITIES,
     CONNECTED_NETWORK,

@@ -7,7 +7,11 @@ Format version 2. Layout (all paths relative to the dist root):
   last.
 - `api/rows.jsonl`: every published programme rendered once as the API's JSON object, one
   per line, in directory order (score descending, then slug). A row's line number is its
-  *rank*; everything else refers to rows by rank.
+  *rank*; everything else refers to rows by rank. A row is the whole Programme resource
+  (`contract.resources.PROGRAM`), the members the build computes included: `score`,
+  `scoreVersion`, `scoreBreakdown` and `stale`, all counted against the build's reference
+  day (the newest `lastVerifiedAt` of the rows, docs/scoring.md), so that a build stays a
+  pure function of its content. The edge serves rows as they are, never re-deriving them.
 - `api/keys.json`: `{"buildId", "scores": [...], "slugs": [...]}` by rank: the sort keys the
   edge needs to seek a cursor or a minScore cut without parsing rows.
 - `api/shards.jsonl`: the ranks of the rows matching each combination of the categorical

@@ -49,6 +49,58 @@ PITCH_MAX_LENGTH = 2000
 COMMISSION_MAX_LENGTH = 200
 URL_MAX_LENGTH = 2048
 
+# --- Typed commission terms --------------------------------------------------------------
+
+# How a commission is computed: a share of the sale (percentage), a fixed amount (flat),
+# rates that change with the affiliate's volume (tiered), or an amount and a share together
+# (hybrid).
+PERCENTAGE, FLAT, TIERED, HYBRID = "percentage", "flat", "tiered", "hybrid"
+COMMISSION_MODES: tuple[str, ...] = (PERCENTAGE, FLAT, TIERED, HYBRID)
+# The unit of a rate: a percentage, or the ISO 4217 code of the currency of an amount.
+PERCENT = "percent"
+RATE_UNIT_PATTERN = r"^(?:percent|[A-Z]{3})$"
+PERCENT_MAX = 100
+AMOUNT_MAX = 1_000_000
+TIERS_MIN, TIERS_MAX = 2, 10
+PARTS_MIN, PARTS_MAX = 2, 4
+DURATION_MONTHS_MAX = 600  # a recurring commission paid for a stated number of months
+HOLDBACK_DAYS_MAX = 365  # days a commission is held before it can be paid out
+# The members of a submission's `commissionTerms` (and of the API's), of a tier, of a part.
+TERMS_MEMBERS: tuple[str, ...] = (
+    "mode",
+    "value",
+    "upTo",
+    "unit",
+    "durationMonths",
+    "lifetime",
+    "tiers",
+    "parts",
+)
+TIER_MEMBERS: tuple[str, ...] = ("from", "value")
+PART_MEMBERS: tuple[str, ...] = ("value", "upTo", "unit")
+
+# --- Score -----------------------------------------------------------------------------
+
+# The version of the scoring formula (docs/scoring.md): raised whenever a change of the
+# formula can change a score, so that clients comparing scores know they compare alike.
+SCORE_VERSION = 2
+# The score's components, in docs/scoring.md's order: API identifiers.
+SCORE_COMPONENTS: tuple[str, ...] = (
+    "commissionRate",
+    "payoutModel",
+    "recurringDuration",
+    "attributionWindow",
+    "paymentCadence",
+    "minimumPayout",
+    "holdback",
+    "markets",
+    "platform",
+    "freshness",
+)
+# A programme whose terms were last verified this many days before the build's reference
+# day (docs/scoring.md) is `stale`.
+STALE_AFTER_DAYS = 365
+
 # --- Account -------------------------------------------------------------------------
 
 PLANS: tuple[str, ...] = ("free", "pro")

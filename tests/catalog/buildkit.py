@@ -36,6 +36,9 @@ platform: Awin
 signupUrl: https://www.acme.fr/affiliation
 image: https://www.acme.fr/banner.png
 createdAt: "2024-03-01T09:00:00Z"
+commissionTerms: {mode: percentage, value: 8, unit: percent}
+evidence: https://www.acme.fr/affiliation/conditions
+lastVerifiedAt: "2024-03-01T09:00:00Z"
 """
 
 

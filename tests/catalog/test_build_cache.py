@@ -18,7 +18,7 @@ def listing_of(item: Checked, records: cache.Records) -> Listing | None:
     """A checked file's listing, as the score stage gives it (None unless published)."""
     if item.outcome.status != "published" or item.outcome.problems:
         return None
-    return incremental.score([item], records)[0]
+    return incremental.score([item], records)[0][0]
 
 
 def field_of(item: Checked, records: cache.Records, name: str) -> object:
@@ -209,3 +209,32 @@ def test_the_remembered_listing_is_what_rendering_makes(content: Content) -> Non
     again, records = load(content, records)  # from the cache: the same listings
     assert all(item.cached for item in again)
     assert {item.source.stem: listing_of(item, records) for item in again} == listings
+
+
+def test_a_newer_verification_rescores_the_cached_programmes(tmp_path: Path) -> None:
+    """Ages count to the newest lastVerifiedAt: a file verified later moves the reference
+    day, and a cached rebuild then gives what a cold build of the same content gives (the
+    other programmes' scores, staleness and pages included)."""
+    import orjson
+
+    cached = Content(tmp_path / "cached")
+    for i in range(40):  # enough that one more file is not worth rewriting records.bin
+        cached.add(f"p-{i}", submission(lastVerifiedAt='"2024-03-01T09:00:00Z"'))
+    cached.build()
+    before = orjson.loads((cached.out / "api" / "programs" / "p-0.json").read_bytes())["data"]
+    assert before["stale"] is False
+    cached.add("newer", submission(lastVerifiedAt='"2025-06-01T09:00:00Z"'))
+    result = cached.build()
+    after = orjson.loads((cached.out / "api" / "programs" / "p-0.json").read_bytes())["data"]
+    assert after["stale"] is True and after["score"] < before["score"]
+    # The rescored listings are remembered: the next build rescores nothing.
+    stored = Cache(incremental.cache_dir(cached.out)).load_records(code_version())
+    listings = [o[incremental.LISTING_AT] for o in stored.outcomes.values()]
+    assert len(listings) == 41
+    assert {Listing(*listing).reference for listing in listings} == {"2025-06-01"}
+
+    cold = Content(tmp_path / "cold")
+    for path in sorted(cached.programs.glob("*.yaml")):
+        cold.add(path.stem, path.read_text(encoding="utf-8"))
+    assert cold.build(cache=False).build_id == result.build_id
+    assert snapshot(cold.out) == snapshot(cached.out)

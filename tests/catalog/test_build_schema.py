@@ -30,6 +30,14 @@ BUILD_ONLY = {
     "created-not-real",
     "created-overflow",
     "created-underflow",
+    "evidence-is-site",
+    "evidence-is-site-spelt-otherwise",
+    "evidence-home-page",
+    "terms-range-inverted",
+    "terms-tiers-descending",
+    "terms-member-of-another-mode",
+    "terms-duration-not-recurring",
+    "terms-duration-and-lifetime",
     # Tag characters lie outside the Basic Multilingual Plane, which the schema's regex
     # dialect cannot name without flags (see catalog/submission.py, INVISIBLE_CHARS).
     "name-hidden-tags",
@@ -62,8 +70,15 @@ def test_schema_takes_its_vocabulary_from_the_contract() -> None:
     assert props["markets"]["items"]["enum"] == sorted(COUNTRIES)
     assert props["slug"]["pattern"] == v.SLUG_PATTERN
     assert props["cookieDays"]["maximum"] == v.COOKIE_DAYS_MAX
-    # Every API field but the computed score is a submission field, plus status.
-    assert set(props) == (set(PROGRAM.names) - {"score"}) | {"status"}
+    # Every API field but the computed ones is a submission field, plus status.
+    computed = {"score", "scoreVersion", "scoreBreakdown", "stale"}
+    assert computed == set(submission.COMPUTED)
+    assert set(props) == (set(PROGRAM.names) - computed) | {"status"}
+    terms = props["commissionTerms"]
+    assert terms["properties"]["mode"]["enum"] == list(v.COMMISSION_MODES)
+    assert set(terms["properties"]) == set(v.TERMS_MEMBERS)
+    assert terms["properties"]["unit"]["pattern"] == v.RATE_UNIT_PATTERN
+    assert props["holdbackDays"]["maximum"] == v.HOLDBACK_DAYS_MAX
     assert "score" not in props and schema.generate()["additionalProperties"] is False
 
 

@@ -21,7 +21,7 @@ from buildkit import Content
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from catalog import scoring, site
+from catalog import scoring, site, submission, validation
 from contract import shardformat
 from contract import vocabulary as v
 from contract.shardformat import Directory, combo_key
@@ -31,6 +31,16 @@ from contract.shardformat import Directory, combo_key
 FAST_TMP = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
 MARKETS = ("FR", "BE", "CH", "NO", "DE", "US")  # NO: quoted in the YAML, as it must be
 UNUSED_MARKET = "JP"
+
+TERMS = (
+    {"mode": "percentage", "value": 10, "unit": "percent"},
+    {"mode": "percentage", "value": 5, "upTo": 40, "unit": "percent"},
+    {"mode": "flat", "upTo": 120, "unit": "EUR"},
+    {"mode": "tiered", "unit": "percent", "tiers": [{"from": 0, "value": 8}, {"from": 9, "value": 30}]},
+    {"mode": "hybrid", "parts": [{"value": 50, "unit": "EUR"}, {"value": 20, "unit": "percent"}]},
+)  # fmt: skip
+# Far apart, so that the reference day (the newest of them) makes some programmes stale.
+VERIFIED = ("2023-01-10T00:00:00Z", "2024-06-01T12:00:00Z", "2024-07-01T00:00:00Z")
 
 slugs = st.from_regex(r"[a-z][a-z0-9]{0,5}(-[a-z0-9]{1,3})?", fullmatch=True)
 names = st.from_regex(r"[A-Za-zé0-9]( ?[A-Za-zé0-9'&]){0,15}", fullmatch=True)
@@ -55,7 +65,12 @@ def submissions(draw: st.DrawFn) -> dict[str, Any]:
         "markets": draw(st.lists(st.sampled_from(MARKETS), min_size=1, max_size=4, unique=True)),
         "signupUrl": "https://www.acme.example/join",
         "createdAt": "2024-03-01T09:00:00+01:00",
+        "commissionTerms": draw(st.sampled_from(TERMS)),
+        "evidence": "https://www.acme.example/join/terms",
+        "lastVerifiedAt": draw(st.sampled_from(VERIFIED)),
     }
+    if draw(st.booleans()):
+        sub["holdbackDays"] = draw(st.sampled_from((0, 30, 100)))
     if draw(st.booleans()):
         sub["platform"] = "Awin"
     if draw(st.booleans()):
@@ -74,12 +89,24 @@ def to_yaml(sub: dict[str, Any]) -> str:
 def expected_rows(catalogue: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """Brute force: the published submissions as API rows, score descending then slug."""
     rows = []
+    published = [sub for sub in catalogue.values() if sub["status"] == v.PUBLISHED]
+    reference = scoring.reference_day(sub["lastVerifiedAt"] for sub in published)
     for slug, sub in catalogue.items():
         if sub["status"] != v.PUBLISHED:
             continue
         row = {k: val for k, val in sub.items() if k != "status"}
         row.update(slug=slug, platform=sub.get("platform", ""), image=sub.get("image", ""))
-        row["score"] = scoring.score(row)
+        row["holdbackDays"] = sub.get("holdbackDays")
+        row["commissionTerms"] = validation.check_terms(
+            sub["commissionTerms"], submission.BY_NAME["commissionTerms"]
+        )  # every member, in the API's order
+        scored = scoring.scored(row, reference)
+        row.update(
+            score=scored.score,
+            stale=scored.stale,
+            scoreVersion=v.SCORE_VERSION,
+            scoreBreakdown=scored.breakdown,
+        )
         row["createdAt"] = "2024-03-01T08:00:00Z"  # the same instant, in UTC
         rows.append(row)
     return sorted(rows, key=lambda r: (-r["score"], r["slug"]))

@@ -54,8 +54,51 @@ def random_programme(rng: random.Random, slug: str, *, verticals: Sequence[str] 
         "score": rng.choice(SCORES),
         "image": "",
         "createdAt": "2025-01-02T03:04:05Z",
+        "commissionTerms": _terms(rng, recurring),
+        "holdbackDays": rng.choice((None, 0, 30)),
+        "evidence": f"https://{slug}.example/join/terms",
+        "lastVerifiedAt": f"2025-{rng.randint(1, 12):02d}-0{rng.randint(1, 9)}T00:00:00Z",
+        "stale": rng.random() < 0.2,
+        "scoreVersion": v.SCORE_VERSION,
+        "scoreBreakdown": [
+            {"component": c, "input": "unknown", "weight": 0, "points": 0}
+            for c in v.SCORE_COMPONENTS
+        ],
     }
     return {name: fields[name] for name in PROGRAM.names}
+
+
+def _terms(rng: random.Random, recurring: bool) -> dict[str, Any]:
+    """Typed terms of any mode, complete as the build renders them (not tied to the score:
+    these programmes only feed the edge)."""
+    terms: dict[str, Any] = {
+        "mode": v.PERCENTAGE,
+        "value": rng.randint(1, 50),
+        "upTo": None,
+        "unit": v.PERCENT,
+        "durationMonths": rng.choice((None, 12)) if recurring else None,
+        "lifetime": False,
+        "tiers": [],
+        "parts": [],
+    }
+    kind = rng.randrange(4)
+    if kind == 1:
+        terms.update(mode=v.FLAT, unit="EUR", upTo=rng.choice((None, 200)))
+    elif kind == 2:
+        terms.update(
+            mode=v.TIERED, value=None, tiers=[{"from": 0, "value": 5}, {"from": 50, "value": 8}]
+        )
+    elif kind == 3:
+        terms.update(
+            mode=v.HYBRID,
+            value=None,
+            unit=None,
+            parts=[
+                {"value": 10, "upTo": None, "unit": "EUR"},
+                {"value": 5, "upTo": None, "unit": v.PERCENT},
+            ],
+        )
+    return terms
 
 
 def random_catalogue(rng: random.Random, n: int, **kwargs: Any) -> list[Programme]:

@@ -32,6 +32,7 @@ KINDS = {
     "host": "domain name",
     "slug": "slug",
     "timestamp": "date and time",
+    "terms": "mapping",
 }
 
 

@@ -11,12 +11,22 @@ from typing import Any
 import yaml
 
 from catalog.model import Program
-from contract.vocabulary import MODELS, PAYOUTS, PUBLISHED, VERTICALS
+from contract.vocabulary import MODELS, PAYOUTS, PUBLISHED, SCORE_VERSION, VERTICALS
 
 ROOT = Path(__file__).resolve().parents[3]
 CONTENT = ROOT / "content" / "programs"
 BASE_URL = "https://affiliates.example"
 FIELDS = tuple(f.name for f in dataclasses.fields(Program))
+TERMS: dict[str, Any] = {
+    "mode": "percentage",
+    "value": 10,
+    "upTo": None,
+    "unit": "percent",
+    "durationMonths": None,
+    "lifetime": False,
+    "tiers": [],
+    "parts": [],
+}
 
 
 def stub_score(data: dict[str, Any]) -> int:
@@ -33,6 +43,11 @@ def program_from(slug: str, data: dict[str, Any]) -> Program:
         markets=tuple(data.get("markets") or ()),
         createdAt=str(data.get("createdAt", "")),
         score=stub_score(data),
+        holdbackDays=data.get("holdbackDays"),
+        lastVerifiedAt=str(data.get("lastVerifiedAt", "")),
+        stale=False,
+        scoreVersion=SCORE_VERSION,
+        scoreBreakdown=[],  # the stub score has no breakdown: pages explain it in words
     )
     return Program(**values)
 
@@ -76,6 +91,13 @@ def synthetic(count: int) -> list[Program]:
                 score=(i * 37) % 101,
                 image="",
                 createdAt="2024-01-01T00:00:00Z",
+                commissionTerms=dict(TERMS, value=i % 50),
+                holdbackDays=None if i % 2 else 30,
+                evidence=f"https://p{i}.example/partners/terms",
+                lastVerifiedAt="2024-06-01T00:00:00Z",
+                stale=i % 7 == 0,
+                scoreVersion=SCORE_VERSION,
+                scoreBreakdown=[],
             )
         )
     return directory_order(programs)

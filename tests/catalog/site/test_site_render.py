@@ -194,6 +194,41 @@ def test_score_components_are_shown_when_scoring_has_a_breakdown(programs):
     )
 
 
+def test_the_page_explains_the_real_score_and_the_age_of_the_terms(programs):
+    """With the build's own scoring: each component with what it read and its points, the
+    evidence, and when the terms were verified (flagged when stale)."""
+    from catalog import rendering, scoring
+    from catalog.model import program_from_row
+    from catalog.site_score import breakdown_function
+
+    record = {**dataclasses.asdict(programs[0]), "holdbackDays": 30}
+    for computed in ("score", "stale", "scoreVersion", "scoreBreakdown"):
+        del record[computed]
+    record["lastVerifiedAt"] = "2024-01-10T09:00:00Z"
+    record["commissionTerms"] = {
+        **dict.fromkeys(("mode", "value", "upTo", "unit", "durationMonths")),
+        **{"mode": "flat", "value": 40, "unit": "EUR", "lifetime": False},
+        **{"tiers": [], "parts": []},
+    }
+    program = program_from_row(rendering.listing_of(record, "2025-06-01").row)
+    assert program.stale
+    renderer = site._Renderer(
+        base=BASE_URL,
+        env=site.make_environment(site.TEMPLATES_DIR),
+        css_path="static/site.css",
+        countries={},
+        breakdown=breakdown_function(),
+    )
+    text = text_of(renderer.program_page(program, f"programs/{program.slug}/"))
+    for part in program.scoreBreakdown:
+        label = scoring.LABELS[part["component"]]
+        assert f"{label} {part['input']} {part['points']} / {part['weight']}" in text
+    assert "Terms verified 508 days old 2 / 10" in text
+    assert "Holdback before payment 30 days" in text
+    assert f"Source of these terms {program.evidence}" in text
+    assert "Terms verified 10 January 2024 (over a year before the directory's newest" in text
+
+
 # --- listings and pagination ---------------------------------------------------------
 
 

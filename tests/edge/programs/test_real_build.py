@@ -31,10 +31,20 @@ DRAFT_STATUSES = ("unpublished", "rejected")
 
 
 def submission(p: dict[str, Any], status: str) -> dict[str, Any]:
-    """A YAML submission for an API programme: no score (the build computes it), a status."""
-    fields = {k: val for k, val in p.items() if k not in {"slug", "score"}}
+    """A YAML submission for an API programme: no score (the build computes it, with its
+    version, breakdown and staleness), a status, and only the members of its terms that
+    apply (the API shows every member, null or empty when it does not apply)."""
+    computed = {"slug", "score", "scoreVersion", "scoreBreakdown", "stale"}
+    fields = {k: val for k, val in p.items() if k not in computed}
     if not fields["image"]:
         del fields["image"]  # optional: it becomes ""
+    if fields["holdbackDays"] is None:
+        del fields["holdbackDays"]  # optional: not published
+    terms = dict(fields["commissionTerms"])
+    terms["parts"] = [
+        {k: val for k, val in part.items() if val is not None} for part in terms["parts"]
+    ]
+    fields["commissionTerms"] = {k: val for k, val in terms.items() if val not in (None, [], False)}
     return {"status": status, **fields}
 
 
@@ -135,6 +145,18 @@ async def test_published_submissions_and_only_they_walk_in_order(built):
             assert row[name] == p[name], (slug, name)
         assert sorted(row["markets"]) == sorted(p["markets"])
         assert 0 <= row["score"] <= 100
+        # The typed terms as submitted, and the score explained by its versioned breakdown.
+        for name in ("commissionTerms", "holdbackDays", "evidence", "lastVerifiedAt"):
+            assert row[name] == p[name], (slug, name)
+        assert row["scoreVersion"] == v.SCORE_VERSION
+        breakdown = row["scoreBreakdown"]
+        assert [part["component"] for part in breakdown] == list(v.SCORE_COMPONENTS)
+        assert sum(part["points"] for part in breakdown) == row["score"]
+        assert sum(part["weight"] for part in breakdown) == v.SCORE_MAX
+        assert isinstance(row["stale"], bool)
+    # Staleness counts from the newest verification of the directory: never that one.
+    newest = max(row["lastVerifiedAt"] for row in everything)
+    assert not any(row["stale"] for row in everything if row["lastVerifiedAt"] == newest)
 
     combos = itertools.product(
         (None, *v.VERTICALS), (None, *v.MODELS), (None, *MARKETS, "JP"), (None, True, False)
