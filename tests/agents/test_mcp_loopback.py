@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import aiohttp
 import orjson
 import pytest
 from mcp import Client
@@ -239,3 +240,18 @@ async def test_streamable_http_serves_the_same_tools(live_api: LiveApi, mcp_over
     assert names == [spec.name for spec in TOOLS]
     http = await api_get(live_api, "/v1/programs/factureo")
     assert answer(result) == http.json()
+
+
+async def test_over_http_a_foreign_host_or_origin_is_refused(mcp_over_http: str):
+    """A web page reaching the loopback port through DNS rebinding gets nothing."""
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    async with aiohttp.ClientSession() as session:
+        for extra, status in [
+            ({"Host": "evil.example"}, 421),
+            ({"Origin": "http://evil.example"}, 403),
+        ]:
+            async with session.post(
+                mcp_over_http, json=listing, headers={**headers, **extra}
+            ) as response:
+                assert response.status == status
