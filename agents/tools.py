@@ -77,6 +77,11 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
 )
 
+# The JSON Schema keywords of a parameter's schema that its tool's input schema keeps.
+JSON_SCHEMA_KEYWORDS = frozenset(
+    ("type", "enum", "minimum", "maximum", "default", "pattern", "minLength", "maxLength", "format")
+)
+
 # What a valid value of each parameter kind looks like, for the message of a refusal.
 EXPECTED: dict[str, str] = {
     "integer": "an integer",
@@ -127,15 +132,22 @@ def path_names(endpoint: Endpoint) -> list[str]:
     return re.findall(r"{(\w+)}", endpoint.path)
 
 
+def _json_schema(description: str, schema: Mapping[str, Any]) -> dict[str, Any]:
+    """`schema`'s validation keywords (OpenAPI's own, such as `externalDocs`, are left out:
+    some clients refuse what they do not know), described by the parameter's description."""
+    kept = {key: value for key, value in schema.items() if key in JSON_SCHEMA_KEYWORDS}
+    return {"description": description, **kept}
+
+
 def input_schema(spec: ToolSpec) -> dict[str, Any]:
     """The tool's JSON Schema: path parameters (required) then the query parameters in the
     endpoint's validation order, each as strict as the API, and nothing else."""
     properties: dict[str, Any] = {}
     for name in path_names(spec.endpoint):
         declared = PATH_PARAMETERS[name]
-        properties[name] = {"description": declared["description"], **declared["schema"]}
+        properties[name] = _json_schema(declared["description"], declared["schema"])
     for param in spec.endpoint.params:
-        properties[param.name] = {"description": param.description, **param_schema(param)}
+        properties[param.name] = _json_schema(param.description, param_schema(param))
     return {
         "type": "object",
         "properties": properties,
