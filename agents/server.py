@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
@@ -34,9 +35,6 @@ from agents.tools import (
 
 log = logging.getLogger("agents")
 
-# A call's outcome: the API's parsed body and its bytes, or a failure (and no bytes).
-CallOutcome = tuple[dict[str, Any] | Failure, bytes | None]
-
 NAME = "affdir"
 INSTRUCTIONS = (
     "Tools over the affdir API: a directory of affiliate programmes (search_programs, "
@@ -46,6 +44,14 @@ INSTRUCTIONS = (
     "API's error: branch on its `code`. Commission amounts are in their own currency: "
     "never add amounts of different currencies."
 )
+
+
+@dataclass(frozen=True)
+class Success:
+    """The API's answer to a successful call: parsed, and the bytes it sent."""
+
+    document: dict[str, Any]
+    body: bytes
 
 
 def version() -> str:
@@ -78,11 +84,11 @@ def _is_error_body(document: Any) -> bool:
     )
 
 
-def interpret(answer: Answer) -> dict[str, Any] | Failure:
+def interpret(answer: Answer) -> Success | Failure:
     """The tool's outcome for an API answer: its body on 200, its error otherwise."""
     document = answer.document
     if answer.status == 200 and isinstance(document, dict) and "data" in document:
-        return document
+        return Success(document, answer.body)
     if answer.status >= 400 and _is_error_body(document):
         param = document.get("param")
         return Failure(
@@ -100,38 +106,40 @@ def interpret(answer: Answer) -> dict[str, Any] | Failure:
     )
 
 
-async def call(api: ApiClient, spec: ToolSpec, arguments: Mapping[str, Any]) -> CallOutcome:
+async def call(api: ApiClient, spec: ToolSpec, arguments: Mapping[str, Any]) -> Success | Failure:
     """Check the arguments, refuse an account tool without a key, else ask the API."""
     failure = check_arguments(spec, arguments)
     if failure is not None:
-        return failure, None
+        return failure
     if spec.reads_account and not api.has_key:
         message = (
             f"{spec.name} reads your account, which needs an API key: start the MCP server "
             "with the key in AFFDIR_API_KEY or in a file named by --key-file"
         )
-        return local_failure("missing_api_key", message), None
+        return local_failure("missing_api_key", message)
     path, query = to_request(spec, arguments)
     try:
         answer = await api.get(path, query)
     except ApiError as exc:
-        return Failure(exc.code, exc.message, None), None
-    outcome = interpret(answer)
-    return outcome, answer.body if not isinstance(outcome, Failure) else None
+        return Failure(exc.code, exc.message, None)
+    return interpret(answer)
 
 
-def result(outcome: CallOutcome) -> types.CallToolResult:
+def result(outcome: Success | Failure) -> types.CallToolResult:
     """The MCP result of a call: structured content, and the same as JSON text."""
-    value, body = outcome
-    if isinstance(value, Failure):
-        error = value.body()
-        text = orjson.dumps(error).decode()
+    if isinstance(outcome, Failure):
+        error = outcome.body()
         return types.CallToolResult(
-            content=[types.TextContent(text=text)], structured_content=error, is_error=True
+            content=[types.TextContent(text=orjson.dumps(error).decode())],
+            structured_content=error,
+            is_error=True,
         )
-    # The API's bytes as they came: amounts keep every digit the network reported.
-    text = body.decode() if body is not None else orjson.dumps(value).decode()
-    return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=value)
+    # The API's bytes as they came (orjson has checked they are UTF-8): amounts keep every
+    # digit the network reported.
+    return types.CallToolResult(
+        content=[types.TextContent(text=outcome.body.decode())],
+        structured_content=outcome.document,
+    )
 
 
 def build_server(api: ApiClient, tools: Sequence[ToolSpec] = TOOLS) -> Server[Any]:
@@ -155,10 +163,7 @@ def build_server(api: ApiClient, tools: Sequence[ToolSpec] = TOOLS) -> Server[An
             outcome = await call(api, spec, params.arguments or {})
         except Exception:
             log.exception("tool %s failed", spec.name)
-            outcome = (
-                Failure("internal_error", f"{spec.name} failed inside the MCP server", None),
-                None,
-            )
+            outcome = Failure("internal_error", f"{spec.name} failed inside the MCP server", None)
         return result(outcome)
 
     def tool_schema(name: str) -> Mapping[str, Any] | None:

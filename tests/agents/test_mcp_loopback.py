@@ -17,7 +17,7 @@ from typing import Any
 import aiohttp
 import orjson
 import pytest
-from mcp import Client
+from mcp import Client, MCPError
 from mcp_support import ROOT, LiveApi, api_get, mcp_command
 from mcp_types import CallToolResult, TextContent
 from support.redisserver import free_port
@@ -54,6 +54,9 @@ def failure(result: CallToolResult) -> dict[str, Any]:
 async def test_lists_the_tools_with_the_contracts_parameters(live_api: LiveApi):
     async with Client(mcp_command("--api-url", live_api.base_url, key=live_api.key)) as client:
         listed = (await client.list_tools()).tools
+        # Calling a tool that does not exist is a protocol error, not a tool's answer.
+        with pytest.raises(MCPError, match="unknown tool 'get_programme'"):
+            await client.call_tool("get_programme", {"slug": "factureo"})
     assert [tool.name for tool in listed] == [spec.name for spec in TOOLS]
     by_name = {tool.name: tool for tool in listed}
     for spec in TOOLS:

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agents.apiclient import Answer
-from agents.server import interpret
+from agents.server import Success, interpret
 from agents.tools import (
     JSON_SCHEMA_KEYWORDS,
     TOOLS,
@@ -144,7 +144,7 @@ def _answer(status: int, document: Any, retry_after: int | None = None) -> Answe
 
 def test_the_apis_answers_become_results_or_its_errors():
     page = {"data": [], "page": {"limit": 25, "hasMore": False, "nextCursor": None}}
-    assert interpret(_answer(200, page)) == page
+    assert interpret(_answer(200, page)) == Success(page, b"")
     error = {
         "code": "rate_limited",
         "message": "slow down",
