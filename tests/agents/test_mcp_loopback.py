@@ -175,7 +175,7 @@ async def test_without_a_key_the_account_tools_say_a_key_is_needed(live_api):
         assert REQUEST_ID.fullmatch(error["requestId"])
 
 
-async def test_a_key_from_a_file_and_a_revoked_or_wrong_one(live_api, tmp_path):
+async def test_a_key_from_a_file_and_a_wrong_one(live_api, tmp_path):
     key_file = tmp_path / "key"
     key_file.write_text(live_api.key + "\n")
     command = mcp_command("--api-url", live_api.base_url, "--key-file", str(key_file))
