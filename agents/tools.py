@@ -77,6 +77,9 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
 )
 
+# An unknown argument's name is quoted back up to this length (it comes from the client).
+MAX_NAME_SHOWN = 64
+
 # The JSON Schema keywords of a parameter's schema that its tool's input schema keeps.
 JSON_SCHEMA_KEYWORDS = frozenset(
     ("type", "enum", "minimum", "maximum", "default", "pattern", "minLength", "maxLength", "format")
@@ -159,8 +162,8 @@ def input_schema(spec: ToolSpec) -> dict[str, Any]:
 def _expected(name: str, param: Param | None, schema: Mapping[str, Any]) -> str:
     if "enum" in schema:
         return "one of " + ", ".join(schema["enum"])
-    if param is not None and param.kind == "integer":
-        return f"an integer from {schema.get('minimum')} to {schema.get('maximum')}"
+    if "minimum" in schema and "maximum" in schema:
+        return f"an integer from {schema['minimum']} to {schema['maximum']}"
     kind = param.kind if param is not None else name
     return EXPECTED.get(kind, str(schema.get("description", "a valid value")))
 
@@ -174,10 +177,11 @@ def check_arguments(spec: ToolSpec, arguments: Mapping[str, Any]) -> Failure | N
     given = {name: value for name, value in arguments.items() if value is not None}
     for name in given:
         if name not in properties:
+            shown = name if len(name) <= MAX_NAME_SHOWN else name[:MAX_NAME_SHOWN] + "..."
             return local_failure(
                 "unknown_parameter",
-                f"{name} is not an argument of {spec.name}; it takes: {', '.join(properties)}",
-                name,
+                f"{shown} is not an argument of {spec.name}; it takes: {', '.join(properties)}",
+                shown,
             )
     params = {p.name: p for p in spec.endpoint.params}
     for name, declared in properties.items():

@@ -110,6 +110,12 @@ def test_invalid_arguments_are_refused_as_the_api_would(spec, arguments, code, p
     assert len(failure.message) < 300  # names what is expected, never a whole regex
 
 
+def test_a_long_unknown_argument_is_quoted_shortened():
+    failure = check_arguments(SEARCH, {"x" * 10_000: 1})
+    assert failure is not None and failure.code == "unknown_parameter"
+    assert failure.param == "x" * 64 + "..." and "x" * 65 not in failure.message
+
+
 def test_messages_say_what_is_expected():
     vertical = check_arguments(SEARCH, {"vertical": "casino"})
     limit = check_arguments(SEARCH, {"limit": 500})
