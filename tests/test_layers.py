@@ -2,7 +2,7 @@
 
 contract ← catalog (+ build.py) and accounts ← sync ← admin; accounts ← edge. The edge
 never imports the build (it reads dist/ through contract.shardformat) nor the sync worker;
-nothing below admin imports admin.
+nothing below admin imports admin. contract ← agents: the MCP server reads the API over HTTP.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("contract", "catalog", "accounts", "sync", "edge", "admin")
+PACKAGES = ("contract", "catalog", "accounts", "sync", "edge", "admin", "agents")
 # What each package may import besides itself.
 ALLOWED: dict[str, frozenset[str]] = {
     "contract": frozenset(),
@@ -23,6 +23,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "sync": frozenset({"contract", "accounts"}),
     "edge": frozenset({"contract", "accounts"}),
     "admin": frozenset({"contract", "accounts", "sync", "edge"}),
+    # The MCP server talks to the edge over HTTP only: never the store, never dist/.
+    "agents": frozenset({"contract"}),
 }
 
 

@@ -30,6 +30,7 @@ def test_the_commands_are_the_scripts() -> None:
         "affdir-admin",
         "affdir-build",
         "affdir-edge",
+        "affdir-mcp",
         "affdir-sync",
         "affdir-verify",
     ]
@@ -59,6 +60,7 @@ def test_a_plain_checkout_reports_the_same_version() -> None:
         (["-m", "sync"], "affdir-sync"),
         (["-m", "admin"], "affdir-admin"),
         (["-m", "catalog.linkcheck"], "affdir-verify"),
+        (["-m", "agents"], "affdir-mcp"),
     ]:
         done = run(sys.executable, *argv, "--version")
         assert (done.returncode, done.stdout) == (0, f"{prog} {VERSION}\n"), done.stderr

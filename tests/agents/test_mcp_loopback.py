@@ -1,0 +1,260 @@
+"""The MCP server end to end: `python -m agents` started by the mcp client over stdio (and
+once over streamable HTTP), against a real edge on loopback with the sample build and the
+demo account. Every tool answers what the HTTP API answers for the same query, and every
+failure ends as a tool error carrying the API's code."""
+
+from __future__ import annotations
+
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import aiohttp
+import orjson
+import pytest
+from mcp import Client, MCPError
+from mcp_support import ROOT, LiveApi, api_get, mcp_command
+from mcp_types import CallToolResult, TextContent
+from support.redisserver import free_port
+
+from agents.tools import TOOLS, input_schema
+from contract import endpoints as e
+
+REQUEST_ID = re.compile(r"req_[0-9a-f]{24}")
+
+
+def text_of(result: CallToolResult) -> str:
+    [content] = result.content
+    assert isinstance(content, TextContent)
+    return content.text
+
+
+def answer(result: CallToolResult) -> Any:
+    """The structured answer of a successful call (its text says the same)."""
+    assert not result.is_error, text_of(result)
+    assert orjson.loads(text_of(result)) == result.structured_content
+    return result.structured_content
+
+
+def failure(result: CallToolResult) -> dict[str, Any]:
+    """The error body of a failed call (its text says the same)."""
+    assert result.is_error, text_of(result)
+    error = result.structured_content
+    assert isinstance(error, dict)
+    assert orjson.loads(text_of(result)) == error
+    assert {"code", "message", "status", "param", "requestId"} <= set(error)
+    return error
+
+
+async def test_lists_the_tools_with_the_contracts_parameters(live_api: LiveApi):
+    async with Client(mcp_command("--api-url", live_api.base_url, key=live_api.key)) as client:
+        listed = (await client.list_tools()).tools
+        # Calling a tool that does not exist is a protocol error, not a tool's answer.
+        with pytest.raises(MCPError, match="unknown tool 'get_programme'"):
+            await client.call_tool("get_programme", {"slug": "factureo"})
+    assert [tool.name for tool in listed] == [spec.name for spec in TOOLS]
+    by_name = {tool.name: tool for tool in listed}
+    for spec in TOOLS:
+        tool = by_name[spec.name]
+        assert tool.input_schema == input_schema(spec)
+        assert tool.annotations is not None and tool.annotations.read_only_hint is True
+    search = by_name["search_programs"].input_schema
+    assert list(search["properties"]) == [p.name for p in e.PROGRAMS.params]
+    assert search["properties"]["limit"]["maximum"] == 100
+    assert search["additionalProperties"] is False
+    assert by_name["get_program"].input_schema["required"] == ["slug"]
+
+
+async def test_every_tool_answers_what_the_api_answers(live_api: LiveApi):
+    async with Client(mcp_command("--api-url", live_api.base_url, key=live_api.key)) as client:
+        # search_programs: a filtered first page, then the next one by its cursor.
+        first = answer(await client.call_tool("search_programs", {"recurring": True, "limit": 3}))
+        http = await api_get(live_api, "/v1/programs", {"recurring": "true", "limit": "3"})
+        assert http.status == 200 and first == http.json()
+        assert len(first["data"]) == 3 and first["page"]["hasMore"] is True
+        cursor = first["page"]["nextCursor"]
+        second = answer(
+            await client.call_tool(
+                "search_programs", {"recurring": True, "limit": 3, "cursor": cursor}
+            )
+        )
+        http = await api_get(
+            live_api, "/v1/programs", {"recurring": "true", "limit": "3", "cursor": cursor}
+        )
+        assert second == http.json()
+        assert {p["slug"] for p in second["data"]}.isdisjoint(p["slug"] for p in first["data"])
+
+        # Every filter of the contract, in one call, as the API reads it.
+        filters = {"vertical": "saas", "model": "recurring", "market": "fr", "minScore": 10}
+        page = answer(await client.call_tool("search_programs", filters))
+        http = await api_get(live_api, "/v1/programs", {k: str(v) for k, v in filters.items()})
+        assert page == http.json() and page["data"]
+
+        # get_program: byte for byte the API's body.
+        slug = first["data"][0]["slug"]
+        result = await client.call_tool("get_program", {"slug": slug})
+        http = await api_get(live_api, f"/v1/programs/{slug}")
+        assert answer(result) == http.json()
+        assert text_of(result).encode() == http.body
+
+        # get_account: the demo account, as /v1/me shows it to the same key.
+        account = answer(await client.call_tool("get_account", {}))
+        http = await api_get(live_api, "/v1/me")
+        assert account == http.json()
+        assert account["data"]["key"]["prefix"] == live_api.key[:12]
+
+        # list_commissions: filters, then the next page.
+        query = {"status": "approved", "from": "2020-01-01", "limit": 5}
+        commissions = answer(await client.call_tool("list_commissions", query))
+        http = await api_get(live_api, "/v1/commissions", {k: str(v) for k, v in query.items()})
+        assert commissions == http.json()
+        assert len(commissions["data"]) == 5
+        assert all(row["status"] == "approved" for row in commissions["data"])
+        cursor = commissions["page"]["nextCursor"]
+        following = answer(await client.call_tool("list_commissions", {**query, "cursor": cursor}))
+        http = await api_get(
+            live_api, "/v1/commissions", {**{k: str(v) for k, v in query.items()}, "cursor": cursor}
+        )
+        assert following == http.json()
+
+
+async def test_the_apis_errors_are_tool_errors(live_api: LiveApi):
+    cases = [
+        # Refused by the API itself: its code, message and request id come through.
+        ("get_program", {"slug": "no-such-programme"}, "not_found", 404, None),
+        (
+            "list_commissions",
+            {"from": "2025-06-01", "to": "2025-01-01"},
+            "invalid_date_range",
+            400,
+            None,
+        ),
+        ("list_commissions", {"from": "2023-02-29"}, "invalid_parameter", 400, "from"),
+        ("search_programs", {"cursor": "A" * 40 + "." + "B" * 16}, "invalid_cursor", 400, "cursor"),
+    ]
+    async with Client(mcp_command("--api-url", live_api.base_url, key=live_api.key)) as client:
+        for tool, arguments, code, status, param in cases:
+            error = failure(await client.call_tool(tool, arguments))
+            assert (error["code"], error["status"], error["param"]) == (code, status, param)
+            assert REQUEST_ID.fullmatch(error["requestId"])
+            assert error["message"] and "Traceback" not in error["message"]
+
+
+async def test_arguments_out_of_the_contract_are_refused_before_any_request(live_api):
+    async with Client(mcp_command("--api-url", live_api.base_url, key=live_api.key)) as client:
+        cases = [
+            ("search_programs", {"limit": 0}, "invalid_parameter", "limit"),
+            ("search_programs", {"limit": 101}, "invalid_parameter", "limit"),
+            ("search_programs", {"vertical": "casino"}, "invalid_parameter", "vertical"),
+            ("search_programs", {"minscore": 10}, "unknown_parameter", "minscore"),
+            ("get_program", {}, "invalid_parameter", "slug"),
+            ("get_program", {"slug": "../me"}, "invalid_parameter", "slug"),
+            ("list_commissions", {"status": "lost"}, "invalid_parameter", "status"),
+        ]
+        for tool, arguments, code, param in cases:
+            error = failure(await client.call_tool(tool, arguments))
+            assert (error["code"], error["param"]) == (code, param), (tool, arguments, error)
+            assert error["status"] == 400 and error["requestId"] is None
+
+
+async def test_without_a_key_the_account_tools_say_a_key_is_needed(live_api):
+    async with Client(mcp_command("--api-url", live_api.base_url)) as client:
+        for tool in ("get_account", "list_commissions"):
+            error = failure(await client.call_tool(tool, {}))
+            assert error["code"] == "missing_api_key" and error["status"] == 401
+            assert "AFFDIR_API_KEY" in error["message"]
+            assert error["requestId"] is None  # refused before any request
+        # The directory tools ask the API, whose every /v1 path needs a key today.
+        error = failure(await client.call_tool("search_programs", {}))
+        assert error["code"] == "missing_api_key"
+        assert REQUEST_ID.fullmatch(error["requestId"])
+
+
+async def test_a_key_from_a_file_and_a_wrong_one(live_api, tmp_path):
+    key_file = tmp_path / "key"
+    key_file.write_text(live_api.key + "\n")
+    command = mcp_command("--api-url", live_api.base_url, "--key-file", str(key_file))
+    async with Client(command) as client:
+        answer(await client.call_tool("get_account", {}))
+    wrong = live_api.key[:-1] + ("A" if live_api.key[-1] != "A" else "B")
+    async with Client(mcp_command("--api-url", live_api.base_url, key=wrong)) as client:
+        result = await client.call_tool("get_account", {})
+    error = failure(result)
+    assert error["code"] == "invalid_api_key"
+    assert wrong not in text_of(result) and live_api.key not in text_of(result)
+
+
+async def test_an_unreachable_api_is_a_tool_error(live_api):
+    closed = f"http://127.0.0.1:{free_port()}"
+    async with Client(mcp_command("--api-url", closed, key=live_api.key)) as client:
+        result = await client.call_tool("get_program", {"slug": "factureo"})
+    error = failure(result)
+    assert error["code"] == "api_unreachable" and error["status"] is None
+    assert closed in error["message"] and live_api.key not in text_of(result)
+
+
+def _wait_for_port(port: int, process: subprocess.Popen[bytes], within: float = 30.0) -> None:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "affdir-mcp exited before it listened"
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError(f"affdir-mcp not listening on {port} after {within} s")
+
+
+@pytest.fixture
+def mcp_over_http(live_api: LiveApi) -> Iterator[str]:
+    """`python -m agents --transport http` on a free loopback port: its MCP URL. It must
+    stop cleanly on SIGTERM, having written neither a traceback nor the key."""
+    port = free_port()
+    command = [sys.executable, "-m", "agents", "--transport", "http", "--port", str(port)]
+    command += ["--api-url", live_api.base_url]
+    process = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env={"PATH": "/usr/bin:/bin", "AFFDIR_API_KEY": live_api.key, "PYTHONPATH": str(ROOT)},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        _wait_for_port(port, process)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        _, stderr = process.communicate(timeout=20)
+    # uvicorn shuts down gracefully, then ends by the signal it caught, as the default would.
+    assert process.returncode == -signal.SIGTERM, stderr.decode(errors="replace")
+    assert b"Traceback" not in stderr and live_api.key.encode() not in stderr
+
+
+async def test_streamable_http_serves_the_same_tools(live_api: LiveApi, mcp_over_http: str):
+    async with Client(mcp_over_http) as client:
+        names = [tool.name for tool in (await client.list_tools()).tools]
+        result = await client.call_tool("get_program", {"slug": "factureo"})
+    assert names == [spec.name for spec in TOOLS]
+    http = await api_get(live_api, "/v1/programs/factureo")
+    assert answer(result) == http.json()
+
+
+async def test_over_http_a_foreign_host_or_origin_is_refused(mcp_over_http: str):
+    """A web page reaching the loopback port through DNS rebinding gets nothing."""
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    async with aiohttp.ClientSession() as session:
+        for extra, status in [
+            ({"Host": "evil.example"}, 421),
+            ({"Origin": "http://evil.example"}, 403),
+        ]:
+            async with session.post(
+                mcp_over_http, json=listing, headers={**headers, **extra}
+            ) as response:
+                assert response.status == status
