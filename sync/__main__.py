@@ -22,7 +22,7 @@ from functools import partial
 from pathlib import Path
 from typing import cast
 
-from accounts.keyring import SecretError, keyring_from_env
+from accounts.keyring import RefuseSecret, SecretError, keyring_from_env
 from accounts.statusmap import load_status_map
 from accounts.store import AccountStore, StoreError, open_store, reached_over_network
 from accounts.store.handle import StoreHandle
@@ -47,6 +47,11 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         "--secret-file",
         type=Path,
         help="the edge's secret file (EDGE_SECRET_FILE); EDGE_SECRET_KEY takes precedence",
+    )
+    parser.add_argument(  # never on argv: `ps` and shell history would show it
+        "--secret-key",
+        action=RefuseSecret,
+        instead="set EDGE_SECRET_KEY, or name the edge's secret file with --secret-file",
     )
     parser.add_argument("--status-map", type=Path, metavar="FILE")
     parser.add_argument(
