@@ -17,6 +17,7 @@ from typing import Any
 
 from accounts.keyring import Keyring, RefuseSecret, SecretError, check_secret, load_keyring
 from contract.vocabulary import DEFAULT_RATE_LIMITS
+from edge.auth.failures import Network, parse_networks
 from edge.links import valid_authority
 
 
@@ -90,6 +91,13 @@ def _secrets(text: str) -> tuple[str, ...]:
     return parts
 
 
+def _networks(text: str) -> tuple[Network, ...]:
+    try:
+        return parse_networks(text)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
 def _public_url(text: str) -> str:
     """`scheme://host[:port]` of the API as clients reach it: no path, query or fragment."""
     url = text.strip().rstrip("/")
@@ -148,6 +156,8 @@ class Config:
     retired_secret_keys: tuple[str, ...] = ()
     rate_limit_free: tuple[int, int] = DEFAULT_RATE_LIMITS["free"]
     rate_limit_pro: tuple[int, int] = DEFAULT_RATE_LIMITS["pro"]
+    auth_failure_limit: tuple[int, int] = (30, 60)
+    trusted_proxies: tuple[Network, ...] = ()
     key_cache_seconds: float = 5.0
     key_stale_seconds: float = 600.0
     reload_interval: float = 1.0
@@ -230,6 +240,18 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("rate_limit_free", _rate, "Rate limit of free-plan keys, REQUESTS/SECONDS."),
     Setting("rate_limit_pro", _rate, "Rate limit of pro-plan keys, REQUESTS/SECONDS."),
+    Setting(
+        "auth_failure_limit",
+        _rate,
+        "Requests with a refused key (unknown, revoked, malformed) allowed per client "
+        "address, REQUESTS/SECONDS; past it, 429 instead of a key lookup until it recovers.",
+    ),
+    Setting(
+        "trusted_proxies",
+        _networks,
+        "Reverse proxies (addresses or CIDR blocks, comma-separated) whose X-Forwarded-For "
+        "gives the client address of --auth-failure-limit; unset: the peer address.",
+    ),
     Setting(
         "key_cache_seconds",
         _positive_float,

@@ -46,6 +46,8 @@ def test_rate_limits_parse_as_requests_per_window():
         ({"EDGE_PUBLIC_URL": "https://api.example.com/v1"}, "no path"),
         ({"EDGE_PUBLIC_URL": "https://user@api.example.com"}, "no path"),
         ({"EDGE_PUBLIC_URL": "https://api.example.com?x=1"}, "no path"),
+        ({"EDGE_AUTH_FAILURE_LIMIT": "0/60"}, "--auth-failure-limit / EDGE_AUTH_FAILURE_LIMIT"),
+        ({"EDGE_TRUSTED_PROXIES": "10.0.0.1, proxy"}, "'proxy' is not an IP address or CIDR"),
     ],
 )
 def test_bad_values_name_the_setting(env, message):
@@ -147,6 +149,15 @@ def test_a_setting_found_unusable_at_start_is_one_line_not_a_traceback(
     assert done.returncode == status, done.stderr
     assert message in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_trusted_proxies_and_the_failure_limit_parse():
+    config = load(
+        ["--trusted-proxies", "127.0.0.1, 10.0.0.0/8", "--auth-failure-limit", "5/10"], {}
+    )
+    assert [str(n) for n in config.trusted_proxies] == ["127.0.0.1/32", "10.0.0.0/8"]
+    assert config.auth_failure_limit == (5, 10)
+    assert load([], {}).trusted_proxies == ()
 
 
 def test_several_workers_with_redis_are_fine():
