@@ -13,6 +13,7 @@ import argparse
 import hashlib
 import os
 import secrets as random_secrets
+import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -162,3 +163,41 @@ class RefuseSecret(argparse.Action):
         option_string: str | None = None,
     ) -> None:
         parser.error(refusal(option_string or self.option_strings[0], self.instead))
+
+
+def has_password(url: str) -> bool:
+    """Whether a database or Redis URL carries a password (`user:PASSWORD@` or
+    `?password=`)."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        in_query = "password" in urllib.parse.parse_qs(parts.query)
+        return parts.password is not None or in_query
+    except ValueError:  # not a URL: a file path
+        return False
+
+
+class RefusePasswordURL(argparse.Action):
+    """A URL flag (`--database`, `--redis-url`) that refuses a URL holding a password, which
+    the command line would show; the environment variable `env` may hold it. A URL without
+    one is stored as given."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        self.env = kwargs.pop("env")
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        if isinstance(values, str) and has_password(values):
+            flag = option_string or self.option_strings[0]
+            postgres = values.startswith(("postgres://", "postgresql://"))
+            parser.error(
+                f"{flag}: a password in the URL shows in `ps` and shell history: set {self.env} "
+                "instead"
+                + (", or leave it out and give it by PGPASSWORD or ~/.pgpass" if postgres else "")
+            )
+        setattr(namespace, self.dest, values)

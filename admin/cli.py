@@ -36,7 +36,7 @@ from accounts import backup as backup_files
 from accounts.crypto import encrypt_credentials
 from accounts.demo import DEMO_UID, seed_store
 from accounts.importer import ExportError, decode, detect_format, parse_export, zone_named
-from accounts.keyring import RefuseSecret, SecretError, check_secret
+from accounts.keyring import RefusePasswordURL, RefuseSecret, SecretError, check_secret
 from accounts.statusmap import load_status_map
 from accounts.store import AccountStore, OutcomeUnknown, StoreError, open_store
 from accounts.store.base import AccountView, KeyView, WriteWait
@@ -549,7 +549,11 @@ def build_parser() -> argparse.ArgumentParser:
     # default from erasing an earlier value.
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
-        "--database", default=argparse.SUPPRESS, help="account store (EDGE_DATABASE)"
+        "--database",
+        action=RefusePasswordURL,
+        env="EDGE_DATABASE",
+        default=argparse.SUPPRESS,
+        help="account store (EDGE_DATABASE; a URL with a password: there only)",
     )
     common.add_argument("--secret-key", action=RefuseSecret, instead=SECRET_INSTEAD)
     common.add_argument(

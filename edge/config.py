@@ -15,7 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from accounts.keyring import Keyring, RefuseSecret, SecretError, check_secret, load_keyring
+from accounts.keyring import (
+    Keyring,
+    RefusePasswordURL,
+    RefuseSecret,
+    SecretError,
+    check_secret,
+    load_keyring,
+)
 from contract.vocabulary import DEFAULT_RATE_LIMITS
 from edge.auth.failures import Network, parse_networks
 from edge.links import valid_authority
@@ -46,6 +53,8 @@ def _bool(text: str) -> bool:
 
 
 LOG_FORMATS = ("json", "text")
+# Settings holding a URL that may carry a password (refused on the command line).
+URL_SETTINGS = frozenset({"database", "redis_url"})
 MAX_SECONDS = 86_400.0  # a day: no timeout, cache or interval of the edge needs more
 
 
@@ -331,6 +340,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for s in SETTINGS:
         if s.secret:
             parser.add_argument(s.flag, action=RefuseSecret, instead=s.instead)
+            continue
+        if s.name in URL_SETTINGS:  # a URL's password is a secret too: environment only
+            parser.add_argument(
+                s.flag,
+                dest=s.name,
+                default=None,
+                metavar=s.name.upper(),
+                help=s.help,
+                action=RefusePasswordURL,
+                env=s.env,
+            )
             continue
         parser.add_argument(s.flag, dest=s.name, default=None, metavar=s.name.upper(), help=s.help)
 

@@ -107,6 +107,32 @@ def test_a_secret_on_the_command_line_is_refused_naming_the_alternatives(setting
     assert setting.env in err and "--secret-file" in err
 
 
+@pytest.mark.parametrize(
+    ("flag", "url"),
+    [
+        ("--database", "postgresql://affdir:pw-on-argv@db.internal/affdir"),
+        ("--database", "postgresql://affdir@db.internal/affdir?password=pw-on-argv"),
+        ("--redis-url", "redis://:pw-on-argv@cache.internal:6379/0"),
+    ],
+)
+def test_a_url_with_a_password_on_the_command_line_is_refused(flag, url, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        load([flag, url], {})
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "pw-on-argv" not in err
+    assert f"{flag}: a password in the URL shows in `ps`" in err
+    assert ("PGPASSWORD" in err) is (flag == "--database")
+    env = "EDGE_DATABASE" if flag == "--database" else "EDGE_REDIS_URL"
+    assert env in err
+    assert getattr(load([], {env: url}), flag[2:].replace("-", "_")) == url  # env: fine
+
+
+def test_a_url_without_a_password_is_taken_from_the_command_line():
+    config = load(["--database", "postgresql://affdir@db/affdir", "--redis-url", "redis://r"], {})
+    assert (config.database, config.redis_url) == ("postgresql://affdir@db/affdir", "redis://r")
+
+
 def test_the_secret_file_is_made_once_and_private(tmp_path):
     path = tmp_path / "var" / "secret.key"
     first = Config(secret_file=path).resolved_secret()

@@ -666,6 +666,14 @@ def test_a_secret_on_the_admin_command_line_is_refused(env, argv):
         assert alternative in err
 
 
+def test_a_database_url_with_a_password_on_the_command_line_is_refused(env):
+    done = run_cli(env, "account", "show", "acc_x", "--database", "postgresql://u:pw-x@h/db")
+    assert done.returncode == 2
+    err = done.stderr.decode()
+    assert "pw-x" not in err and "--database: a password in the URL shows in `ps`" in err
+    assert "EDGE_DATABASE" in err and "PGPASSWORD" in err
+
+
 def test_the_secret_can_come_from_stdin(env):
     uid = new_publisher(env, "awin")
     stdin_env = {**env, "EDGE_SECRET_KEY": ""}

@@ -154,6 +154,11 @@ def test_python_m_sync_stops_cleanly_on_sigterm(tmp_path, transcript):
             "show it: set EDGE_SECRET_KEY, or name the edge's secret file with --secret-file",
         ),
         ({}, ("--secret-key=argv-secret-" + "a" * 32,), "--secret-key takes no value"),
+        (
+            {},
+            ("--database", "postgresql://u:argv-secret-x@127.0.0.1:1/db"),
+            "--database: a password in the URL shows in `ps`",
+        ),
     ],
 )
 def test_python_m_sync_refuses_a_bad_setting_in_one_line(tmp_path, transcript, env, args, message):
