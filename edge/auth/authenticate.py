@@ -7,7 +7,6 @@ from aiohttp import web
 from accounts.store.base import StoreUnavailable
 from contract.endpoints import ENDPOINTS, ME
 from edge import appkeys
-from edge.auth.failures import AuthFailures
 from edge.auth.principal import NOT_CACHED, Authenticator, NotCached, Principal
 from edge.http.errors import ApiError, unavailable
 from edge.http.limiter import RateState
@@ -109,11 +108,11 @@ async def authenticate(
         app = request.app
     authenticator = app[appkeys.AUTHENTICATOR]
     principal = authenticator.cached(token)
-    failures: AuthFailures | None = None
+    failures = app[appkeys.AUTH_FAILURES]
+    address: str | None = None  # the client's, found only when a key is not known
     if isinstance(principal, NotCached):
         # A lookup is what a flood of made-up keys costs: none for an address over its
         # limit of refused keys (edge.auth.failures).
-        failures = app[appkeys.AUTH_FAILURES]
         address = failures.key_of(request)
         denied = failures.blocked(address)
         if denied is not None:
@@ -123,10 +122,7 @@ async def authenticate(
         except StoreUnavailable:
             raise unverifiable(request) from None
     if principal is None:
-        if failures is None:
-            failures = app[appkeys.AUTH_FAILURES]
-            address = failures.key_of(request)
-        counted = failures.failed(address)
+        counted = failures.failed(address or failures.key_of(request))
         if not counted.allowed:
             raise too_many_failures(counted)
         raise ApiError("invalid_api_key", "the API key is unknown or revoked")
