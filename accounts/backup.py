@@ -19,6 +19,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from accounts.privatefiles import make_private_dirs, touch_private
+
 SCHEMA_TABLES = ("accounts", "api_keys", "commissions", "schema_migrations")
 
 
@@ -71,7 +73,8 @@ def backup(database: Path, target: Path, *, overwrite: bool = False) -> BackupIn
     if target.exists() and not overwrite:
         raise BackupError(f"{target}: exists; choose another name or pass --force")
     source = _open_read_only(database)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(target.parent)
+    # mkstemp makes the file 0600: a backup holds what the store holds.
     fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
     os.close(fd)
     try:
@@ -110,7 +113,7 @@ def restore(source: Path, database: Path, *, latest_schema: int) -> BackupInfo:
             f"{source}: schema version {info.schema_version} is newer than this code "
             f"({latest_schema}); restore it with the version that made it"
         )
-    database.parent.mkdir(parents=True, exist_ok=True)
+    touch_private(database)  # a new database is owner-only, as the store makes it
     with (
         contextlib.closing(_open_read_only(source)) as src,
         contextlib.closing(sqlite3.connect(database, timeout=30.0)) as live,

@@ -1,6 +1,11 @@
 """The demo account: a pro account, a few connected networks in different sync states and
 about 5,000 commissions over the last 18 months in several currencies.
 
+The demo connections can never reach a network: their stored credentials are a JSON object
+holding only `DEMO_CREDENTIAL`, a member no connector asks for, so a sync worker pointed at
+the demo database records each one `auth_failed` (its credentials lack what the network
+needs) without sending a request.
+
 Re-running is safe: the account, its networks and its commissions are upserted (the same
 day gives the same rows; another day shifts them with the clock), and every run issues a
 new key labelled `demo` (keys are stored as hashes only, so an old one cannot be shown).
@@ -57,6 +62,8 @@ PROGRAMS: tuple[str, ...] = (
     "Potager Urbain",
     "Stuga Interiors",
 )
+# The one member of a demo connection's credentials (see the module's docstring).
+DEMO_CREDENTIAL = "demo"
 HISTORY_DAYS = 548  # about 18 months
 # Words no status table knows: they show `unknown` with the raw wording kept.
 ODD_WORDS: tuple[str, ...] = ("On hold", "En litige", "Adjusted")
@@ -123,7 +130,10 @@ async def seed_store(
     counts = _split(n, synced)
     rng = random.Random(seed)
     for network, status in DEMO_NETWORKS:
-        credentials = orjson.dumps({"apiToken": f"demo-{network}-{rng.getrandbits(64):016x}"})
+        # Nothing a connector could send: no member it requires, so no request is made.
+        credentials = orjson.dumps(
+            {DEMO_CREDENTIAL: f"demo connection {rng.getrandbits(64):016x}: no network access"}
+        )
         await store.connect_network(
             DEMO_UID, network, encrypt_credentials(secret, DEMO_UID, network, credentials)
         )

@@ -9,12 +9,17 @@ the cursors signed with the old one to age out, then remove the old one (docs/de
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import os
 import secrets as random_secrets
-from collections.abc import Iterable, Mapping
+import urllib.parse
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from accounts.privatefiles import make_private_dirs
 
 SECRET_MIN = 32  # characters of a secret: cursor signatures and credential encryption
 KEY_ID_BYTES = 4
@@ -81,11 +86,11 @@ def file_secrets(path: Path, *, create: bool) -> list[bytes]:
         # typo in the path, another working directory) would seal what the edge cannot open.
         raise SecretError(
             f"no secret at {path.absolute()}: use the edge's (--secret-file / "
-            "EDGE_SECRET_FILE where the edge keeps it, or --secret-key / EDGE_SECRET_KEY); "
+            "EDGE_SECRET_FILE where the edge keeps it, or EDGE_SECRET_KEY); "
             "the edge makes the file on its first start"
         )
     if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(path.parent)
         # O_EXCL: two processes starting at once must end up with one secret, not two.
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -127,3 +132,72 @@ def keyring_from_env(environ: Mapping[str, str], *, create: bool = False) -> Key
         check_secret(part, f"EDGE_RETIRED_SECRET_KEYS: secret {number} of the list")
     path = Path(environ.get("EDGE_SECRET_FILE") or "var/secret.key")
     return load_keyring(secret_key, path, retired, create=create)
+
+
+def refusal(flag: str, instead: str) -> str:
+    """Why a secret given on the command line is refused, and where it goes instead (never
+    quoting what was given)."""
+    return (
+        f"{flag} takes no value on the command line, where `ps` and shell history show it: "
+        f"{instead}"
+    )
+
+
+class RefuseSecret(argparse.Action):
+    """A flag that would carry a secret: using it is a usage error naming the alternatives.
+
+    It takes an optional value so that `--flag VALUE`, `--flag=VALUE` and a bare `--flag`
+    all get this message rather than argparse's, which would quote the value."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        self.instead = kwargs.pop("instead")
+        # Out of --help and usage: it is there only to refuse.
+        kwargs["help"] = argparse.SUPPRESS
+        super().__init__(option_strings, dest, nargs="?", default=None, **kwargs)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        parser.error(refusal(option_string or self.option_strings[0], self.instead))
+
+
+def has_password(url: str) -> bool:
+    """Whether a database or Redis URL carries a password (`user:PASSWORD@` or
+    `?password=`)."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        in_query = "password" in urllib.parse.parse_qs(parts.query)
+        return parts.password is not None or in_query
+    except ValueError:  # not a URL: a file path
+        return False
+
+
+class RefusePasswordURL(argparse.Action):
+    """A URL flag (`--database`, `--redis-url`) that refuses a URL holding a password, which
+    the command line would show; the environment variable `env` may hold it. A URL without
+    one is stored as given."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        self.env = kwargs.pop("env")
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        if isinstance(values, str) and has_password(values):
+            flag = option_string or self.option_strings[0]
+            postgres = values.startswith(("postgres://", "postgresql://"))
+            parser.error(
+                f"{flag}: a password in the URL shows in `ps` and shell history: set {self.env} "
+                "instead"
+                + (", or leave it out and give it by PGPASSWORD or ~/.pgpass" if postgres else "")
+            )
+        setattr(namespace, self.dest, values)

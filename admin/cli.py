@@ -1,8 +1,9 @@
 """`python -m admin` (also `affdir-admin`): accounts, keys, networks, imports, demo.
 
 Works on the configured account store, with the edge's own settings: `--database` /
-EDGE_DATABASE, and for the commands that encrypt credentials `--secret-key` /
-EDGE_SECRET_KEY or `--secret-file` / EDGE_SECRET_FILE. `--json` prints one JSON object
+EDGE_DATABASE, and for the commands that encrypt credentials EDGE_SECRET_KEY,
+`--secret-file` / EDGE_SECRET_FILE or `--secret-stdin` (never a secret on the command
+line: `ps` and shell history show it). `--json` prints one JSON object
 for scripts. Exit status: 0 done, 1 refused or failed (message on stderr), 2 bad usage,
 3 `migrate --status` with migrations pending,
 130 interrupted (Ctrl-C) and 143 terminated (SIGTERM), the change not made. What is
@@ -35,6 +36,7 @@ from accounts import backup as backup_files
 from accounts.crypto import encrypt_credentials
 from accounts.demo import DEMO_UID, seed_store
 from accounts.importer import ExportError, decode, detect_format, parse_export, zone_named
+from accounts.keyring import RefusePasswordURL, RefuseSecret, SecretError, check_secret
 from accounts.statusmap import load_status_map
 from accounts.store import AccountStore, OutcomeUnknown, StoreError, open_store
 from accounts.store.base import AccountView, KeyView, WriteWait
@@ -53,6 +55,11 @@ MAX_CREDENTIALS_BYTES = 64 * 1024
 # (or, before writes reported what they did, had it committed and reported failed).
 ADMIN_TIMEOUT = 60.0
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+MAX_SECRET_LINE = 4096  # bytes of the line `--secret-stdin` reads
+SECRET_INSTEAD = (
+    "set EDGE_SECRET_KEY, name the secret file with --secret-file, or pipe the secret to "
+    "--secret-stdin"
+)
 
 
 class CommandError(Exception):
@@ -242,11 +249,30 @@ _WHOLE_KEY = re.compile(rf"(?<![0-9A-Za-z_]){apikeys.KEY_PATTERN}(?![0-9A-Za-z])
 _ID_OR_PREFIX = re.compile(rf"key_[0-9a-z]{{1,32}}|.{{1,{apikeys.PREFIX_LENGTH}}}")
 
 
+MAX_KEY_INPUT = 4096  # bytes of standard input `key revoke -` reads: a key, maybe pasted
+
+
+def _read_key_input() -> str:
+    data = sys.stdin.buffer.read(MAX_KEY_INPUT + 1)
+    if len(data) > MAX_KEY_INPUT:
+        raise CommandError(f"standard input holds more than {MAX_KEY_INPUT} bytes, not one key")
+    return data.decode("utf-8", errors="replace")
+
+
 async def key_revoke(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
-    given = args.prefix_or_id.strip()
+    from_stdin = args.prefix_or_id == "-"
+    given = (await asyncio.to_thread(_read_key_input) if from_stdin else args.prefix_or_id).strip()
     if apikeys.is_well_formed(apikeys.MARKER + given):
         given = apikeys.MARKER + given  # a whole key pasted without its marker
     wholes = list(dict.fromkeys(_WHOLE_KEY.findall(given)))  # the same key twice is one
+    if wholes and not from_stdin:
+        # A whole key on the command line shows in `ps` and shell history: refused, and
+        # never written back out (not even its prefix: the message is safe to paste).
+        raise CommandError(
+            "a whole key is refused on the command line (ps and shell history show it): "
+            "revoke it by its id or prefix (`key list` shows both), or pipe the whole key "
+            "to `key revoke -`"
+        )
     if len(wholes) > 1:
         raise CommandError("give one key to revoke, not several")
     if wholes:
@@ -266,8 +292,9 @@ async def key_revoke(store: AccountStore, args: argparse.Namespace, _: Config) -
             : apikeys.PREFIX_LENGTH - (0 if apikeys.MARKER in given else len(apikeys.MARKER))
         ]
         raise CommandError(
-            f"{shown}... is not a key id (key_...), a prefix "
-            f"({apikeys.PREFIX_LENGTH} characters) or a whole key"
+            f"{shown}... is not a key id (key_...) or a prefix "
+            f"({apikeys.PREFIX_LENGTH} characters)"
+            + (" nor a whole key" if from_stdin else "; a whole key goes to `key revoke -`")
         )
     key = await store.revoke_key(given)
     return {
@@ -523,11 +550,21 @@ def build_parser() -> argparse.ArgumentParser:
     # default from erasing an earlier value.
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
-        "--database", default=argparse.SUPPRESS, help="account store (EDGE_DATABASE)"
+        "--database",
+        action=RefusePasswordURL,
+        env="EDGE_DATABASE",
+        default=argparse.SUPPRESS,
+        help="account store (EDGE_DATABASE; a URL with a password: there only)",
     )
-    common.add_argument("--secret-key", default=argparse.SUPPRESS, help="secret (EDGE_SECRET_KEY)")
+    common.add_argument("--secret-key", action=RefuseSecret, instead=SECRET_INSTEAD)
     common.add_argument(
         "--secret-file", default=argparse.SUPPRESS, help="secret file (EDGE_SECRET_FILE)"
+    )
+    common.add_argument(
+        "--secret-stdin",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="read the secret from the first line of standard input (EDGE_SECRET_KEY)",
     )
     common.add_argument(
         "--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON object"
@@ -598,9 +635,10 @@ def build_parser() -> argparse.ArgumentParser:
         key,
         "revoke",
         key_revoke,
-        "revoke a key by id, prefix or the whole key (effective within the edge's key cache)",
+        "revoke a key by its id or prefix (as `key list` shows them), or a whole key read "
+        "from stdin with `-` (effective within the edge's key cache)",
     )
-    p.add_argument("prefix_or_id", metavar="PREFIX_OR_ID_OR_KEY")
+    p.add_argument("prefix_or_id", metavar="ID_OR_PREFIX|-")
 
     network = groups.add_parser("network", help="connect networks, record syncs").add_subparsers(
         dest="action", required=True, metavar="ACTION"
@@ -749,15 +787,44 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _reads_stdin(args: argparse.Namespace) -> bool:
+    """Whether the command itself reads standard input (a file or key given as `-`)."""
+    return "-" in (
+        getattr(args, "file", None),
+        getattr(args, "credentials_file", None),
+        getattr(args, "prefix_or_id", None),
+    )
+
+
+def read_secret_stdin() -> str:
+    """The secret on the first line of standard input (`--secret-stdin`), never quoted."""
+    line = sys.stdin.buffer.readline(MAX_SECRET_LINE + 1)
+    if len(line) > MAX_SECRET_LINE:
+        raise CommandError(f"--secret-stdin: the first line is longer than {MAX_SECRET_LINE} bytes")
+    try:
+        secret = line.decode("utf-8").strip()
+        check_secret(secret, "--secret-stdin: the secret")
+    except UnicodeDecodeError:
+        raise CommandError("--secret-stdin: the secret is not UTF-8 text") from None
+    except SecretError as exc:
+        raise CommandError(str(exc)) from None
+    return secret
+
+
 def load_config(args: argparse.Namespace, environ: dict[str, str] | None = None) -> Config:
     config = from_env(os.environ if environ is None else environ)
     changes: dict[str, Any] = {}
     if getattr(args, "database", None):
         changes["database"] = args.database
-    if getattr(args, "secret_key", None):
-        changes["secret_key"] = args.secret_key
     if getattr(args, "secret_file", None):
         changes["secret_file"] = Path(args.secret_file)
+    if getattr(args, "secret_stdin", False):
+        if _reads_stdin(args):
+            raise CommandError(
+                "--secret-stdin and a `-` argument both want standard input: give the secret "
+                "with EDGE_SECRET_KEY or --secret-file instead"
+            )
+        changes["secret_key"] = read_secret_stdin()
     return dataclasses.replace(config, **changes)
 
 

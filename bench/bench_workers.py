@@ -139,8 +139,6 @@ def start_edge(port: int, dist: Path, database: Path, workers: int, redis_url: s
         str(dist),
         "--database",
         str(database),
-        "--secret-key",
-        SECRET,
         "--rate-limit-pro",
         UNLIMITED,
         "--access-log",
@@ -151,7 +149,13 @@ def start_edge(port: int, dist: Path, database: Path, workers: int, redis_url: s
     if redis_url:
         args += ["--redis-url", redis_url]
     with log_file(workers).open("wb") as log:
-        return subprocess.Popen(args, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        return subprocess.Popen(
+            args,
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "EDGE_SECRET_KEY": SECRET},
+        )
 
 
 def log_file(workers: int) -> Path:

@@ -70,7 +70,8 @@ STATUS_DESCRIPTIONS: dict[int, str] = {
     "or revoked key, or outside /v1/me a suspended account's key (`invalid_api_key`).",
     403: "The key's account is suspended (`forbidden`); its keys answer 401 elsewhere.",
     404: "No published programme has this slug (unknown, unpublished and rejected alike).",
-    429: "The key is over its rate limit; retry after `Retry-After` seconds.",
+    429: "The key is over its rate limit, or the client address over its limit of refused "
+    "keys; retry after `Retry-After` seconds.",
     503: "The data behind the endpoint cannot be read right now; retry after `Retry-After`.",
 }
 

@@ -12,7 +12,7 @@ from aiohttp import web
 from edge import appkeys
 from edge.config import Config
 from edge.handlers import account, health, openapi, programs, static
-from edge.http import cors
+from edge.http import cors, security
 from edge.http.middlewares import edge_middleware
 from edge.lifecycle import CONTEXTS, metrics_context, store_context, store_metrics_context
 from edge.metrics import metrics_middleware, new_metrics
@@ -33,6 +33,7 @@ def create_app(config: Config) -> web.Application:
     app = web.Application(middlewares=middlewares)
     app[appkeys.CONFIG] = config
     app[appkeys.CORS] = cors.policy(config.cors_origins)
+    security.install(app)
     # secret -> store -> authenticator -> limiter -> directory: entered in this order on
     # startup, left in the reverse order on cleanup.
     contexts = list(CONTEXTS)

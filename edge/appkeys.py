@@ -14,6 +14,7 @@ from aiohttp import web
 
 from accounts.keyring import Keyring
 from accounts.store.base import AccountStore
+from edge.auth.failures import AuthFailures
 from edge.auth.principal import Authenticator, Principal
 from edge.config import Config
 from edge.directory import DirectoryState
@@ -25,6 +26,7 @@ CONFIG = web.AppKey("config", Config)
 SECRET = web.AppKey("secret", Keyring)  # the current secret signs; all configured verify
 STORE = web.AppKey("store", AccountStore)
 AUTHENTICATOR = web.AppKey("authenticator", Authenticator)  # API key -> Principal
+AUTH_FAILURES = web.AppKey("auth_failures", AuthFailures)  # refused keys per client address
 DIRECTORY = web.AppKey("directory", DirectoryState)  # the loaded build, swapped whole
 LIMITER = web.AppKey("limiter", Limiter)  # per-key limiter (memory or Redis)
 CORS = web.AppKey("cors", CorsPolicy)  # of config.cors_origins

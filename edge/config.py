@@ -15,9 +15,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from accounts.keyring import Keyring, SecretError, check_secret, load_keyring
+from accounts.keyring import (
+    Keyring,
+    RefusePasswordURL,
+    RefuseSecret,
+    SecretError,
+    check_secret,
+    load_keyring,
+)
 from contract.version import version_line
 from contract.vocabulary import DEFAULT_RATE_LIMITS
+from edge.auth.failures import Network, parse_networks
 from edge.links import valid_authority
 
 
@@ -47,6 +55,8 @@ def _bool(text: str) -> bool:
 
 LOG_FORMATS = ("json", "text")
 PROG = "affdir-edge"  # the console script; also what `python -m edge` calls itself
+# Settings holding a URL that may carry a password (refused on the command line).
+URL_SETTINGS = frozenset({"database", "redis_url"})
 MAX_SECONDS = 86_400.0  # a day: no timeout, cache or interval of the edge needs more
 
 
@@ -92,6 +102,13 @@ def _secrets(text: str) -> tuple[str, ...]:
     return parts
 
 
+def _networks(text: str) -> tuple[Network, ...]:
+    try:
+        return parse_networks(text)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
 def _public_url(text: str) -> str:
     """`scheme://host[:port]` of the API as clients reach it: no path, query or fragment."""
     url = text.strip().rstrip("/")
@@ -122,6 +139,11 @@ class Setting:
     name: str  # attribute of Config; env EDGE_<NAME>, flag --<name with dashes>
     parse: Any
     help: str
+    # A secret: read from the environment (or a file) only. Its flag exists to refuse a
+    # value with a clear message: a command line shows in `ps` and in shell history.
+    secret: bool = False
+    # Where else the value may come from, named by the refusal.
+    instead: str = ""
 
     @property
     def env(self) -> str:
@@ -145,6 +167,8 @@ class Config:
     retired_secret_keys: tuple[str, ...] = ()
     rate_limit_free: tuple[int, int] = DEFAULT_RATE_LIMITS["free"]
     rate_limit_pro: tuple[int, int] = DEFAULT_RATE_LIMITS["pro"]
+    auth_failure_limit: tuple[int, int] = (30, 60)
+    trusted_proxies: tuple[Network, ...] = ()
     key_cache_seconds: float = 5.0
     key_stale_seconds: float = 600.0
     reload_interval: float = 1.0
@@ -203,24 +227,42 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "secret_key",
         _secret,
-        "Secret for cursor signatures and credential encryption (32+ characters). "
-        "Give every edge process the same one. Unset: read from --secret-file.",
+        "Secret for cursor signatures and credential encryption (32+ characters), from the "
+        "environment only. Give every edge process the same one. Unset: read from "
+        "--secret-file.",
+        secret=True,
+        instead="set EDGE_SECRET_KEY, or put the secret in a file named by --secret-file",
     ),
     Setting(
         "secret_file",
         Path,
-        "Where the secrets are kept when --secret-key is unset, one per line, the current "
-        "one first; created (mode 600) with one secret on first start.",
+        "Where the secrets are kept when EDGE_SECRET_KEY is unset, one per line, the current "
+        "one first; created (mode 600, its directory 700) with one secret on first start.",
     ),
     Setting(
         "retired_secret_keys",
         _secrets,
-        "Retired secrets, comma-separated: still accepted for cursors and stored credentials, "
-        "never used to sign or encrypt. Remove one once `affdir-admin credentials reencrypt` "
-        "reports nothing left under it.",
+        "Retired secrets, comma-separated, from the environment only: still accepted for "
+        "cursors and stored credentials, never used to sign or encrypt. Remove one once "
+        "`affdir-admin credentials reencrypt` reports nothing left under it.",
+        secret=True,
+        instead="set EDGE_RETIRED_SECRET_KEYS, or put them on the lines after the current "
+        "secret in the file named by --secret-file",
     ),
     Setting("rate_limit_free", _rate, "Rate limit of free-plan keys, REQUESTS/SECONDS."),
     Setting("rate_limit_pro", _rate, "Rate limit of pro-plan keys, REQUESTS/SECONDS."),
+    Setting(
+        "auth_failure_limit",
+        _rate,
+        "Requests with a refused key (unknown, revoked, malformed) allowed per client "
+        "address, REQUESTS/SECONDS; past it, 429 instead of a key lookup until it recovers.",
+    ),
+    Setting(
+        "trusted_proxies",
+        _networks,
+        "Reverse proxies (addresses or CIDR blocks, comma-separated) whose X-Forwarded-For "
+        "gives the client address of --auth-failure-limit; unset: the peer address.",
+    ),
     Setting(
         "key_cache_seconds",
         _positive_float,
@@ -278,12 +320,14 @@ SETTINGS: tuple[Setting, ...] = (
 
 
 def _parse(setting: Setting, raw: str) -> Any:
+    where = setting.env if setting.secret else f"{setting.flag} / {setting.env}"
     try:
         return setting.parse(raw)
     except ConfigError as exc:
-        raise ConfigError(f"{setting.flag} / {setting.env}: {exc}") from None
+        raise ConfigError(f"{where}: {exc}") from None
     except (TypeError, ValueError):
-        raise ConfigError(f"{setting.flag} / {setting.env}: cannot use {raw!r}") from None
+        shown = "the value" if setting.secret else repr(raw)
+        raise ConfigError(f"{where}: cannot use {shown}") from None
 
 
 def from_env(environ: Mapping[str, str], base: Config | None = None) -> Config:
@@ -293,8 +337,23 @@ def from_env(environ: Mapping[str, str], base: Config | None = None) -> Config:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add one flag per setting; every flag defaults to None (not given)."""
+    """Add one flag per setting; every flag defaults to None (not given). A secret's flag
+    only refuses (RefuseSecret)."""
     for s in SETTINGS:
+        if s.secret:
+            parser.add_argument(s.flag, action=RefuseSecret, instead=s.instead)
+            continue
+        if s.name in URL_SETTINGS:  # a URL's password is a secret too: environment only
+            parser.add_argument(
+                s.flag,
+                dest=s.name,
+                default=None,
+                metavar=s.name.upper(),
+                help=s.help,
+                action=RefusePasswordURL,
+                env=s.env,
+            )
+            continue
         parser.add_argument(s.flag, dest=s.name, default=None, metavar=s.name.upper(), help=s.help)
 
 
@@ -305,7 +364,11 @@ def load(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     add_arguments(parser)
     args = parser.parse_args(argv)
     config = from_env(os.environ if environ is None else environ)
-    given = {s.name: _parse(s, getattr(args, s.name)) for s in SETTINGS if getattr(args, s.name)}
+    given = {
+        s.name: _parse(s, getattr(args, s.name))
+        for s in SETTINGS
+        if not s.secret and getattr(args, s.name)
+    }
     config = dataclasses.replace(config, **given)
     if config.log_level.upper() not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
         raise ConfigError(f"log level {config.log_level!r} is not DEBUG, INFO, WARNING or ERROR")

@@ -7,6 +7,8 @@ current secret signs; every configured one verifies, so cursors outlive a secret
 until the retired secret is removed.
 
 Wire form: base64url(orjson([endpoint, filters digest, *position])) "." base64url(mac).
+Every integer of a position is a signed 64-bit one (a row id, a score), as the databases
+store them: one outside that range is not a cursor this API made, whoever signed it.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from edge.http.errors import ApiError
 
 _MAC_BYTES = 12
 _VERSION = 1
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
 def _b64(data: bytes) -> str:
@@ -104,4 +107,11 @@ def decode(
             "cursor was made for other filters; repeat the filters of the first page",
             param="cursor",
         )
+    if not all(_fits(value) for value in position):
+        raise _not_ours()
     return position
+
+
+def _fits(value: Any) -> bool:
+    """False for an integer no database column holds (SQLite's binding would overflow)."""
+    return not isinstance(value, int) or INT64_MIN <= value <= INT64_MAX

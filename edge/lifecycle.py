@@ -26,6 +26,7 @@ from accounts.store.base import AccountStore, StoreError
 from accounts.store.handle import StoreHandle
 from edge import appkeys
 from edge.auth.authenticator import CachedAuthenticator
+from edge.auth.failures import AuthFailures
 from edge.directory import DirectoryState, add_sighup
 from edge.http.limiter import MemoryLimiter
 from edge.metrics import CountingStore, serve_metrics
@@ -69,13 +70,18 @@ async def store_context(app: web.Application) -> AsyncIterator[None]:
 
 
 async def authenticator_context(app: web.Application) -> AsyncIterator[None]:
-    """The key cache over the store (`appkeys.AUTH_CLOCK` as its clock when set)."""
+    """The key cache over the store, and the count of refused keys per client address
+    (`appkeys.AUTH_CLOCK` as their clock when set)."""
     config = app[appkeys.CONFIG]
+    clock = app.get(appkeys.AUTH_CLOCK, time.monotonic)
     app[appkeys.AUTHENTICATOR] = CachedAuthenticator(
         app[appkeys.STORE],
         ttl=config.key_cache_seconds,
         stale=config.key_stale_seconds,
-        clock=app.get(appkeys.AUTH_CLOCK, time.monotonic),
+        clock=clock,
+    )
+    app[appkeys.AUTH_FAILURES] = AuthFailures(
+        *config.auth_failure_limit, config.trusted_proxies, clock=clock
     )
     yield
 

@@ -23,7 +23,7 @@ from functools import partial
 from pathlib import Path
 from typing import cast
 
-from accounts.keyring import SecretError, keyring_from_env
+from accounts.keyring import RefusePasswordURL, RefuseSecret, SecretError, keyring_from_env
 from accounts.statusmap import load_status_map
 from accounts.store import AccountStore, StoreError, open_store, reached_over_network
 from accounts.store.handle import StoreHandle
@@ -48,6 +48,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
     parser.add_argument(
         "--database",
+        action=RefusePasswordURL,  # a URL with a password: in EDGE_DATABASE only
+        env="EDGE_DATABASE",
         default=os.environ.get("EDGE_DATABASE") or "var/edge.sqlite3",
         help="the account store: a SQLite path or a postgresql:// URL (EDGE_DATABASE)",
     )
@@ -55,6 +57,11 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         "--secret-file",
         type=Path,
         help="the edge's secret file (EDGE_SECRET_FILE); EDGE_SECRET_KEY takes precedence",
+    )
+    parser.add_argument(  # never on argv: `ps` and shell history would show it
+        "--secret-key",
+        action=RefuseSecret,
+        instead="set EDGE_SECRET_KEY, or name the edge's secret file with --secret-file",
     )
     parser.add_argument("--status-map", type=Path, metavar="FILE")
     parser.add_argument(

@@ -46,6 +46,8 @@ def test_rate_limits_parse_as_requests_per_window():
         ({"EDGE_PUBLIC_URL": "https://api.example.com/v1"}, "no path"),
         ({"EDGE_PUBLIC_URL": "https://user@api.example.com"}, "no path"),
         ({"EDGE_PUBLIC_URL": "https://api.example.com?x=1"}, "no path"),
+        ({"EDGE_AUTH_FAILURE_LIMIT": "0/60"}, "--auth-failure-limit / EDGE_AUTH_FAILURE_LIMIT"),
+        ({"EDGE_TRUSTED_PROXIES": "10.0.0.1, proxy"}, "'proxy' is not an IP address or CIDR"),
     ],
 )
 def test_bad_values_name_the_setting(env, message):
@@ -74,13 +76,61 @@ def test_a_short_secret_is_refused(tmp_path):
 
 @pytest.mark.parametrize("given", ["abc", "s3cret-but-only-31-characters-x", " " * 40])
 def test_a_short_secret_key_is_refused_without_being_shown(given):
-    for argv, env in ((["--secret-key", given], {}), ([], {"EDGE_SECRET_KEY": given})):
-        with pytest.raises(
-            ConfigError, match=r"--secret-key / EDGE_SECRET_KEY: .*at least 32"
-        ) as caught:
-            load(argv, env)
-        assert given.strip() not in str(caught.value) or not given.strip()
-    assert load(["--secret-key", "k" * 32], {}).secret_key == "k" * 32
+    with pytest.raises(ConfigError, match=r"^EDGE_SECRET_KEY: .*at least 32") as caught:
+        load([], {"EDGE_SECRET_KEY": given})
+    assert given.strip() not in str(caught.value) or not given.strip()
+    assert load([], {"EDGE_SECRET_KEY": "k" * 32}).secret_key == "k" * 32
+
+
+SECRET_FLAGS = [s for s in SETTINGS if s.secret]
+
+
+def test_the_secret_settings_are_the_secret_key_and_the_retired_ones():
+    assert {s.name for s in SECRET_FLAGS} == {"secret_key", "retired_secret_keys"}
+
+
+@pytest.mark.parametrize("setting", SECRET_FLAGS, ids=lambda s: s.name)
+@pytest.mark.parametrize("form", ["separate", "equals", "bare"])
+def test_a_secret_on_the_command_line_is_refused_naming_the_alternatives(setting, form, capsys):
+    given = "k" * 40
+    argv = {
+        "separate": [setting.flag, given],
+        "equals": [f"{setting.flag}={given}"],
+        "bare": [setting.flag],
+    }[form]
+    with pytest.raises(SystemExit) as exit_:
+        load(argv, {})
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert given not in err
+    assert f"{setting.flag} takes no value on the command line" in err
+    assert setting.env in err and "--secret-file" in err
+
+
+@pytest.mark.parametrize(
+    ("flag", "url"),
+    [
+        ("--database", "postgresql://affdir:pw-on-argv@db.internal/affdir"),
+        ("--database", "postgresql://affdir@db.internal/affdir?password=pw-on-argv"),
+        ("--redis-url", "redis://:pw-on-argv@cache.internal:6379/0"),
+    ],
+)
+def test_a_url_with_a_password_on_the_command_line_is_refused(flag, url, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        load([flag, url], {})
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "pw-on-argv" not in err
+    assert f"{flag}: a password in the URL shows in `ps`" in err
+    assert ("PGPASSWORD" in err) is (flag == "--database")
+    env = "EDGE_DATABASE" if flag == "--database" else "EDGE_REDIS_URL"
+    assert env in err
+    assert getattr(load([], {env: url}), flag[2:].replace("-", "_")) == url  # env: fine
+
+
+def test_a_url_without_a_password_is_taken_from_the_command_line():
+    config = load(["--database", "postgresql://affdir@db/affdir", "--redis-url", "redis://r"], {})
+    assert (config.database, config.redis_url) == ("postgresql://affdir@db/affdir", "redis://r")
 
 
 def test_the_secret_file_is_made_once_and_private(tmp_path):
@@ -103,29 +153,37 @@ def test_every_setting_is_documented(setting):
         (["--database", "mysql://x"], 1, "edge: cannot start: unknown database URL scheme"),
         (["--database", "{tmp}/not-a-db.sqlite3"], 1, "file is not a database"),
         (["--redis-url", "notredis"], 2, "edge: --redis-url / EDGE_REDIS_URL:"),
-        (["--secret-file", "{tmp}/short", "--secret-key", ""], 2, "at least 32 characters"),
-        (
-            ["--secret-file", "/proc/nope/secret", "--secret-key", ""],
-            1,
-            "edge: cannot start: [Errno 2]",
-        ),
+        (["--secret-file", "{tmp}/short"], 2, "at least 32 characters"),
+        (["--secret-file", "/proc/nope/secret"], 1, "edge: cannot start: [Errno 2]"),
     ],
 )
 def test_a_setting_found_unusable_at_start_is_one_line_not_a_traceback(
     tmp_path, args, status, message
 ):
+    import os
     import subprocess
     import sys
 
     (tmp_path / "not-a-db.sqlite3").write_text("not a database")
     (tmp_path / "short").write_text("short")
     argv = [sys.executable, "-m", "edge", "--port", "0", "--dist", str(tmp_path / "dist")]
-    argv += ["--database", str(tmp_path / "edge.sqlite3"), "--secret-key", "k" * 40]
+    argv += ["--database", str(tmp_path / "edge.sqlite3")]
     argv += [a.format(tmp=tmp_path) for a in args]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    # EDGE_SECRET_KEY set, except where the case is about the secret file.
+    env = {**os.environ, "EDGE_SECRET_KEY": "" if "--secret-file" in args else "k" * 40}
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env)
     assert done.returncode == status, done.stderr
     assert message in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_trusted_proxies_and_the_failure_limit_parse():
+    config = load(
+        ["--trusted-proxies", "127.0.0.1, 10.0.0.0/8", "--auth-failure-limit", "5/10"], {}
+    )
+    assert [str(n) for n in config.trusted_proxies] == ["127.0.0.1/32", "10.0.0.0/8"]
+    assert config.auth_failure_limit == (5, 10)
+    assert load([], {}).trusted_proxies == ()
 
 
 def test_several_workers_with_redis_are_fine():

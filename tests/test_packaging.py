@@ -64,7 +64,8 @@ def _serve_and_read(bin_dir: Path, dist: Path, workdir: Path, env: dict[str, str
     """Seed the demo account with the installed admin, serve `dist` with the installed edge,
     and read the directory, a programme and the account through HTTP."""
     database = str(workdir / "accounts.sqlite")
-    settings = ["--database", database, "--secret-key", SECRET]
+    settings = ["--database", database]
+    env = {**env, "EDGE_SECRET_KEY": SECRET}
     seeded = subprocess.run(
         [str(bin_dir / "affdir-admin"), *settings, "--json", "demo"],
         cwd=workdir, env=env, capture_output=True, text=True, check=True, timeout=120,

@@ -43,6 +43,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+from accounts.privatefiles import touch_private
 from accounts.store.base import (
     Conflict,
     StoreError,
@@ -412,7 +413,8 @@ class SqliteStore(SqlStore):
     def _open_worker(self, worker: _Worker, *, read_only: bool, migrate_first: bool) -> None:
         """Runs in the worker's thread."""
         if migrate_first:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # Owner-only, and so are the -wal and -shm files SQLite makes beside it.
+            touch_private(self.path)
             conn = self._connect(read_only=False)
             try:
                 self._enable_wal(conn)

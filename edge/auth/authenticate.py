@@ -9,6 +9,8 @@ from contract.endpoints import ENDPOINTS, ME
 from edge import appkeys
 from edge.auth.principal import NOT_CACHED, Authenticator, NotCached, Principal
 from edge.http.errors import ApiError, unavailable
+from edge.http.limiter import RateState
+from edge.http.ratelimit import rate_headers
 
 # Principal and the Authenticator protocol live in edge.auth.principal (a leaf, which
 # edge.appkeys imports); they are named here too, where the auth step is.
@@ -20,6 +22,7 @@ __all__ = [
     "authenticate",
     "bearer_token",
     "requires_key",
+    "too_many_failures",
     "unverifiable",
 ]
 
@@ -42,6 +45,18 @@ def unverifiable(request: web.Request) -> ApiError:
         "invalid_api_key",
         "the API key cannot be verified right now (account store unavailable); retry later",
         headers={"Retry-After": str(retry_after)},
+    )
+
+
+def too_many_failures(state: RateState) -> ApiError:
+    """429 for a client address past its limit of refused keys, with the rate limit headers
+    of that limit and Retry-After (edge.auth.failures)."""
+    wait = state.retry_after_seconds
+    return ApiError(
+        "rate_limited",
+        f"too many requests with an unknown, revoked or malformed API key from this address "
+        f"({state.limit} per {state.window_seconds} s); retry in {wait} s",
+        headers={**rate_headers(state), "Retry-After": str(wait)},
     )
 
 
@@ -93,12 +108,23 @@ async def authenticate(
         app = request.app
     authenticator = app[appkeys.AUTHENTICATOR]
     principal = authenticator.cached(token)
+    failures = app[appkeys.AUTH_FAILURES]
+    address: str | None = None  # the client's, found only when a key is not known
     if isinstance(principal, NotCached):
+        # A lookup is what a flood of made-up keys costs: none for an address over its
+        # limit of refused keys (edge.auth.failures).
+        address = failures.key_of(request)
+        denied = failures.blocked(address)
+        if denied is not None:
+            raise too_many_failures(denied)
         try:
             principal = await authenticator.authenticate(token)
         except StoreUnavailable:
             raise unverifiable(request) from None
     if principal is None:
+        counted = failures.failed(address or failures.key_of(request))
+        if not counted.allowed:
+            raise too_many_failures(counted)
         raise ApiError("invalid_api_key", "the API key is unknown or revoked")
     if principal.suspended and request.path != ME.path:
         # 403 is listed for /v1/me only: there a suspended account learns why (see

@@ -21,6 +21,7 @@ from contract.vocabulary import ERROR_CODES
 from edge import appkeys
 from edge.http.cors import ALLOWED_METHODS
 from edge.http.requestid import REQUEST_ID_HEADER, new_request_id
+from edge.http.security import SECURITY_HEADERS
 
 log = logging.getLogger("edge")
 
@@ -155,5 +156,7 @@ def protocol_error_response(status: int) -> web.Response:
     rid = new_request_id()
     response = error_response(error, rid)
     response.headers[REQUEST_ID_HEADER] = rid
+    # Made outside the application: its on_response_prepare signal does not run.
+    response.headers.update(SECURITY_HEADERS)
     response.force_close()
     return response

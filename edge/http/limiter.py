@@ -145,6 +145,15 @@ class MemoryLimiter:
                 self._evict(now)
         return state
 
+    def peek_denied(self, key: str, limit: int, window: int) -> RateState | None:
+        """The refusal `hit_now` would give `key` now, else None; counts nothing and
+        leaves the order of eviction as it is."""
+        tat = self._tats.get(key)
+        if tat is None:
+            return None
+        _, state = gcra(tat, self._clock(), limit, window)
+        return None if state.allowed else state
+
     async def refund(self, key: str, limit: int, window: int) -> RateState:
         return self.refund_now(key, limit, window)
 

@@ -583,37 +583,112 @@ def test_an_import_for_a_network_not_connected_is_refused(env, tmp_path, databas
     assert run_cli(env, *import_args(uid, export)).returncode == 0
 
 
-def test_a_whole_key_revokes_itself_and_is_never_printed(env):
+def new_key(env: dict[str, str], uid: str, label: str = "k") -> dict[str, str]:
+    created = run_cli(env, "key", "create", "--account", uid, "--label", label, "--json")
+    return json.loads(created.stdout)
+
+
+def test_a_key_is_revoked_by_its_id_or_its_prefix(env):
     uid = new_publisher(env)
-    created = run_cli(env, "key", "create", "--account", uid, "--label", "leaked", "--json")
-    key = json.loads(created.stdout)["key"]
-    revoked = run_cli(env, "key", "revoke", key)
+    by_id, by_prefix = new_key(env, uid), new_key(env, uid)
+    for given in (by_id["id"], by_prefix["prefix"]):
+        done = run_cli(env, "key", "revoke", given)
+        assert done.returncode == 0, done.stderr
+        assert "revoked at" in done.stdout.decode()
+    listed = json.loads(run_cli(env, "key", "list", "--account", uid, "--json").stdout)
+    states = {k["id"]: k["state"] for k in listed["keys"]}
+    assert states == {by_id["id"]: "revoked", by_prefix["id"]: "revoked"}
+
+
+@pytest.mark.parametrize(
+    "shape",
+    ["{key}", "Bearer {key}", " {key}\n", "{bare}", "{key},{other}"],
+    ids=["whole", "bearer", "spaces", "no-marker", "two"],
+)
+def test_a_whole_key_on_the_command_line_is_refused_and_never_echoed(env, shape):
+    uid = new_publisher(env)
+    key = new_key(env, uid)["key"]
+    given = shape.format(key=key, bare=key.removeprefix("afk_"), other=apikeys.generate_key().key)
+    done = run_cli(env, "key", "revoke", given)
+    assert done.returncode == 1
+    err = done.stderr.decode()
+    assert "a whole key is refused on the command line" in err
+    assert "`key revoke -`" in err and "id or prefix" in err
+    assert key[: apikeys.PREFIX_LENGTH] not in err + done.stdout.decode()
+    # Still active: nothing was looked up or revoked.
+    listed = json.loads(run_cli(env, "key", "list", "--account", uid, "--json").stdout)
+    assert [k["state"] for k in listed["keys"]] == ["active"]
+
+
+def test_a_whole_key_from_stdin_revokes_itself_and_is_never_printed(env):
+    uid = new_publisher(env)
+    key = new_key(env, uid, "leaked")["key"]
+    revoked = run_cli(env, "key", "revoke", "-", stdin=f"Bearer {key}\n".encode())
     assert revoked.returncode == 0, revoked.stderr
     assert key not in (revoked.stdout + revoked.stderr).decode()
     assert "revoked at" in revoked.stdout.decode()
-    # Again (as pasted from a header, or with spaces), and an unknown key: refused by
-    # prefix, the key itself never shown.
-    for attempt in (key, f"Bearer {key}", f" {key}\n", apikeys.generate_key().key):
-        again = run_cli(env, "key", "revoke", attempt)
+    # Again, and an unknown key: refused by prefix, the key itself never shown.
+    for attempt in (key, apikeys.generate_key().key):
+        again = run_cli(env, "key", "revoke", "-", stdin=attempt.encode())
         assert again.returncode == 1
         err = again.stderr.decode()
-        whole = attempt.split()[-1]
-        assert whole not in err and f"no active key is {whole[:12]}..." in err
+        assert attempt not in err and f"no active key is {attempt[:12]}..." in err
     # Longer than a prefix, not a key: not echoed past what a prefix shows.
     for partial in (key[:-3], key.removeprefix("afk_")[:-3]):
-        done = run_cli(env, "key", "revoke", partial)
-        assert done.returncode == 1 and "is not a key id (key_...)" in done.stderr.decode()
-        assert key[12:16] not in done.stderr.decode()  # past the prefix: the secret part
-    two = run_cli(env, "key", "revoke", f"{key},{apikeys.generate_key().key}")
+        for done in (
+            run_cli(env, "key", "revoke", partial),
+            run_cli(env, "key", "revoke", "-", stdin=partial.encode()),
+        ):
+            assert done.returncode == 1 and "is not a key id (key_...)" in done.stderr.decode()
+            assert key[12:16] not in done.stderr.decode()  # past the prefix: the secret part
+    two = run_cli(env, "key", "revoke", "-", stdin=f"{key},{apikeys.generate_key().key}".encode())
     assert two.returncode == 1 and "give one key to revoke, not several" in two.stderr.decode()
-    # A key without its marker, or pasted twice, is one whole key.
-    fresh = json.loads(
-        run_cli(env, "key", "create", "--account", uid, "--label", "x", "--json").stdout
-    )["key"]
-    bare = run_cli(env, "key", "revoke", fresh.removeprefix("afk_"))
-    assert bare.returncode == 0 and fresh not in bare.stdout.decode() + bare.stderr.decode()
-    again = run_cli(env, "key", "revoke", f"Bearer {fresh} (key={fresh})")
-    assert again.returncode == 1 and "no active key is" in again.stderr.decode()
+    big = run_cli(env, "key", "revoke", "-", stdin=b"x" * 5000)
+    assert big.returncode == 1 and "more than 4096 bytes" in big.stderr.decode()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--secret-key", SECRET, "account", "show", "acc_x"],
+        ["account", "show", "acc_x", "--secret-key=" + SECRET],
+        ["--secret-key", "account", "show", "acc_x"],
+    ],
+    ids=["before", "after-with-equals", "bare"],
+)
+def test_a_secret_on_the_admin_command_line_is_refused(env, argv):
+    done = run_cli(env, *argv)
+    assert done.returncode == 2
+    err = done.stderr.decode()
+    assert SECRET not in err
+    assert "--secret-key takes no value on the command line" in err
+    for alternative in ("EDGE_SECRET_KEY", "--secret-file", "--secret-stdin"):
+        assert alternative in err
+
+
+def test_a_database_url_with_a_password_on_the_command_line_is_refused(env):
+    done = run_cli(env, "account", "show", "acc_x", "--database", "postgresql://u:pw-x@h/db")
+    assert done.returncode == 2
+    err = done.stderr.decode()
+    assert "pw-x" not in err and "--database: a password in the URL shows in `ps`" in err
+    assert "EDGE_DATABASE" in err and "PGPASSWORD" in err
+
+
+def test_the_secret_can_come_from_stdin(env):
+    uid = new_publisher(env, "awin")
+    stdin_env = {**env, "EDGE_SECRET_KEY": ""}
+    done = run_cli(
+        stdin_env, "--secret-stdin", "demo", "--commissions", "5", stdin=f"{SECRET}\n".encode()
+    )
+    assert done.returncode == 0, done.stderr
+    short = run_cli(stdin_env, "--secret-stdin", "demo", stdin=b"short\n")
+    assert short.returncode == 1
+    assert "--secret-stdin: the secret must be at least 32 characters" in short.stderr.decode()
+    both = run_cli(
+        stdin_env, "--secret-stdin", "network", "connect", "--account", uid, "--network", "cj",
+        "--currency", "USD", "--credentials-file", "-", stdin=credentials_for("cj"),
+    )  # fmt: skip
+    assert both.returncode == 1 and "both want standard input" in both.stderr.decode()
 
 
 @pytest.mark.sqlite_only

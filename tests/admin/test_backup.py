@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 import sqlite3
 import sys
 from pathlib import Path
@@ -42,10 +43,10 @@ async def answers(client: TestClient, key: str) -> list[bytes]:
     return pages
 
 
-async def run(*argv: str) -> tuple[int, str]:
+async def run(*argv: str, env: dict[str, str] | None = None) -> tuple[int, str]:
     """Run a command to its end; its exit status and standard error."""
     process = await asyncio.create_subprocess_exec(
-        *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env
     )
     _, err = await process.communicate()
     assert process.returncode is not None
@@ -55,7 +56,13 @@ async def run(*argv: str) -> tuple[int, str]:
 async def admin(config: Config, *args: str) -> tuple[int, str]:
     """The admin CLI, as an operator runs it."""
     return await run(
-        sys.executable, "-m", "admin", "--database", config.database, "--secret-key", SECRET, *args
+        sys.executable,
+        "-m",
+        "admin",
+        "--database",
+        config.database,
+        *args,
+        env={**os.environ, "EDGE_SECRET_KEY": SECRET},
     )
 
 
@@ -160,9 +167,7 @@ async def test_backup_and_restore_refuse_what_would_lose_data(
 
 
 def test_backup_points_postgresql_users_to_pg_dump(capsys: pytest.CaptureFixture[str]) -> None:
-    code = admin_main(
-        ["--database", "postgresql://u@127.0.0.1:1/x", "--secret-key", SECRET, "backup", "f"]
-    )
+    code = admin_main(["--database", "postgresql://u@127.0.0.1:1/x", "backup", "f"])
     assert code == 1
     assert "pg_dump -Fc and pg_restore" in capsys.readouterr().err
 

@@ -110,8 +110,6 @@ def start_edge(
                 "127.0.0.1",
                 "--port",
                 str(port),
-                "--secret-key",
-                SECRET,
                 "--access-log",
                 "false",
                 *args,
@@ -120,7 +118,7 @@ def start_edge(
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            env={**os.environ, "PYTHONPATH": str(ROOT), "EDGE_SECRET_KEY": SECRET},
         )
     return EdgeProcess(process, port, log)
 

@@ -146,6 +146,19 @@ def test_python_m_sync_stops_cleanly_on_sigterm(tmp_path, transcript):
         ({"EDGE_SECRET_KEY": "short"}, (), "EDGE_SECRET_KEY must be at least 32"),
         ({}, ("--base-url", "nowhere=http://x"), "--base-url expects NETWORK=URL"),
         ({}, ("--concurrency", "0"), "--concurrency and --backfill-days must be at least 1"),
+        # A secret on argv shows in ps and shell history: refused, never echoed.
+        (
+            {},
+            ("--secret-key", "argv-secret-" + "a" * 32),
+            "--secret-key takes no value on the command line, where `ps` and shell history "
+            "show it: set EDGE_SECRET_KEY, or name the edge's secret file with --secret-file",
+        ),
+        ({}, ("--secret-key=argv-secret-" + "a" * 32,), "--secret-key takes no value"),
+        (
+            {},
+            ("--database", "postgresql://u:argv-secret-x@127.0.0.1:1/db"),
+            "--database: a password in the URL shows in `ps`",
+        ),
     ],
 )
 def test_python_m_sync_refuses_a_bad_setting_in_one_line(tmp_path, transcript, env, args, message):
@@ -166,3 +179,4 @@ def test_python_m_sync_refuses_a_bad_setting_in_one_line(tmp_path, transcript, e
     transcript += [out.stdout, out.stderr]
     assert out.returncode == 2, out.stderr
     assert message in out.stderr and "Traceback" not in out.stderr, out.stderr
+    assert "argv-secret-" not in out.stderr

@@ -79,6 +79,10 @@ def forged(secret: bytes, endpoint: str, filters: dict, position: list) -> str:
         ("other secret", "not one this API issued"),
         ("bad position", "not one this API issued"),
         ("bool position", "not one this API issued"),
+        # Signed with the right secret (a leaked one, a bug): still a 400, never the
+        # OverflowError of the SQLite binding as a 500.
+        ("row id 2**63", "not one this API issued"),
+        ("row id 2**64-1", "not one this API issued"),
     ],
 )
 async def test_foreign_and_forged_cursors(edge_client, seeded, account_config, case, message):
@@ -94,6 +98,10 @@ async def test_foreign_and_forged_cursors(edge_client, seeded, account_config, c
         "other secret": forged(b"z" * 40, "commissions", filters, ["2026-01-01T00:00:00Z", 5]),
         "bad position": forged(secret, "commissions", filters, ["yesterday", 5]),
         "bool position": forged(secret, "commissions", filters, ["2026-01-01T00:00:00Z", True]),
+        "row id 2**63": forged(secret, "commissions", filters, ["2026-01-01T00:00:00Z", 2**63]),
+        "row id 2**64-1": forged(
+            secret, "commissions", filters, ["2026-01-01T00:00:00Z", 2**64 - 1]
+        ),
     }[case]
     client = await edge_client()
     resp = await client.get(
@@ -106,6 +114,26 @@ async def test_foreign_and_forged_cursors(edge_client, seeded, account_config, c
         "/v1/commissions", params={"network": "awin", "cursor": good}, headers=seeded.auth
     )
     assert ok.status == 200
+
+
+@pytest.mark.parametrize(
+    ("value", "ours"),
+    [
+        (cursor.INT64_MAX, True),
+        (cursor.INT64_MIN, True),
+        (cursor.INT64_MAX + 1, False),
+        (2**64 - 1, False),
+    ],
+)
+def test_a_cursor_holds_signed_64_bit_integers_only(value, ours):
+    secret, filters = b"s" * 40, {"network": None}
+    token = cursor.encode(secret, "commissions", filters, ["2026-01-01T00:00:00Z", value])
+    if ours:
+        assert cursor.decode(secret, token, "commissions", filters)[1] == value
+        return
+    with pytest.raises(cursor.ApiError) as refused:
+        cursor.decode(secret, token, "commissions", filters)
+    assert (refused.value.status, refused.value.code) == (400, "invalid_cursor")
 
 
 def auth_cases(key: str) -> list[tuple[dict[str, str], str | None]]:

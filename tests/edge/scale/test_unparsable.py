@@ -39,6 +39,8 @@ async def test_an_unparsable_request_gets_the_api_error_and_no_echo(edge, reques
     assert status_line.endswith(" 400 Bad Request")
     assert headers["content-type"].startswith("application/json")
     assert headers["cache-control"] == "no-store"
+    # Answered by the connection, outside the app: still the app's headers, no version.
+    assert (headers["server"], headers["x-content-type-options"]) == ("affdir", "nosniff")
     assert body["code"] == "invalid_parameter" and body["status"] == 400
     assert body["param"] is None and "not valid HTTP/1.1" in body["message"]
     assert body["requestId"] == headers["x-request-id"]
