@@ -32,7 +32,6 @@ ARG REVISION=unknown
 LABEL org.opencontainers.image.title="affdir" \
       org.opencontainers.image.description="Affiliate programme directory and commission reporting API: the edge, the build, the sync worker and the admin CLI" \
       org.opencontainers.image.licenses="MIT" \
-      org.opencontainers.image.documentation="docs/deploy.md" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.base.name="docker.io/library/python:3.11.15-slim-bookworm"
