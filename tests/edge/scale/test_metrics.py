@@ -3,15 +3,17 @@ made, on the metrics port only."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import random
 import socket
+import time
 from pathlib import Path
 
 import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-from support.edgeprocess import bearer, start_edge, wait_healthy
+from support.edgeprocess import EDGE_START_TIMEOUT, bearer, start_edge, wait_healthy
 
 from accounts import apikeys
 from accounts.store import open_store
@@ -71,6 +73,23 @@ async def scrape(session: aiohttp.ClientSession, port: int) -> dict:
         assert resp.status == 200
         assert resp.headers["Content-Type"].startswith("text/plain; version=")
         return samples(await resp.text())
+
+
+async def wait_scrapable(ports: list[int], within: float = EDGE_START_TIMEOUT) -> None:
+    """Until every port answers GET /metrics: each worker starts on its own time, and the
+    edge's /healthz answers as soon as the first one serves."""
+    deadline = time.monotonic() + within
+    async with aiohttp.ClientSession() as session:
+        for port in ports:
+            while True:
+                try:
+                    async with session.get(f"http://127.0.0.1:{port}/metrics") as resp:
+                        if resp.status == 200:
+                            break
+                except aiohttp.ClientConnectionError:
+                    pass
+                assert time.monotonic() < deadline, f"nothing serves metrics on port {port}"
+                await asyncio.sleep(0.05)
 
 
 async def seed(database: str) -> str:
@@ -140,6 +159,7 @@ async def test_each_worker_serves_its_own_metrics_on_the_next_port(tmp_path, edg
     edge = start_edge(tmp_path, [*args, "--metrics-port", str(metrics_port)])
     edges.append(edge)
     await wait_healthy(edge)
+    await wait_scrapable([metrics_port, metrics_port + 1])  # both workers up
     requests = 10
     connector = aiohttp.TCPConnector(force_close=True)  # spread over the workers
     async with aiohttp.ClientSession(connector=connector) as session:
