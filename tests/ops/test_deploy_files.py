@@ -430,6 +430,27 @@ def test_nginx_re_resolves_the_edges() -> None:
     assert tuple(int(v or 0) for v in version.groups()) >= (1, 27, 3), image
 
 
+def test_nginx_accepts_the_configuration(tmp_path: Path) -> None:
+    nginx = tool("nginx")
+    version = run_tool([nginx, "-v"]).stderr
+    found = re.search(r"nginx/(\d+)\.(\d+)\.(\d+)", version)
+    assert found, version
+    text = NGINX.read_text(encoding="utf-8")
+    if tuple(map(int, found.groups())) < (1, 27, 3):
+        # An older nginx (Debian 12 has 1.22) knows no `resolve` and looks the name up while
+        # it reads the file: the rest of the file is checked with the edges on loopback.
+        text = text.replace("server edge:8080 resolve;", "server 127.0.0.1:8080;")
+    if not Path("/etc/nginx/mime.types").is_file():  # another layout than Debian's and the image's
+        (tmp_path / "mime.types").write_text("types { }\n", encoding="utf-8")
+        text = text.replace("/etc/nginx/mime.types", str(tmp_path / "mime.types"))
+    config = tmp_path / "nginx.conf"
+    config.write_text(text, encoding="utf-8")
+    done = run_tool(
+        [nginx, "-t", "-q", "-e", "/dev/stderr", "-p", str(tmp_path), "-c", str(config)]
+    )
+    assert done.returncode == 0, done.stderr
+
+
 def test_nginx_never_serves_the_api_files_of_the_build() -> None:
     locations = _locations(nginx_config(NGINX))
     for blocked in ("= /manifest.json", "^~ /api/", "~ /\\."):
