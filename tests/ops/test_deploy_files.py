@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import sys
 import tomllib
 from pathlib import Path
 
@@ -499,6 +500,20 @@ def test_the_edge_unit_signals_the_supervisor_only() -> None:
     assert service["KillMode"] == "mixed"
     assert exec_argv(service["ExecReload"])[-2:] == ["-HUP", "$MAINPID"]
     assert service["EnvironmentFile"].startswith("/etc/")  # the secret stays out of the unit
+
+
+def test_systemd_accepts_the_units(tmp_path: Path) -> None:
+    analyze = tool("systemd-analyze")
+    # The units run the console scripts of a virtualenv at /opt/affdir: here, this one's.
+    here = f"{Path(sys.executable).parent}/"
+    for unit in UNITS.iterdir():
+        text = unit.read_text(encoding="utf-8").replace("/opt/affdir/bin/", here)
+        (tmp_path / unit.name).write_text(text, encoding="utf-8")
+    units = sorted(str(u) for u in tmp_path.iterdir())
+    done = run_tool([analyze, "verify", "--man=no", *units])
+    # A unit's problems are printed with its path (specifiers, keys, missing programs).
+    problems = [line for line in done.stderr.splitlines() if str(tmp_path) in line]
+    assert done.returncode == 0 and problems == [], done.stderr
 
 
 def test_the_build_timer_starts_the_build_unit() -> None:
