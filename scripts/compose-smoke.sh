@@ -118,6 +118,15 @@ print(int(sum(
 
 say "building the image ${project}:latest (version ${version}, revision ${revision})"
 compose build
+image_field() { docker image inspect --format "$1" "${project}:latest"; }
+if [ "$(image_field '{{.Config.User}}')" != 10001:10001 ] \
+  || [ "$(image_field '{{index .Config.Labels "org.opencontainers.image.revision"}}')" != "$revision" ] \
+  || [ "$(image_field '{{index .Config.Labels "org.opencontainers.image.version"}}')" != "$version" ] \
+  || [ -z "$(image_field '{{if .Config.Healthcheck}}{{.Config.Healthcheck.Test}}{{end}}')" ]; then
+  say "the image lacks its user 10001:10001, its labels or its health check"
+  image_field '{{json .Config}}'
+  exit 1
+fi
 say "starting the service"
 compose up --detach
 for service in postgres redis sync nginx; do wait_healthy "$service" 1; done
