@@ -98,6 +98,26 @@ def flags(argv: list[str]) -> list[str]:
     return [arg.split("=", 1)[0] for arg in argv if arg.startswith("--") and len(arg) > 2]
 
 
+# --- linters that come as binaries -------------------------------------------------------------
+
+
+def tool(name: str) -> str:
+    """The path of the linter `name` (hadolint, shellcheck, actionlint): the venv's own bin
+    first (the test extras install hadolint and shellcheck there), then PATH; skips the test
+    when it is not installed on this machine."""
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    found = shutil.which(name, path=path)
+    if found is None:
+        pytest.skip(f"{name} is not installed here")
+    return found
+
+
+def run_tool(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        argv, capture_output=True, text=True, timeout=120, cwd=ROOT, stdin=subprocess.DEVNULL
+    )
+
+
 # --- YAML as GitHub Actions and Compose read it ---------------------------------------------
 
 

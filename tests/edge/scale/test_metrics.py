@@ -3,13 +3,17 @@ made, on the metrics port only."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import random
+import socket
+import time
+from pathlib import Path
 
 import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-from support.edgeprocess import bearer, start_edge, wait_healthy
-from support.redisserver import free_port
+from support.edgeprocess import EDGE_START_TIMEOUT, bearer, start_edge, wait_healthy
 
 from accounts import apikeys
 from accounts.store import open_store
@@ -19,6 +23,37 @@ from edge.app import create_app
 from edge.config import ConfigError, load
 
 LIMIT = 3
+# Where the metrics ports are chosen from: below the kernel's ephemeral range, which every
+# `bind(port 0)` and outgoing connection on the machine draws from. A port chosen there
+# cannot be handed to another process between the test choosing it and the edge binding it.
+PORT_FLOOR = 20000
+EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def free_ports(count: int) -> int:
+    """The first of `count` consecutive free TCP ports outside the ephemeral range.
+
+    The edge serves worker N's metrics on --metrics-port + N, so the test needs a run of
+    ports, not one: a single free port from the kernel says nothing of the next one, which
+    any other process may hold or be handed at any moment. Ports outside the ephemeral range
+    are never handed out by the kernel; only a process that names one binds it, and the
+    random start keeps concurrent runs of these tests apart."""
+    low = int(EPHEMERAL_RANGE.read_text().split()[0]) if EPHEMERAL_RANGE.exists() else 32768
+    rng = random.SystemRandom()
+    for _ in range(200):
+        first = rng.randrange(PORT_FLOOR, max(PORT_FLOOR + 1, low - count))
+        if all(_bindable(first + i) for i in range(count)):
+            return first
+    raise AssertionError(f"no {count} consecutive free ports in {PORT_FLOOR}..{low}")
 
 
 def samples(text: str) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
@@ -41,6 +76,23 @@ async def scrape(session: aiohttp.ClientSession, port: int) -> dict:
         return samples(await resp.text())
 
 
+async def wait_scrapable(ports: list[int], within: float = EDGE_START_TIMEOUT) -> None:
+    """Until every port answers GET /metrics: each worker starts on its own time, and the
+    edge's /healthz answers as soon as the first one serves."""
+    deadline = time.monotonic() + within
+    async with aiohttp.ClientSession() as session:
+        for port in ports:
+            while True:
+                try:
+                    async with session.get(f"http://127.0.0.1:{port}/metrics") as resp:
+                        if resp.status == 200:
+                            break
+                except aiohttp.ClientConnectionError:
+                    pass
+                assert time.monotonic() < deadline, f"nothing serves metrics on port {port}"
+                await asyncio.sleep(0.05)
+
+
 async def seed(database: str) -> str:
     """An account with one key and two connected networks, one of them synced."""
     store = await open_store(database, writable=True, readers=1)
@@ -59,7 +111,7 @@ async def seed(database: str) -> str:
 async def test_metrics_count_the_traffic_on_their_own_port(tmp_path, edges, built_dist):
     database = str(tmp_path / "edge.sqlite3")
     key = await seed(database)
-    metrics_port = free_port()
+    metrics_port = free_ports(1)
     args = ["--dist", str(built_dist), "--database", database]
     args += ["--rate-limit-free", f"{LIMIT}/60", "--metrics-port", str(metrics_port)]
     edge = start_edge(tmp_path, args)
@@ -104,11 +156,12 @@ async def test_metrics_count_the_traffic_on_their_own_port(tmp_path, edges, buil
 async def test_each_worker_serves_its_own_metrics_on_the_next_port(tmp_path, edges, redis_url):
     database = str(tmp_path / "edge.sqlite3")
     key = await seed(database)
-    metrics_port = free_port()
+    metrics_port = free_ports(2)
     args = ["--database", database, "--workers", "2", "--redis-url", redis_url]
     edge = start_edge(tmp_path, [*args, "--metrics-port", str(metrics_port)])
     edges.append(edge)
     await wait_healthy(edge)
+    await wait_scrapable([metrics_port, metrics_port + 1])  # both workers up
     requests = 10
     connector = aiohttp.TCPConnector(force_close=True)  # spread over the workers
     async with aiohttp.ClientSession(connector=connector) as session:
