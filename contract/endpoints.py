@@ -36,6 +36,9 @@ class Endpoint:
     resource: str  # resource name of `data` (a list for list endpoints)
     is_list: bool = False
     public: bool = False  # True: no key needed (only the OpenAPI document)
+    # True: a request without an Authorization header is answered as the public, under the
+    # anonymous plan's per-address limit; one with the header is authenticated as always.
+    anonymous: bool = False
 
 
 LIMIT = Param(
@@ -82,6 +85,7 @@ PROGRAMS = Endpoint(
     statuses=(400, 401, 429, 503),
     resource="Program",
     is_list=True,
+    anonymous=True,
 )
 
 PROGRAM = Endpoint(
@@ -91,6 +95,7 @@ PROGRAM = Endpoint(
     params=(),
     statuses=(401, 404, 429),
     resource="Program",
+    anonymous=True,
 )
 
 ME = Endpoint(

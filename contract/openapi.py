@@ -381,6 +381,14 @@ def _links(endpoint: Endpoint) -> dict[str, Any]:
     return links
 
 
+ANONYMOUS_DESCRIPTION = (
+    "Readable without a key: a request with no `Authorization` header gets the same rows, "
+    "with `Cache-Control: public` so that shared caches (a CDN) may keep them, under a rate "
+    "limit per client address. A request with an `Authorization` header is authenticated: a "
+    "missing, malformed, unknown or revoked key is a 401, never an anonymous answer."
+)
+
+
 def operation(endpoint: Endpoint) -> dict[str, Any]:
     ok: dict[str, Any] = {
         "description": endpoint.summary,
@@ -398,7 +406,7 @@ def operation(endpoint: Endpoint) -> dict[str, Any]:
         }
     for status in endpoint.statuses:
         responses[str(status)] = error_response(endpoint, status)
-    return {
+    described = {
         "operationId": OPERATION_IDS[endpoint.name],
         "tags": [TAGS[endpoint.name]],
         "summary": endpoint.summary,
@@ -406,6 +414,12 @@ def operation(endpoint: Endpoint) -> dict[str, Any]:
         + [query_parameter(p) for p in endpoint.params],
         "responses": responses,
     }
+    if endpoint.anonymous:
+        # Either no credentials (the public rows, cacheable by shared caches, under the
+        # per-address anonymous limit) or a key, checked as everywhere.
+        described["security"] = [{}, {SECURITY_SCHEME: []}]
+        described["description"] = ANONYMOUS_DESCRIPTION
+    return described
 
 
 def openapi_operation() -> dict[str, Any]:

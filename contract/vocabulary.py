@@ -109,8 +109,15 @@ KEY_SCOPES: tuple[str, ...] = ("read",)
 NETWORK_SYNC_STATUSES: tuple[str, ...] = ("never", "ok", "partial", "auth_failed", "error")
 COMMISSION_STATUSES: tuple[str, ...] = ("pending", "approved", "declined", "paid", "unknown")
 
+# Requests without an Authorization header, where an endpoint answers them (the directory):
+# counted per client address under this plan's limit, never an account's plan.
+ANONYMOUS_PLAN = "anonymous"
 # Default rate limits per plan: (requests, window in seconds). Configurable in the edge.
-DEFAULT_RATE_LIMITS: dict[str, tuple[int, int]] = {"free": (60, 60), "pro": (600, 60)}
+DEFAULT_RATE_LIMITS: dict[str, tuple[int, int]] = {
+    "free": (60, 60),
+    "pro": (600, 60),
+    ANONYMOUS_PLAN: (30, 60),
+}
 
 # --- Text ---------------------------------------------------------------------------------
 

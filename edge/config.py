@@ -24,8 +24,8 @@ from accounts.keyring import (
     load_keyring,
 )
 from contract.version import version_line
-from contract.vocabulary import DEFAULT_RATE_LIMITS
-from edge.auth.failures import Network, parse_networks
+from contract.vocabulary import ANONYMOUS_PLAN, DEFAULT_RATE_LIMITS
+from edge.http.clientaddress import Network, parse_networks
 from edge.links import valid_authority
 
 
@@ -167,6 +167,7 @@ class Config:
     retired_secret_keys: tuple[str, ...] = ()
     rate_limit_free: tuple[int, int] = DEFAULT_RATE_LIMITS["free"]
     rate_limit_pro: tuple[int, int] = DEFAULT_RATE_LIMITS["pro"]
+    rate_limit_anonymous: tuple[int, int] = DEFAULT_RATE_LIMITS[ANONYMOUS_PLAN]
     auth_failure_limit: tuple[int, int] = (30, 60)
     trusted_proxies: tuple[Network, ...] = ()
     key_cache_seconds: float = 5.0
@@ -194,7 +195,11 @@ class Config:
     def _rate_limits(self) -> dict[str, tuple[int, int]]:
         # Derived once per Config (immutable): rate_limit runs on every counted request.
         # Not a field, so equality, repr and dataclasses.replace are unchanged.
-        return {"free": self.rate_limit_free, "pro": self.rate_limit_pro}
+        return {
+            "free": self.rate_limit_free,
+            "pro": self.rate_limit_pro,
+            ANONYMOUS_PLAN: self.rate_limit_anonymous,
+        }
 
     def resolved_secret(self, *, create: bool = True) -> bytes:
         """The current secret (see `keyring`)."""
@@ -252,6 +257,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("rate_limit_free", _rate, "Rate limit of free-plan keys, REQUESTS/SECONDS."),
     Setting("rate_limit_pro", _rate, "Rate limit of pro-plan keys, REQUESTS/SECONDS."),
     Setting(
+        "rate_limit_anonymous",
+        _rate,
+        "Rate limit of directory requests without an Authorization header, per client "
+        "address (see --trusted-proxies), REQUESTS/SECONDS.",
+    ),
+    Setting(
         "auth_failure_limit",
         _rate,
         "Requests with a refused key (unknown, revoked, malformed) allowed per client "
@@ -261,7 +272,8 @@ SETTINGS: tuple[Setting, ...] = (
         "trusted_proxies",
         _networks,
         "Reverse proxies (addresses or CIDR blocks, comma-separated) whose X-Forwarded-For "
-        "gives the client address of --auth-failure-limit; unset: the peer address.",
+        "gives the client address of --auth-failure-limit and --rate-limit-anonymous; "
+        "unset: the peer address.",
     ),
     Setting(
         "key_cache_seconds",

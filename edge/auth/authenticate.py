@@ -1,4 +1,5 @@
-"""Authentication: `Authorization: Bearer <key>` on every /v1 path."""
+"""Authentication: `Authorization: Bearer <key>` on every /v1 path; the directory's paths
+also answer a request without that header, as the public (`anonymous`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from aiohttp import web
 from accounts.store.base import StoreUnavailable
 from contract.endpoints import ENDPOINTS, ME
 from edge import appkeys
-from edge.auth.principal import NOT_CACHED, Authenticator, NotCached, Principal
+from edge.auth.principal import NOT_CACHED, Authenticator, NotCached, Principal, anonymous
+from edge.http.clientaddress import client_key
 from edge.http.errors import ApiError, unavailable
 from edge.http.limiter import RateState
 from edge.http.ratelimit import rate_headers
@@ -28,6 +30,8 @@ __all__ = [
 
 
 _STATUSES_BY_ROUTE = {e.path: e.statuses for e in ENDPOINTS}
+# The routes that answer a request without an Authorization header (the public directory).
+_ANONYMOUS_ROUTES = frozenset(e.path for e in ENDPOINTS if e.anonymous)
 
 
 def unverifiable(request: web.Request) -> ApiError:
@@ -100,12 +104,18 @@ async def authenticate(
     if request.method == "OPTIONS" or not requires_key(request):
         return None
     given = request.headers.getall("Authorization", ())
+    if app is None:
+        app = request.app
+    if not given and request.match_info.route.resource.canonical in _ANONYMOUS_ROUTES:  # type: ignore[union-attr]
+        # No header at all: the public. A header, even an empty or a wrong one, is a key
+        # to check: a broken client is told so, never silently served as the public.
+        public = anonymous(client_key(request, app[appkeys.CONFIG].trusted_proxies))
+        request[appkeys.PRINCIPAL] = public
+        return public
     token = bearer_token(given[0] if given else None)
     if len(given) > 1:
         # Which one counts would be a guess (a proxy may have checked the other): none.
         raise ApiError("missing_api_key", "send one Authorization header, not several")
-    if app is None:
-        app = request.app
     authenticator = app[appkeys.AUTHENTICATOR]
     principal = authenticator.cached(token)
     failures = app[appkeys.AUTH_FAILURES]

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from contract.vocabulary import ANONYMOUS_PLAN
+
 
 @dataclass(frozen=True, slots=True)
 class Principal:
@@ -24,6 +26,24 @@ class Principal:
     # The account as read together with the key (accounts.store.AccountView), as fresh as the
     # key's cache entry; /v1/me reads the account from the store instead.
     account: Any = field(default=None, compare=False, repr=False)
+
+    @property
+    def anonymous(self) -> bool:
+        """A request without a key (`anonymous`): the public, counted by its address."""
+        return self.plan == ANONYMOUS_PLAN
+
+
+def anonymous(address_key: str) -> Principal:
+    """The caller of a request without an Authorization header, where an endpoint allows it:
+    no key and no account, rate-limited per client address under the anonymous plan."""
+    return Principal(
+        key_id=f"address:{address_key}",
+        account_uid="",
+        plan=ANONYMOUS_PLAN,
+        prefix="",
+        label="",
+        scopes=(),
+    )
 
 
 class NotCached:

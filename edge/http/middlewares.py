@@ -1,5 +1,7 @@
 """The request steps, as one aiohttp middleware (`edge_middleware`): request id, errors,
-CORS, key (auth), rate limit, outermost first; each is its module's plain function.
+CORS, key (auth), rate limit, outermost first; each is its module's plain function. An
+answer to the public (a directory request without a key) is made cacheable by shared
+caches on the way out (`edge.http.httpcache.for_the_public`).
 
 `edge.app.create_app` installs it, once, as the application's first middleware.
 """
@@ -14,6 +16,7 @@ from edge import appkeys
 from edge.auth.authenticate import authenticate
 from edge.http import cors, ratelimit
 from edge.http.errors import ApiError, response_for
+from edge.http.httpcache import for_the_public
 from edge.http.limiter import RateState
 from edge.http.requestid import CURRENT_REQUEST_ID, REQUEST_ID_HEADER, new_request_id
 
@@ -65,11 +68,14 @@ async def edge_middleware(request: web.Request, handler: Handler) -> web.StreamR
                         # its cost is given back, as for a returned one below).
                         if exc.status == 304:
                             state = await ratelimit.refund(request, app, principal, state)
+                            for_the_public(exc.headers, principal)
                         exc.headers.update(ratelimit.rate_headers(state))
                         raise
                     if response.status == 304:
                         # A conditional hit costs the key nothing (edge.http.ratelimit).
                         state = await ratelimit.refund(request, app, principal, state)
+                    if response.status in (200, 304):
+                        for_the_public(response.headers, principal)
             except Exception as exc:
                 # Errors become responses under the CORS step, so they carry its headers.
                 state = None

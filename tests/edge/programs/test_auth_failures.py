@@ -18,7 +18,8 @@ from accounts import apikeys
 from contract import ratelimit
 from contract.endpoints import ENDPOINTS
 from edge import appkeys
-from edge.auth.failures import AuthFailures, address_key, client_address, parse_networks
+from edge.auth.failures import AuthFailures
+from edge.http.clientaddress import address_key, client_address, parse_networks
 
 LIMIT = 3
 TRUSTED = parse_networks("127.0.0.1")
