@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from contract import examples as recorded
 from contract import ratelimit as rl
 from contract import vocabulary as v
 from contract.endpoints import ENDPOINTS, Endpoint, Param
@@ -433,7 +434,24 @@ def _links(endpoint: Endpoint) -> dict[str, Any]:
     return links
 
 
-def operation(endpoint: Endpoint) -> dict[str, Any]:
+def with_examples(
+    responses: dict[str, Any], operation_id: str, examples: recorded.Examples
+) -> dict[str, Any]:
+    """`responses` with each one's recorded answer (contract/examples.json) as its example."""
+    for status, example in examples.get(operation_id, {}).items():
+        content = responses.get(status, {}).get("content", {}).get(JSON)
+        body = example["response"].get("body")
+        if content is not None and body is not None:
+            content["examples"] = {
+                f"{operation_id}{status}": {
+                    "summary": example["title"],
+                    "value": recorded.plain(body),
+                }
+            }
+    return responses
+
+
+def operation(endpoint: Endpoint, examples: recorded.Examples | None = None) -> dict[str, Any]:
     ok: dict[str, Any] = {
         "description": endpoint.summary,
         "headers": _headers(endpoint, 200),
@@ -450,6 +468,7 @@ def operation(endpoint: Endpoint) -> dict[str, Any]:
         }
     for status in endpoint.statuses:
         responses[str(status)] = error_response(endpoint, status)
+    with_examples(responses, OPERATION_IDS[endpoint.name], examples or {})
     return {
         "operationId": OPERATION_IDS[endpoint.name],
         "tags": [TAGS[endpoint.name]],
@@ -512,7 +531,8 @@ def document() -> dict[str, Any]:
     schemas = {r.name: resource_schema(r) for r in RESOURCES}
     for endpoint in ENDPOINTS:
         schemas[envelope_name(endpoint)] = envelope_schema(endpoint)
-    paths: dict[str, Any] = {e.path: {"get": operation(e)} for e in ENDPOINTS}
+    examples = recorded.load()
+    paths: dict[str, Any] = {e.path: {"get": operation(e, examples)} for e in ENDPOINTS}
     paths[PATH] = {"get": openapi_operation()}
     return {
         "openapi": OPENAPI_VERSION,
