@@ -18,6 +18,8 @@ from typing import Any
 
 PATH = Path(__file__).with_name("examples.json")
 INDENT = "  "
+# The origin the examples show (the recording's loopback origin is replaced by it).
+ORIGIN = "https://api.example"
 
 # {operationId: {status: {"title", "request": {method, path, query, headers},
 #                         "response": {status, headers, body?}}}}

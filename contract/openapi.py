@@ -28,7 +28,7 @@ PATH = "/openapi.json"
 # Where the guides and the reference are read (dist/docs/, served by the edge at /docs/).
 DOCS_URL = "/docs/"
 # Where the build writes the document as a page to read (catalog.apireference), in dist/.
-REFERENCE_PATH = "api-reference/index.html"
+REFERENCE_PATH = "docs/reference/index.html"
 SECURITY_SCHEME = "apiKey"
 
 JSON = "application/json"

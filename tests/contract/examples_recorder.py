@@ -42,7 +42,7 @@ KEY_PLACEHOLDER = "<API key>"
 DOCUMENT_ETAG = '"5f0c6b2a9d3e4f718a2b3c4d5e6f7a8b"'
 REQUEST_ID = "req_5f0c6b2a9d3e4f718a2b3c4d"
 # The test server's origin (its port changes) as the examples show it.
-ORIGIN = "https://api.example"
+ORIGIN = examples_file.ORIGIN
 LOOPBACK_ORIGIN = re.compile(r"http://127\.0\.0\.1:[0-9]+")
 # Instants the store stamps with the wall clock while the recording runs (any member, a
 # member added later too): within a day of now, far from DEMO_DAY, shown as this one.
