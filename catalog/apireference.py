@@ -23,6 +23,7 @@ from catalog import markup
 from catalog.site import TEMPLATES_DIR, make_environment
 from contract import examples as recorded
 from contract import openapi
+from contract import vocabulary as v
 
 PATH = openapi.REFERENCE_PATH
 TEMPLATE = "api-reference.html"
@@ -36,6 +37,8 @@ PATTERN_MEANINGS: dict[str, str] = {
     openapi.PRINTABLE_PATTERN: "text without control characters",
     openapi.REQUEST_ID_PATTERN: "`req_` and 24 hexadecimal digits",
     openapi.MARKET_QUERY_PATTERN: "two letters, any case",
+    v.COUNTRY_PATTERN: "two capital letters",
+    v.CURRENCY_PATTERN: "three capital letters",
 }
 FORMATS: dict[str, str] = {
     "date": "a date (YYYY-MM-DD)",
@@ -105,17 +108,16 @@ def constraints(schema: dict[str, Any], md: MarkdownIt) -> list[Markup]:
 
 def describe(schema: dict[str, Any], md: MarkdownIt) -> dict[str, Any]:
     """What the page shows of a schema: its type, constraints, values, exact rule, link."""
-    values = schema.get("enum")
-    if values is None and "items" in schema:
-        values = schema["items"].get("enum")
-    docs = schema.get("externalDocs")
-    pattern = schema.get("pattern")
+    items = schema.get("items", {})
+    values = schema.get("enum", items.get("enum"))
+    docs = schema.get("externalDocs", items.get("externalDocs"))
+    pattern = schema.get("pattern", items.get("pattern"))
     return {
         "type": type_text(schema),
-        "constraints": constraints(schema, md),
+        "constraints": constraints(schema, md) + constraints(items, md),
         "choices": ["null" if value is None else str(value) for value in values or ()],
         # One click away: the rule exactly as the document states it.
-        "rule": pattern if pattern is not None and len(pattern) > 0 else None,
+        "rule": pattern or None,
         "link": docs,
         "description": markup.inline(schema.get("description", ""), md),
     }

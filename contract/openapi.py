@@ -43,6 +43,15 @@ COUNTRY_CODES_DOCS = {
     "description": "The officially assigned ISO 3166-1 alpha-2 codes",
     "url": "https://www.iso.org/obp/ui/#search/code/",
 }
+CURRENCY_CODES_DOCS = {
+    "description": "The ISO 4217 currency codes",
+    "url": "https://www.iso.org/iso-4217-currency-codes.html",
+}
+# A code's shape stays in its pattern; which codes exist is referenced, not spelt out.
+CODE_LISTS: dict[str, dict[str, str]] = {
+    v.COUNTRY_PATTERN: COUNTRY_CODES_DOCS,
+    v.CURRENCY_PATTERN: CURRENCY_CODES_DOCS,
+}
 MAX_STRING = 200  # edge.query.MAX_STRING
 MAX_CURSOR = 256  # edge.query.MAX_CURSOR
 # What a cursor looks like (edge.cursor): base64url of its payload, a dot, base64url of its
@@ -100,6 +109,8 @@ def _scalar(type_: str, f: Field) -> dict[str, Any]:
         schema["format"] = f.format
     if f.pattern is not None:
         schema["pattern"] = f.pattern
+        if f.pattern in CODE_LISTS:
+            schema["externalDocs"] = CODE_LISTS[f.pattern]
     if f.max_length is not None:
         schema["maxLength"] = f.max_length
     if f.minimum is not None:

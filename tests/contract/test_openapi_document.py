@@ -96,6 +96,14 @@ def test_no_pattern_is_longer_than_a_reader_reads():
     assert max(len(p) for p in patterns(DOC)) <= 200
 
 
+def test_country_and_currency_codes_are_a_shape_and_a_referenced_list():
+    schemas = DOC["components"]["schemas"]
+    markets = schemas["Program"]["properties"]["markets"]["items"]
+    currency = schemas["Commission"]["properties"]["currency"]
+    assert markets["pattern"] == "^[A-Z]{2}$" and "iso.org" in markets["externalDocs"]["url"]
+    assert currency["pattern"] == "^[A-Z]{3}$" and "4217" in currency["externalDocs"]["url"]
+
+
 def test_400_codes_per_endpoint():
     def codes(path: str) -> set[str]:
         return set(op(path)["responses"]["400"]["x-error-codes"])
