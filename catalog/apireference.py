@@ -292,8 +292,18 @@ def headers(md: MarkdownIt) -> list[dict[str, Any]]:
     ]
 
 
+# The docs' navigation, (href below /docs/, label, page key): the reference's own when it is
+# rendered alone; catalog.docpages adds the guides.
+NAV: tuple[tuple[str, str, str], ...] = (
+    ("", "API docs", "index"),
+    ("reference/", "Reference", "reference"),
+)
+
+
 def render(
-    document: dict[str, Any] | None = None, examples: recorded.Examples | None = None
+    document: dict[str, Any] | None = None,
+    examples: recorded.Examples | None = None,
+    nav: tuple[tuple[str, str, str], ...] = NAV,
 ) -> bytes:
     """The page's bytes: deterministic, the same document always gives the same page."""
     document = openapi.document() if document is None else document
@@ -302,6 +312,7 @@ def render(
     template = make_environment(TEMPLATES_DIR).get_template(TEMPLATE)
     page = template.render(
         root="../",
+        nav=nav,
         title="API reference",
         current="reference",
         info=document["info"],

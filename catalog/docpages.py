@@ -28,11 +28,22 @@ def links(guides: list[Guide], root: str) -> dict[str, str]:
     return mapping
 
 
+# The first guides, in the header of every docs page.
+HEADER_GUIDES = 1
+
+
+def nav(guides: list[Guide]) -> tuple[tuple[str, str, str], ...]:
+    """The docs' header links: the index, the first guide, the reference."""
+    first = tuple((f"{g.name}/", g.title, g.name) for g in guides[:HEADER_GUIDES])
+    return (apireference.NAV[0], *first, *apireference.NAV[1:])
+
+
 def page(guide: Guide, guides: list[Guide], root: str, current: str) -> bytes:
     md = markup.parser(links(guides, root))
     template = make_environment(TEMPLATES_DIR).get_template(GUIDE_TEMPLATE)
     return template.render(
         root=root,
+        nav=nav(guides),
         title=guide.title,
         current=current,
         body=markup.block(guide.text, md),
@@ -43,7 +54,7 @@ def page(guide: Guide, guides: list[Guide], root: str, current: str) -> bytes:
 def render_docs(folder: Path = GUIDES_DIR) -> dict[str, bytes]:
     """Every docs page: {path in dist/: bytes}. Deterministic."""
     index, guides = load_guides(folder)
-    files = {openapi.REFERENCE_PATH: apireference.render()}
+    files = {openapi.REFERENCE_PATH: apireference.render(nav=nav(guides))}
     if index is None:
         index = Guide("", "API docs", "# API docs\n\nThe [reference](../api.md).\n")
     files[f"{DOCS}/index.html"] = page(index, guides, "", "index")

@@ -46,6 +46,13 @@ async def test_anything_else_is_the_apis_404(client, path):
     assert (await resp.json())["code"] == "not_found"
 
 
+async def test_head_and_other_methods(client):
+    resp = await client.head("/docs/reference/")
+    assert resp.status == 200 and resp.headers["ETag"] and await resp.read() == b""
+    resp = await client.post("/docs/")
+    assert resp.status == 405 and (await resp.json())["code"] == "method_not_allowed"
+
+
 async def test_no_key_is_needed(client):
     resp = await client.get("/docs/", headers={"Authorization": "Bearer afk_nonsense"})
     assert resp.status == 200 and "RateLimit-Limit" not in resp.headers
