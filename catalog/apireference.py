@@ -13,6 +13,8 @@ and for each status the recorded request (curl, Python, JavaScript) and answer.
 
 from __future__ import annotations
 
+import json
+import shlex
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -48,6 +50,7 @@ FORMATS: dict[str, str] = {
 }
 # The key as the snippets read it: from the environment, never written in the code.
 KEY_VARIABLE = "API_KEY"
+KEY_PLACEHOLDER = "<API key>"  # how contract/examples.json shows the key
 # Markdown links of the document's texts -> where they lead from the reference page.
 LINKS = {openapi.DOCS_URL: "../"}
 
@@ -133,30 +136,36 @@ def url_of(example: dict[str, Any]) -> str:
 
 
 def curl(example: dict[str, Any]) -> str:
-    lines = [f'curl -s -i "{url_of(example)}"']
+    """The request as a curl command; the key read from the shell's API_KEY."""
+    lines = [f"curl -s -i {shlex.quote(url_of(example))}"]
     for name, value in example["request"]["headers"].items():
-        value = value.replace("<API key>", f"${KEY_VARIABLE}")
-        lines.append(f'  -H "{name}: {value}"')
+        if KEY_PLACEHOLDER in value:  # double quotes, so that the shell expands the key
+            lines.append(f'  -H "{name}: {value.replace(KEY_PLACEHOLDER, "$" + KEY_VARIABLE)}"')
+        else:
+            lines.append(f"  -H {shlex.quote(f'{name}: {value}')}")
     return " \\\n".join(lines)
 
 
 def python(example: dict[str, Any]) -> str:
+    """The request with httpx; the key read from the environment."""
     request = example["request"]
     headers = []
     for name, value in request["headers"].items():
-        if "<API key>" in value:
-            value = value.replace("<API key>", "{os.environ['" + KEY_VARIABLE + "']}")
-            headers.append(f'"{name}": f"{value}"')
+        if KEY_PLACEHOLDER in value:
+            before, _, after = value.partition(KEY_PLACEHOLDER)
+            key = "{os.environ['" + KEY_VARIABLE + "']}"
+            headers.append(f'{json.dumps(name)}: f"{before}{key}{after}"')
         else:
-            headers.append(f"{name!r}: {value!r}".replace("'", '"'))
-    lines = ["import os"] if any("os.environ" in h for h in headers) else []
+            headers.append(f"{json.dumps(name)}: {json.dumps(value)}")
+    lines = ["import os", ""] if any("os.environ" in h for h in headers) else []
     lines += ["import httpx", "", "response = httpx.get("]
-    lines.append(f'    "{recorded.ORIGIN}{request["path"]}",')
+    lines.append(f"    {json.dumps(recorded.ORIGIN + request['path'])},")
     params = query_of(example)
     if params:
-        lines.append("    params={" + ", ".join(f'"{k}": "{v}"' for k, v in params) + "},")
+        pairs = ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in params)
+        lines.append(f"    params={{{pairs}}},")
     if headers:
-        lines.append("    headers={" + ", ".join(headers) + "},")
+        lines.append(f"    headers={{{', '.join(headers)}}},")
     lines.append(")")
     has_body = "body" in example["response"]
     lines.append(
@@ -168,17 +177,23 @@ def python(example: dict[str, Any]) -> str:
 
 
 def javascript(example: dict[str, Any]) -> str:
+    """The request with fetch (a module or Node 18 and later); the key from the environment."""
     headers = []
     for name, value in example["request"]["headers"].items():
-        if "<API key>" in value:
-            value = value.replace("<API key>", "${process.env." + KEY_VARIABLE + "}")
-            headers.append(f'"{name}": `{value}`')
+        if KEY_PLACEHOLDER in value:
+            value = value.replace(KEY_PLACEHOLDER, "${process.env." + KEY_VARIABLE + "}")
+            headers.append(f"{json.dumps(name)}: `{value}`")
         else:
-            headers.append(f'"{name}": "{value}"')
-    lines = [f'const response = await fetch("{url_of(example)}"' + (", {" if headers else ");")]
+            headers.append(f"{json.dumps(name)}: {json.dumps(value)}")
+    url = json.dumps(url_of(example))
     if headers:
-        lines.append("  headers: { " + ", ".join(headers) + " },")
-        lines.append("});")
+        lines = [
+            f"const response = await fetch({url}, {{",
+            f"  headers: {{ {', '.join(headers)} }},",
+            "});",
+        ]
+    else:
+        lines = [f"const response = await fetch({url});"]
     has_body = "body" in example["response"]
     lines.append(
         "console.log(response.status, await response.json());"

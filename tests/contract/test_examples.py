@@ -14,12 +14,16 @@ import asyncio
 import dataclasses
 import difflib
 import os
+import shlex
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-from contract_support import FREE_KEY, SUSPENDED_KEY, make_accounts
+from contract_support import FREE_KEY, SUSPENDED_KEY, LiveEdge, live_edge, make_accounts
 from examples_recorder import (
     CASES,
     EXAMPLE_KEY,
@@ -35,6 +39,8 @@ from support import sample
 from test_documented_answers import check_documented
 
 from accounts import apikeys
+from catalog import apireference
+from contract import examples as recorded
 from contract import openapi
 from edge import appkeys
 from edge.config import Config
@@ -137,3 +143,45 @@ def test_cases_are_unique():
     keys = [(c.operation, c.status) for c in CASES]
     assert len(keys) == len(set(keys))
     assert all(dataclasses.fields(c) for c in CASES)
+
+
+# --- The reference's snippets, made from these examples, run as they are shown ------------
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveEdge]:
+    with live_edge(tmp_path_factory.mktemp("snippets")) as edge:
+        yield edge
+
+
+# What a plain served edge answers again: the demo key or none, nothing provoked, and no
+# revalidation (its tag is the one the recording's client got: httpx, which asks for gzip,
+# gets the gzip representation's).
+REPLAYABLE = [
+    c
+    for c in CASES
+    if c.state == "served" and c.key in ("demo", "none") and not (c.self_describing or c.revalidate)
+]
+
+
+@pytest.mark.parametrize("case", REPLAYABLE, ids=lambda c: f"{c.operation}-{c.status}")
+def test_the_references_snippets_answer_as_recorded(live: LiveEdge, case: Case, tmp_path: Path):
+    example = orjson.loads(EXAMPLES.read_bytes())[case.operation][str(case.status)]
+    code = apireference.python(example).replace(recorded.ORIGIN, live.base_url)
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env={**os.environ, apireference.KEY_VARIABLE: live.key},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split()[0] == str(case.status), run.stdout[:300]
+    words = shlex.split(apireference.curl(example).replace("\\\n", " "))
+    assert words[:3] == ["curl", "-s", "-i"] and words[3] == recorded.ORIGIN + case.target
+    sent = dict(w.split(": ", 1) for w in words[5::2])
+    assert sent == {
+        k: v.replace("<API key>", f"${apireference.KEY_VARIABLE}")
+        for k, v in example["request"]["headers"].items()
+    }
