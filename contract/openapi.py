@@ -2,8 +2,9 @@
 
 Everything here is derived from `contract.vocabulary`, `contract.resources` and
 `contract.endpoints`, the same definitions the edge validates queries with, so the document
-cannot drift from the code. `render()` gives the exact bytes that the build writes to
-`dist/openapi.json` and that the edge serves at `GET /openapi.json`.
+cannot drift from the code; its response examples are answers recorded from a served edge
+(`contract.examples`), checked again by the tests. `render()` gives the exact bytes that
+the build writes to `dist/openapi.json` and that the edge serves at `GET /openapi.json`.
 """
 
 from __future__ import annotations
