@@ -18,13 +18,11 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
 WORKDIR /src
 # Everything the wheel is made of; .dockerignore keeps out what is not (tests, .git, dist...).
 COPY . .
-# The build renders the site from templates/ and the API's guides from docs/guides/ beside
-# the catalog package, which the wheel does not carry: /extra ships them where the installed
-# package looks (site-packages/templates, site-packages/docs/guides).
+# The build renders the site from templates/ beside the catalog package, which the wheel
+# does not carry: /extra ships it where the installed package looks (site-packages/templates).
 RUN python -m pip wheel --wheel-dir /wheels . \
-    && mkdir -p /extra/docs \
-    && if [ -d templates ]; then cp -r templates /extra/templates; fi \
-    && if [ -d docs/guides ]; then cp -r docs/guides /extra/docs/guides; fi
+    && mkdir -p /extra \
+    && if [ -d templates ]; then cp -r templates /extra/templates; fi
 
 # --- final: the runtime only, no compiler, no source tree, not root -------------------------
 FROM python:3.11-slim-bookworm

@@ -6,10 +6,21 @@ this module imports nothing of the project (the site's pages are keyed by what t
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
-GUIDES_DIR = Path(__file__).resolve().parents[1] / "docs" / "guides"
+
+def guides_dir() -> Path:
+    """The guides: the installed data package `catalog.guides_md` (pyproject.toml makes it of
+    docs/guides/), else docs/guides/ beside the package in a checkout."""
+    spec = importlib.util.find_spec("catalog.guides_md")
+    if spec is not None and spec.submodule_search_locations:
+        return Path(next(iter(spec.submodule_search_locations)))
+    return Path(__file__).resolve().parents[1] / "docs" / "guides"
+
+
+GUIDES_DIR = guides_dir()
 # The folder in dist/, served at contract.openapi.DOCS_URL (tests/catalog check they agree).
 DOCS = "docs"
 INDEX = "README.md"
