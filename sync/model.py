@@ -52,8 +52,9 @@ class Transaction(NewCommission):
     timestamps are `YYYY-MM-DDTHH:MM:SSZ`): the store's row, upserted by (account,
     network, external_id), and what the sync knows of it besides.
 
-    `stated` stays None: a sync reports the network's whole record, so a field it lacks is
-    cleared in the store, not kept from before."""
+    `stated` names the fields the record gave (None: all of them): a member a later answer
+    omits, or sends null, keeps the value stored before, never erases it (see
+    sync.connectors.base.transaction)."""
 
     network: str
     # Every sub-id the network sent (Awin clickRef..clickRef6, Impact SubId1-3, ...);

@@ -120,6 +120,12 @@ class NetworkView:
     accounts: int
     programs: int
     transactions: int
+    # Coverage: when the sync last tried and last succeeded (outcome ok), the reason code
+    # of its last outcome, and the instant through which the store holds every record.
+    last_attempt_at: str | None = None
+    last_success_at: str | None = None
+    reason_code: str | None = None
+    complete_through: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +194,34 @@ class CommissionRow:
     clicked_at: str | None
     transacted_at: str
     sub_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class StatusChange:
+    """A state of a commission that a later write replaced: its status (with the network's
+    word), its amounts and currency, when the store first held it and when it was replaced."""
+
+    status: str
+    raw_status: str | None
+    commission_amount: str
+    sale_amount: str | None
+    currency: str
+    recorded_at: str
+    replaced_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class CommissionDetail:
+    """One commission and the states it went through, oldest first (at most HISTORY_MAX,
+    the latest ones)."""
+
+    row: CommissionRow
+    history: tuple[StatusChange, ...]
+
+
+# The most earlier states one commission's answer lists (the latest ones): a network that
+# flips a record back and forth at every sync must not grow an answer without bound.
+HISTORY_MAX = 100
 
 
 # Not frozen: the sync makes one for every record it fetches, and a frozen dataclass's
@@ -420,6 +454,11 @@ class AccountStore(Protocol):
     async def list_commissions(self, query: CommissionQuery) -> list[CommissionRow]:
         """Up to query.limit rows of the account, transacted_at DESC then seq DESC,
         strictly after query.after when given (keyset pagination, never OFFSET)."""
+        ...
+
+    async def commission(self, account_uid: str, seq: int) -> CommissionDetail | None:
+        """The account's commission `seq` with its history, or None (another account's
+        commissions are None too)."""
         ...
 
     # Reads for the admin CLI.

@@ -23,6 +23,7 @@ from support.clock import WALL_START, FakeClock
 from accounts.crypto import encrypt_credentials
 from accounts.keyring import Keyring
 from accounts.store import AccountStore
+from accounts.store.base import VALUE_FIELDS
 from contract.vocabulary import COMMISSION_STATUSES
 from sync.model import Position, SyncReport, Transaction, Window, WriteResult
 from sync.ports import Connection
@@ -176,6 +177,13 @@ class MemoryStore:
         for row in rows:
             k = (conn.account_uid, conn.network, row.external_id)
             old = self.rows.get(k)
+            # As the account store: a field the row does not state keeps the stored value.
+            kept = (
+                {}
+                if old is None or row.stated is None
+                else {name: getattr(old, name) for name in VALUE_FIELDS if name not in row.stated}
+            )
+            row = replace(row, stated=None, **kept)
             if old is None:
                 inserted += 1
             elif old == row:

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from support.clock import FakeClock
-from sync_support import ACCOUNT, NETWORKS, FakeNetworks, MemoryStore, stamp_change
+from sync_support import ACCOUNT, NETWORKS, FakeNetworks, MemoryStore, connection, stamp_change
 
 from accounts.store import AccountStore, CommissionQuery
 from sync.connectors import CONNECTORS
@@ -297,7 +297,6 @@ async def test_late_changes_on_the_real_stores(
     sync_store = AccountSyncStore(real_store, "w1")
 
     async def run(name: str):
-        from sync_support import connection
 
         conn = connection(name)
         assert await sync_store.claim(conn, "w1", 3600.0)
@@ -317,3 +316,55 @@ async def test_late_changes_on_the_real_stores(
     for external_id, (status, commission) in expectations(network).items():
         assert stored[external_id].status == status, external_id
         assert stored[external_id].commission_amount == (commission or first), external_id
+
+
+@pytest.mark.parametrize("absent", ["omitted", "null"])
+async def test_an_answer_without_a_member_keeps_the_stored_value_and_history_is_kept(
+    absent, networks, run_sync, real_store: AccountStore, keyring, clock: FakeClock
+):
+    """The saleAmount case: a later answer that omits it, or sends it null, leaves the
+    stored one; the status change it brings is stored, with the state it replaced."""
+    sync_store = AccountSyncStore(real_store, "w1")
+
+    async def run():
+
+        conn = connection("awin")
+        assert await sync_store.claim(conn, "w1", 3600.0)
+        try:
+            report = await run_sync("awin", store=sync_store, decrypt=credential_opener(keyring))
+        finally:
+            await sync_store.release(conn, "w1")
+        assert report.outcome is Outcome.OK, report.reason
+        return {
+            r.external_id: r
+            for r in await real_store.list_commissions(
+                CommissionQuery(ACCOUNT, limit=1000, network="awin")
+            )
+        }
+
+    before = (await run())["1591984035"]
+    assert (before.status, before.sale_amount, before.clicked_at) == (
+        "approved",
+        "85.20",
+        "2026-01-03T09:55:00Z",
+    )
+    (record,) = [r for r in networks["awin"].records if r["id"] == 1591984035]
+    if absent == "omitted":
+        del record["saleAmount"], record["clickDate"]
+    else:
+        record["saleAmount"] = record["clickDate"] = None
+    record["commissionStatus"] = "declined"
+    stamp_change("awin", record, "status", clock.now())
+    clock.advance(6 * 3600)
+    after = (await run())["1591984035"]
+    assert (after.status, after.sale_amount, after.clicked_at) == (
+        "declined",
+        "85.20",
+        "2026-01-03T09:55:00Z",
+    )
+    detail = await real_store.commission(ACCOUNT, after.seq)
+    assert detail is not None
+    assert [(h.status, h.raw_status, h.sale_amount) for h in detail.history] == [
+        ("approved", "approved", "85.20")
+    ]
+    assert detail.history[0].replaced_at == "2026-03-15T18:00:00Z"  # the second sync
