@@ -16,7 +16,7 @@ import orjson
 from contract import ratelimit as rl
 from contract import vocabulary as v
 from contract.endpoints import ENDPOINTS, Endpoint, Param
-from contract.resources import BY_NAME, RESOURCES, Field, Resource
+from contract.resources import BY_NAME, COMMISSION_ID_PATTERN, RESOURCES, Field, Resource
 
 OPENAPI_VERSION = "3.1.0"
 DOCUMENT_VERSION = "1.0.0"
@@ -53,6 +53,7 @@ OPERATION_IDS: dict[str, str] = {
     "program": "getProgram",
     "me": "getMe",
     "commissions": "listCommissions",
+    "commission": "getCommission",
     "openapi": "getOpenApiDocument",
 }
 TAGS: dict[str, str] = {
@@ -60,6 +61,7 @@ TAGS: dict[str, str] = {
     "program": "directory",
     "me": "account",
     "commissions": "account",
+    "commission": "account",
     "openapi": "meta",
 }
 
@@ -72,6 +74,13 @@ STATUS_DESCRIPTIONS: dict[int, str] = {
     404: "No published programme has this slug (unknown, unpublished and rejected alike).",
     429: "The key is over its rate limit; retry after `Retry-After` seconds.",
     503: "The data behind the endpoint cannot be read right now; retry after `Retry-After`.",
+}
+
+
+# An endpoint's own wording of a status, where the shared one above does not fit it.
+ENDPOINT_STATUS_DESCRIPTIONS: dict[tuple[str, int], str] = {
+    ("commission", 404): "No commission of the key's account has this id (unknown, malformed "
+    "and other accounts' ids alike).",
 }
 
 
@@ -229,7 +238,16 @@ PATH_PARAMETERS: dict[str, dict[str, Any]] = {
             "minLength": 1,
             "maxLength": v.SLUG_MAX_LENGTH,
         },
-    }
+    },
+    "id": {
+        "name": "id",
+        "in": "path",
+        "required": True,
+        "description": "Commission id, as returned by /v1/commissions. Any other value "
+        "answers 404.",
+        "example": "com_000000000001e240",
+        "schema": {"type": "string", "pattern": COMMISSION_ID_PATTERN},
+    },
 }
 
 
@@ -350,7 +368,9 @@ def error_response(endpoint: Endpoint, status: int) -> dict[str, Any]:
         ]
     }
     return {
-        "description": STATUS_DESCRIPTIONS[status],
+        "description": ENDPOINT_STATUS_DESCRIPTIONS.get(
+            (endpoint.name, status), STATUS_DESCRIPTIONS[status]
+        ),
         "headers": _headers(endpoint, status),
         "content": {JSON: {"schema": schema}},
     }

@@ -31,6 +31,7 @@ from operator import attrgetter
 from typing import Any, NoReturn, Protocol, TypeVar
 
 from contract import vocabulary
+from contract.resources import SYNC_REASON_CODE_PATTERN
 
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 TIMESTAMP_PATTERN = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z"
@@ -212,16 +213,11 @@ class StatusChange:
 
 @dataclass(frozen=True, slots=True)
 class CommissionDetail:
-    """One commission and the states it went through, oldest first (at most HISTORY_MAX,
-    the latest ones)."""
+    """One commission and the states it went through, oldest first (at most
+    contract.resources.HISTORY_MAX, the latest ones)."""
 
     row: CommissionRow
     history: tuple[StatusChange, ...]
-
-
-# The most earlier states one commission's answer lists (the latest ones): a network that
-# flips a record back and forth at every sync must not grow an answer without bound.
-HISTORY_MAX = 100
 
 
 # Not frozen: the sync makes one for every record it fetches, and a frozen dataclass's
@@ -606,7 +602,7 @@ def check_sync(status: str, counts: Iterable[int]) -> None:
         raise ValueError(f"counts must be whole numbers from 0 to {MAX_SYNC_COUNT}")
 
 
-SYNC_REASON_CODE = re.compile(r"[a-z][a-z0-9_]{0,63}")
+SYNC_REASON_CODE = re.compile(SYNC_REASON_CODE_PATTERN.strip("^$"))
 SYNC_REASON_MAX = 500  # characters of a reason's message
 
 

@@ -36,7 +36,6 @@ from typing import Any, Protocol, TypeVar
 import orjson
 
 from accounts.store.base import (
-    HISTORY_MAX,
     MAX_SYNC_COUNT,
     VALUE_FIELDS,
     AccountView,
@@ -67,6 +66,7 @@ from accounts.store.base import (
     with_stored,
 )
 from contract import vocabulary as v
+from contract.resources import HISTORY_MAX
 
 T = TypeVar("T")
 

@@ -14,9 +14,10 @@ import pytest
 
 from accounts.store import StatusChange, open_store
 from accounts.store import migrations_pg as pg_migrations
-from accounts.store.base import HISTORY_MAX, NewCommission
+from accounts.store.base import NewCommission
 from accounts.store.core import apply_migrations
 from accounts.store.sqlite import MIGRATIONS, _Session, run_sync
+from contract.resources import HISTORY_MAX
 
 START = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
 
