@@ -79,6 +79,49 @@ def test_the_backfill_never_reaches_past_the_network_horizon():
     assert planned[0].window.start == NOW - 100 * DAY
 
 
+CHANGE_KWARGS = dict(
+    max_window=31 * DAY,
+    granularity=SECOND,
+    rescan=0 * DAY,
+    horizon=730 * DAY,
+    backfill=90 * DAY,
+    changes=["validation", "amendment"],
+    change_lookback=31 * DAY,
+)
+
+
+def test_change_feeds_are_read_over_the_lookback_before_the_rescan_and_forward():
+    later = plan(Position(NOW - DAY), NOW, **CHANGE_KWARGS)
+    feeds = [p.window for p in later if p.window.feed]
+    assert [w.feed for w in feeds] == ["validation", "amendment"]  # one window each
+    for feed in ("validation", "amendment"):
+        mine = [w for w in feeds if w.feed == feed]
+        assert mine[0].start == NOW - 31 * DAY and mine[-1].end == NOW.replace(microsecond=0)
+        assert all(a.end == b.start for a, b in itertools.pairwise(mine))
+    assert not any(p.advances for p in later if p.window.feed)
+    assert [p.window.feed for p in later if p.advances] == [""]
+    # A first run reads every transaction as it stands: no change feed.
+    assert not [p for p in plan(None, NOW, **CHANGE_KWARGS) if p.window.feed]
+
+
+def test_a_lagging_position_widens_the_change_windows_never_past_the_horizon():
+    lagging = plan(Position(NOW - 200 * DAY), NOW, **CHANGE_KWARGS)
+    assert min(p.window.start for p in lagging if p.window.feed) == NOW - 200 * DAY
+    lost = plan(Position(NOW - 5000 * DAY), NOW, **CHANGE_KWARGS)
+    assert min(p.window.start for p in lost if p.window.feed) == NOW - 730 * DAY
+
+
+def test_a_feed_read_by_the_forward_windows_gets_none_of_its_own():
+    planned = plan(Position(NOW - DAY), NOW, **{**CHANGE_KWARGS, "changes": ["", "locking"]})
+    assert {p.window.feed for p in planned} == {"", "locking"}
+    assert [p.window.feed for p in planned if p.advances] == [""]
+
+
+def test_a_split_window_keeps_its_feed():
+    halves = split(Window(NOW - 4 * DAY, NOW, "locking"), DAY)
+    assert halves is not None and {h.feed for h in halves} == {"locking"}
+
+
 def test_split_halves_on_the_granularity_and_stops():
     window = Window(NOW - 4 * DAY, NOW)
     halves = split(window, DAY)
