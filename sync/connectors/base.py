@@ -212,7 +212,8 @@ def transaction(ctx: CallContext, f: Fields) -> Transaction:
         or sub_id is None
     ):
         stated = _stated(
-            raw is not None or f.paid_reason is not None,
+            f.paid_reason is not None,
+            raw,
             f.sale,
             clicked,
             program_name,
@@ -245,7 +246,8 @@ _ALWAYS_STATED = frozenset({"commission_amount", "currency", "transacted_at"})
 
 
 def _stated(
-    status: bool,
+    paid: bool,
+    raw: object,
     sale: object,
     clicked: object,
     program_name: object,
@@ -254,10 +256,10 @@ def _stated(
 ) -> frozenset[str]:
     """The fields a record states: a field it lacks is left as stored, never erased (a
     network's answer that omits a member, or sends it null, says nothing of it). Without
-    a status word (nor payment evidence) neither the status nor the word is stated."""
+    a status word the status is stated only by payment evidence, and the stored word stays."""
     given = {
-        "status": status,
-        "raw_status": status,
+        "status": paid or raw is not None,
+        "raw_status": raw is not None,
         "sale_amount": sale is not None,
         "clicked_at": clicked is not None,
         "program_name": program_name is not None,

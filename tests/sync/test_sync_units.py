@@ -10,7 +10,9 @@ import pytest
 from support.clock import FakeClock
 from sync_support import max_in_any_period
 
+from accounts.store.base import VALUE_FIELDS
 from sync.connectors import CONNECTORS
+from sync.connectors.base import CallContext, Credentials, Fields, transaction
 from sync.http import RetryPolicy, backoff_delay, retry_after_seconds
 from sync.model import Position, Window
 from sync.planner import cut, plan, split
@@ -237,3 +239,48 @@ async def test_the_limiter_never_lets_more_than_the_rate_through():
 def test_limiter_keys_do_not_show_the_credential():
     key = credential_key("awin", {"accessToken": "PLANTED-awin-token-7f3a91"})
     assert "PLANTED" not in key and key.startswith("awin:")
+
+
+def _ctx():
+    spec = CONNECTORS["awin"].spec
+    return CallContext(
+        spec=spec,
+        base_url=spec.base_url,
+        credentials=Credentials({}),
+        currency=None,
+        page_size=0,
+        map_status=mapper(tables_from_specs(c.spec for c in CONNECTORS.values())),
+    )
+
+
+@pytest.mark.parametrize(
+    ("given", "unstated"),
+    [
+        ({}, set()),
+        ({"sale": None}, {"sale_amount"}),
+        ({"clicked_at": ""}, {"clicked_at"}),
+        ({"raw_status": None}, {"status", "raw_status"}),
+        ({"raw_status": None, "paid_reason": "awin:paymentId"}, {"raw_status"}),
+        ({"sub_ids": {}, "program_name": None}, {"sub_id", "program_name"}),
+    ],
+)
+def test_a_member_a_record_lacks_is_not_stated(given, unstated):
+    """What the store then keeps as it was (accounts.store.base.with_stored)."""
+    fields = {
+        "external_id": "1",
+        "raw_status": "approved",
+        "commission": Decimal("4.26"),
+        "currency": "EUR",
+        "transacted_at": "2026-01-03T10:12:00",
+        "sale": Decimal("85.20"),
+        "clicked_at": "2026-01-03T09:55:00",
+        "program_id": 11111,
+        "program_name": "Boutique Lumen",
+        "sub_ids": {"clickRef": "sub-abc"},
+        **given,
+    }
+    row = transaction(_ctx(), Fields(**fields))
+    if not unstated:
+        assert row.stated is None
+    else:
+        assert row.stated is not None and set(VALUE_FIELDS) - row.stated == unstated
