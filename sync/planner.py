@@ -1,8 +1,9 @@
 """Which windows a run fetches: pure functions of the position, the clock and the spec.
 
 A run first reads the network's change feeds (windows of change dates: validation,
-amendment, locking, status-update or last-modified dates) back to the last run's changes,
-so a transaction of any age that changed reaches the store; then re-scans, by transaction
+amendment, locking, status-update or last-modified dates) over the spec's change lookback,
+or from the position when it lags further, so a transaction of any age that changed
+reaches the store; then re-scans, by transaction
 date, the period in which changes the feeds do not report still happen; then fetches
 forward from the position to now.
 Every window respects the network's largest window and falls on its granularity (whole days
