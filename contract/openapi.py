@@ -19,7 +19,7 @@ from contract import examples as recorded
 from contract import ratelimit as rl
 from contract import vocabulary as v
 from contract.endpoints import ENDPOINTS, Endpoint, Param
-from contract.resources import BY_NAME, RESOURCES, Field, Resource
+from contract.resources import BY_NAME, COMMISSION_ID_PATTERN, RESOURCES, Field, Resource
 
 OPENAPI_VERSION = "3.1.0"
 DOCUMENT_VERSION = "1.0.0"
@@ -73,6 +73,7 @@ OPERATION_IDS: dict[str, str] = {
     "program": "getProgram",
     "me": "getMe",
     "commissions": "listCommissions",
+    "commission": "getCommission",
     "openapi": "getOpenApiDocument",
 }
 TAGS: dict[str, str] = {
@@ -80,6 +81,7 @@ TAGS: dict[str, str] = {
     "program": "directory",
     "me": "account",
     "commissions": "account",
+    "commission": "account",
     "openapi": "meta",
 }
 
@@ -93,6 +95,13 @@ STATUS_DESCRIPTIONS: dict[int, str] = {
     429: "The key is over its rate limit, or the client address over its limit of refused "
     "keys; retry after `Retry-After` seconds.",
     503: "The data behind the endpoint cannot be read right now; retry after `Retry-After`.",
+}
+
+
+# An endpoint's own wording of a status, where the shared one above does not fit it.
+ENDPOINT_STATUS_DESCRIPTIONS: dict[tuple[str, int], str] = {
+    ("commission", 404): "No commission of the key's account has this id (unknown, malformed "
+    "and other accounts' ids alike).",
 }
 
 
@@ -291,7 +300,16 @@ PATH_PARAMETERS: dict[str, dict[str, Any]] = {
             "minLength": 1,
             "maxLength": v.SLUG_MAX_LENGTH,
         },
-    }
+    },
+    "id": {
+        "name": "id",
+        "in": "path",
+        "required": True,
+        "description": "Commission id, as returned by /v1/commissions. Any other value "
+        "answers 404.",
+        "example": "com_000000000001e240",
+        "schema": {"type": "string", "pattern": COMMISSION_ID_PATTERN},
+    },
 }
 
 
@@ -416,7 +434,10 @@ def error_response(endpoint: Endpoint, status: int) -> dict[str, Any]:
     description and in `x-error-codes`, not enforced (more may be added)."""
     codes = error_codes(endpoint, status)
     return {
-        "description": f"{STATUS_DESCRIPTIONS[status]} `code`: {known_codes_text(codes)}.",
+        "description": (
+            f"{ENDPOINT_STATUS_DESCRIPTIONS.get((endpoint.name, status), STATUS_DESCRIPTIONS[status])}"
+            f" `code`: {known_codes_text(codes)}."
+        ),
         "x-error-codes": codes,
         "headers": _headers(endpoint, status),
         "content": {JSON: {"schema": _ref("schemas", "Error")}},

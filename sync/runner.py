@@ -162,6 +162,8 @@ async def sync_connection(
             rescan=spec.rescan,
             horizon=spec.horizon,
             backfill=connection.backfill or settings.backfill,
+            changes=[feed.name for feed in spec.change_feeds],
+            change_lookback=spec.change_lookback,
         )
         run.counts.windows_planned = len(windows)
         sent_before = client.sent

@@ -31,6 +31,7 @@ from operator import attrgetter
 from typing import Any, NoReturn, Protocol, TypeVar
 
 from contract import vocabulary
+from contract.resources import SYNC_REASON_CODE_PATTERN
 
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 TIMESTAMP_PATTERN = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z"
@@ -120,6 +121,12 @@ class NetworkView:
     accounts: int
     programs: int
     transactions: int
+    # Coverage: when the sync last tried and last succeeded (outcome ok), the reason code
+    # of its last outcome, and the instant through which the store holds every record.
+    last_attempt_at: str | None = None
+    last_success_at: str | None = None
+    reason_code: str | None = None
+    complete_through: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +195,29 @@ class CommissionRow:
     clicked_at: str | None
     transacted_at: str
     sub_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class StatusChange:
+    """A state of a commission that a later write replaced: its status (with the network's
+    word), its amounts and currency, when the store first held it and when it was replaced."""
+
+    status: str
+    raw_status: str | None
+    commission_amount: str
+    sale_amount: str | None
+    currency: str
+    recorded_at: str
+    replaced_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class CommissionDetail:
+    """One commission and the states it went through, oldest first (at most
+    contract.resources.HISTORY_MAX, the latest ones)."""
+
+    row: CommissionRow
+    history: tuple[StatusChange, ...]
 
 
 # Not frozen: the sync makes one for every record it fetches, and a frozen dataclass's
@@ -422,6 +452,11 @@ class AccountStore(Protocol):
         strictly after query.after when given (keyset pagination, never OFFSET)."""
         ...
 
+    async def commission(self, account_uid: str, seq: int) -> CommissionDetail | None:
+        """The account's commission `seq` with its history, or None (another account's
+        commissions are None too)."""
+        ...
+
     # Reads for the admin CLI.
     async def account_view(self, uid: str) -> AccountView | None: ...
 
@@ -567,7 +602,7 @@ def check_sync(status: str, counts: Iterable[int]) -> None:
         raise ValueError(f"counts must be whole numbers from 0 to {MAX_SYNC_COUNT}")
 
 
-SYNC_REASON_CODE = re.compile(r"[a-z][a-z0-9_]{0,63}")
+SYNC_REASON_CODE = re.compile(SYNC_REASON_CODE_PATTERN.strip("^$"))
 SYNC_REASON_MAX = 500  # characters of a reason's message
 
 

@@ -197,6 +197,29 @@ def transaction(ctx: CallContext, f: Fields) -> Transaction:
     raw = optional_text(f.raw_status)
     amount_format: AmountFormat = spec.amount_format
     sub_ids = {k: t for k, v in f.sub_ids.items() if (t := optional_text(v)) is not None}
+    program_name = optional_text(f.program_name)
+    program_id = optional_text(f.program_id)
+    sub_id = sub_ids.get(spec.sub_id_field)
+    clicked = None if f.clicked_at in (None, "") else f.clicked_at
+    # A member the record lacks (or sends null) keeps the stored value: see `stated`.
+    stated = None
+    if (
+        raw is None
+        or f.sale is None
+        or clicked is None
+        or program_name is None
+        or program_id is None
+        or sub_id is None
+    ):
+        stated = _stated(
+            f.paid_reason is not None,
+            raw,
+            f.sale,
+            clicked,
+            program_name,
+            program_id,
+            sub_id,
+        )
     # NewCommission's fields by position (a keyword call costs twice as much, once for
     # every record), then the sync's own by name.
     return Transaction(
@@ -206,18 +229,44 @@ def transaction(ctx: CallContext, f: Fields) -> Transaction:
         parse_amount(f.commission, amount_format, "commission"),  # commission_amount
         resolve_currency(ctx, f.currency),  # currency
         parse_timestamp(f.transacted_at, "transaction date"),  # transacted_at
-        optional_text(f.program_name),  # program_name
-        optional_text(f.program_id),  # program_external_id
+        program_name,  # program_name
+        program_id,  # program_external_id
         None if f.sale is None else parse_amount(f.sale, amount_format, "sale"),  # sale_amount
-        None  # clicked_at
-        if f.clicked_at in (None, "")
-        else parse_timestamp(f.clicked_at, "click date"),
-        sub_ids.get(spec.sub_id_field),  # sub_id
+        None if clicked is None else parse_timestamp(clicked, "click date"),  # clicked_at
+        sub_id,  # sub_id
+        stated,
         network=spec.network,
         sub_ids=sub_ids,
         status_reason=f.paid_reason or f.status_reason,
         original_id=optional_text(f.original_id),
     )
+
+
+_ALWAYS_STATED = frozenset({"commission_amount", "currency", "transacted_at"})
+
+
+def _stated(
+    paid: bool,
+    raw: object,
+    sale: object,
+    clicked: object,
+    program_name: object,
+    program_id: object,
+    sub_id: object,
+) -> frozenset[str]:
+    """The fields a record states: a field it lacks is left as stored, never erased (a
+    network's answer that omits a member, or sends it null, says nothing of it). Without
+    a status word the status is stated only by payment evidence, and the stored word stays."""
+    given = {
+        "status": paid or raw is not None,
+        "raw_status": raw is not None,
+        "sale_amount": sale is not None,
+        "clicked_at": clicked is not None,
+        "program_name": program_name is not None,
+        "program_external_id": program_id is not None,
+        "sub_id": sub_id is not None,
+    }
+    return _ALWAYS_STATED | {name for name, present in given.items() if present}
 
 
 def collect(
