@@ -26,7 +26,6 @@ from accounts.keyring import SecretError, keyring_from_env
 from accounts.statusmap import load_status_map
 from accounts.store import AccountStore, StoreError, open_store, reached_over_network
 from accounts.store.handle import StoreHandle
-from sync.collector import tune_for_sync
 from sync.connectors import CONNECTORS
 from sync.runner import SyncSettings
 from sync.statuses import MapStatus
@@ -132,7 +131,6 @@ async def serve(args: argparse.Namespace) -> int:
         ),
         SyncSettings(base_urls=urls, backfill=dt.timedelta(days=args.backfill_days)),
     )
-    tune_for_sync()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
