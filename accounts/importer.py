@@ -13,7 +13,7 @@ import io
 import json
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -364,14 +364,15 @@ def _known_columns(text: str, delimiter: str) -> int:
     return sum(column_key(_trim(cell)) in _CANONICAL for cell in header)
 
 
-def read_csv(text: str) -> tuple[list[tuple[int, dict[str, object]]], list[Problem]]:
-    """Records of a CSV export with a header row; `,`, `;` or tab separated (detected)."""
+def read_csv(text: str, problems: list[Problem]) -> Iterator[tuple[int, dict[str, object]]]:
+    """Records of a CSV export with a header row; `,`, `;` or tab separated (detected),
+    one at a time (a file of millions of rows is never held as records); the problems
+    found are appended to `problems`."""
     if not text.strip(_BLANKS + "\r\n"):
-        return [], [Problem(1, "header", "the file is empty; expected a header row")]
+        problems.append(Problem(1, "header", "the file is empty; expected a header row"))
+        return
     delimiter = max(CSV_DELIMITERS, key=lambda d: _known_columns(text, d))  # ties: the first
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
-    records: list[tuple[int, dict[str, object]]] = []
-    problems: list[Problem] = []
     columns: list[str | None] | None = None
     line = 1
     try:
@@ -400,12 +401,9 @@ def read_csv(text: str) -> tuple[list[tuple[int, dict[str, object]]], list[Probl
                 where = ", ".join(str(i + 1) for i in unnamed)
                 problems.append(Problem(start, "row", f"a value in unnamed column {where}"))
                 continue
-            records.append(
-                (start, {c: cell for c, cell in zip(columns, row, strict=True) if c is not None})
-            )
+            yield start, {c: cell for c, cell in zip(columns, row, strict=True) if c is not None}
     except csv.Error as exc:
         problems.append(Problem(line, "row", f"not valid CSV: {exc}"))
-    return records, problems
 
 
 class _RepeatedKeyError(ValueError):
@@ -424,10 +422,9 @@ def _no_repeats(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return result
 
 
-def read_jsonl(text: str) -> tuple[list[tuple[int, dict[str, object]]], list[Problem]]:
-    """Records of a JSON Lines export: one JSON object per line, blank lines ignored."""
-    records: list[tuple[int, dict[str, object]]] = []
-    problems: list[Problem] = []
+def read_jsonl(text: str, problems: list[Problem]) -> Iterator[tuple[int, dict[str, object]]]:
+    """Records of a JSON Lines export: one JSON object per line, blank lines ignored, one
+    at a time; the problems found are appended to `problems`."""
     # Lines end at "\n" only (a "\r" before it is JSON whitespace): str.splitlines would
     # also cut at U+2028, NEL and others, which JSON strings may hold as they are.
     for number, line in enumerate(text.split("\n"), start=1):
@@ -448,10 +445,7 @@ def read_jsonl(text: str) -> tuple[list[tuple[int, dict[str, object]]], list[Pro
             continue
         columns, column_problems = canonical_columns(list(value), number)
         problems.extend(column_problems)
-        records.append(
-            (number, {c: item for c, item in zip(columns, value.values(), strict=True) if c})
-        )
-    return records, problems
+        yield number, {c: item for c, item in zip(columns, value.values(), strict=True) if c}
 
 
 def detect_format(path: str) -> str:
@@ -485,7 +479,8 @@ def parse_export(
     latest = commission.latest_instant(now or dt.datetime.now(dt.UTC))
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of: {', '.join(FORMATS)}")
-    records, problems = read_csv(text) if fmt == "csv" else read_jsonl(text)
+    problems: list[Problem] = []
+    records = read_csv(text, problems) if fmt == "csv" else read_jsonl(text, problems)
     rows: list[NewCommission] = []
     first_seen: dict[str, int] = {}
     for line, record in records:
@@ -499,7 +494,8 @@ def parse_export(
             )
             continue
         first_seen[row.external_id] = line
-        rows.append(row)
+        if not problems:  # a file with a problem imports nothing: keep no more of it
+            rows.append(row)
     if problems:
         problems.sort(key=lambda p: p.line)
         raise ExportError(problems)
