@@ -20,6 +20,7 @@ from typing import Any
 import aiohttp
 
 from accounts.commission import latest_instant, problem
+from accounts.store.base import SYNC_REASON_MAX
 from sync.clock import Clock, SystemClock
 from sync.connectors import CONNECTORS
 from sync.connectors.base import CallContext, Connector, Credentials, Send
@@ -45,6 +46,8 @@ from sync.spec import ConnectorSpec, CurrencySource, Rate
 from sync.statuses import MapStatus
 
 log = logging.getLogger("sync.runner")
+
+REFUSALS_KEPT = 20  # examples of refused records a run keeps for its report
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +89,10 @@ class _Run:
 
     counts: Counts = field(default_factory=Counts)
     failures: list[SyncError] = field(default_factory=list)
+    # The first records refused (REFUSALS_KEPT at most: a run may refuse millions) and
+    # the codes of all of them; counts.refused counts them all.
     refused: list[Refused] = field(default_factory=list)
+    refusal_codes: set[str] = field(default_factory=set)
     position: Position | None = None
     forward_blocked: bool = False
     stopped_early: bool = False
@@ -196,7 +202,7 @@ async def sync_connection(
         outcome, reason = Outcome.AUTH_FAILED, Reason(exc.code, exc.message)
     except SyncError as exc:
         outcome, reason = Outcome.ERROR, Reason(exc.code, exc.message)
-    reason = Reason(reason.code, redact(reason.message, secrets)) if reason else None
+    reason = Reason(reason.code, shown(redact(reason.message, secrets))) if reason else None
     report = SyncReport(outcome, reason, run.counts, started, clock.now(), run.position)
     await store.record_outcome(connection, report)
     log.info(
@@ -357,7 +363,8 @@ async def _commit(
     run.counts.updated += result.updated
     run.counts.unchanged += result.unchanged
     run.counts.refused += len(refused)
-    run.refused.extend(refused)
+    run.refused.extend(refused[: max(0, REFUSALS_KEPT - len(run.refused))])
+    run.refusal_codes.update(r.code for r in refused)
 
 
 def _failed(run: _Run, item: PlannedWindow, exc: SyncError) -> None:
@@ -435,6 +442,13 @@ async def fetch_window(
     raise PageLimit(f"{network}: more than {limits.max_pages} pages for one window")
 
 
+def shown(message: str, limit: int = SYNC_REASON_MAX) -> str:
+    """`message` as an outcome's reason may hold it: printable, at most `limit` characters
+    (a refused record's id or value, quoted in it, came from the network)."""
+    text = "".join(c if c.isprintable() else "\ufffd" for c in message)
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
 def _verdict(run: _Run) -> tuple[Outcome, Reason | None]:
     """ok only when every planned window was fetched whole and every record kept."""
     if run.failures:
@@ -450,10 +464,11 @@ def _verdict(run: _Run) -> tuple[Outcome, Reason | None]:
             "deadline", "the run reached its time limit; the rest follows next run"
         )
     if run.refused:
-        codes = sorted({r.code for r in run.refused})
+        codes = sorted(run.refusal_codes)
         example = run.refused[0]
+        named = shown(example.external_id, 60) if example.external_id else "a record"
         return Outcome.PARTIAL, Reason(
             "records_refused",
-            f"{len(run.refused)} record(s) refused ({', '.join(codes)}); e.g. {example.external_id or 'a record'}: {example.message}",
+            f"{run.counts.refused} record(s) refused ({', '.join(codes)}); e.g. {named}: {example.message}",
         )
     return Outcome.OK, None

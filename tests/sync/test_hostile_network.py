@@ -357,8 +357,9 @@ async def stored(real_store) -> dict:
         ({"commissionAmount.currency": "XYZ"}, "partial", "records_refused"),
         ({"transactionDate": "9999-12-31T23:00:00-05:00"}, "partial", "records_refused"),
         (b"[" * 200_000, "partial", "malformed_response"),
+        ({"id": "x\n\x1b" * 5000}, "partial", "records_refused"),  # quoted, bounded
     ],
-    ids=["exponent", "currency", "overflow", "nested"],
+    ids=["exponent", "currency", "overflow", "nested", "long-id"],
 )
 async def test_the_real_stores_keep_their_rows_and_record_the_outcome(
     answer, outcome, code, networks, real_store, keyring, run_sync, clock
