@@ -268,11 +268,19 @@ class ImportResult:
     unchanged: int
 
 
-def check_commission(row: NewCommission, now: dt.datetime | None = None) -> None:
+def check_commission(row: NewCommission, latest: str | None = None) -> None:
     """The invariants every stored commission keeps (accounts.commission, the one
-    definition the importer and the sync apply too), seen at `now` (default: the wall
-    clock); InvalidCommission, a ValueError, names the field at fault."""
-    commission.check(row, utc_now() if now is None else now)
+    definition the importer and the sync apply too), its instants at most `latest`
+    (default: a day from now; a batch computes it once); InvalidCommission, a ValueError,
+    names the field at fault."""
+    found = commission.problem(row, latest or commission.latest_instant(utc_now()))
+    if found is not None:
+        raise commission.InvalidCommission(*found)
+
+
+def latest_instant() -> str:
+    """The latest instant a commission stored now may carry (accounts.commission)."""
+    return commission.latest_instant(utc_now())
 
 
 # --- Writes that report what they did ---------------------------------------------------
