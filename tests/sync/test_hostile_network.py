@@ -408,13 +408,12 @@ async def test_the_store_refuses_what_the_definition_refuses(real_store):
 
 
 async def test_two_workers_never_request_one_connection_at_once(
-    hostile, settings, tmp_path, keyring, map_status
+    hostile, settings, database, keyring, map_status
 ):
     """A slow network whose pages never end, a short lease: each run stops inside its
     lease, and the other worker's run starts only once it has."""
     hostile.mode = "endless_pages"
     hostile.delay = 0.02
-    database = str(tmp_path / "two.sqlite3")
     store = await open_store(database, writable=True, readers=1, timeout=10.0)
     try:
         await seed_store(store, keyring, ("affilae",))
