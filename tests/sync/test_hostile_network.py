@@ -448,6 +448,41 @@ async def test_two_workers_never_request_one_connection_at_once(
     assert hostile.requests > 10
 
 
+@dataclasses.dataclass
+class FaultyStore(MemoryStore):
+    """A store whose position read fails with an error that is not an outage of it."""
+
+    recorded: asyncio.Event = dataclasses.field(default_factory=asyncio.Event)
+
+    async def load_position(self, conn):
+        raise RuntimeError("not an outage")
+
+    async def record_outcome(self, conn, report) -> None:
+        await super().record_outcome(conn, report)
+        self.recorded.set()
+
+
+async def test_a_failure_that_is_no_store_outage_is_recorded_not_blamed_on_the_store(
+    clock, settings, map_status, caplog
+):
+    from sync_support import CREDENTIALS, decrypt
+
+    store = FaultyStore(clock)
+    store.add(connection("awin"), CREDENTIALS["awin"])
+    config = WorkerConfig(worker_id="w1", poll_seconds=0.01)
+    worker = Worker(store, decrypt, map_status, config, settings, clock)
+    stop = asyncio.Event()
+    running = asyncio.create_task(worker.run(stop))
+    async with asyncio.timeout(10):
+        await store.recorded.wait()
+    stop.set()
+    await running
+    (_, report), *_ = store.reports
+    assert (report.outcome, report.reason.code) == (Outcome.ERROR, "internal_error")
+    assert "RuntimeError" in report.reason.message
+    assert "in the store" not in caplog.text
+
+
 async def test_a_worker_keeps_a_bounded_number_of_reports(store, settings, map_status, clock):
     from sync_support import decrypt
 
