@@ -261,9 +261,12 @@ def parse_record(
     statuses: StatusMap,
     zone: dt.tzinfo | None = None,
     latest: str | None = None,
+    shared: dict[str, str] | None = None,
 ) -> tuple[NewCommission | None, list[Problem]]:
     """One record (canonical column names) into a commission, or the problems it has.
-    `latest`: the latest instant accepted (default: a day from now)."""
+    `latest`: the latest instant accepted (default: a day from now). `shared`: one text
+    object per repeated value, across the records of one file (a file's rows are held
+    until written: a currency or a programme name per row adds up)."""
     latest = latest or commission.latest_instant(dt.datetime.now(dt.UTC))
     problems: list[Problem] = []
     out: dict[str, Any] = {}
@@ -292,6 +295,12 @@ def parse_record(
     field("subId", lambda x: parse_text(x, TEXT_LIMITS["subId"]))
     if problems:
         return None, problems
+    if shared is not None:
+        # Values most rows repeat (a currency, a status word, a programme) kept once.
+        for name in _REPEATED:
+            value = out[name]
+            if value is not None:
+                out[name] = shared.setdefault(value, value) if len(shared) < SHARED_MAX else value
     status, raw_status = statuses.normalise(network, out["status"])
     row = NewCommission(
         stated=stated_fields(record),
@@ -312,6 +321,11 @@ def parse_record(
     if found is not None:
         return None, [Problem(line, COLUMN_OF[found[0]], found[1])]
     return row, []
+
+
+# The columns whose values repeat from row to row, and how many values are kept once.
+_REPEATED = ("programName", "programExternalId", "status", "currency")
+SHARED_MAX = 10_000
 
 
 def stated_fields(record: Mapping[str, object]) -> frozenset[str] | None:
@@ -483,8 +497,9 @@ def parse_export(
     records = read_csv(text, problems) if fmt == "csv" else read_jsonl(text, problems)
     rows: list[NewCommission] = []
     first_seen: dict[str, int] = {}
+    shared: dict[str, str] = {}
     for line, record in records:
-        row, row_problems = parse_record(record, line, network, statuses, zone, latest)
+        row, row_problems = parse_record(record, line, network, statuses, zone, latest, shared)
         problems.extend(row_problems)
         if row is None:
             continue
