@@ -7,6 +7,11 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+# The default caps of an answer's size: a page holds at most a few thousand records (some
+# kilobytes each); a network without pages answers a whole window (31 days) at once.
+RESPONSE_CAP_PAGED = 16 * 2**20
+RESPONSE_CAP_WHOLE = 64 * 2**20
+
 
 class Pagination(enum.StrEnum):
     """How a network hands out a result set larger than one answer."""
@@ -112,7 +117,17 @@ class ConnectorSpec:
     change_lookback: dt.timedelta = dt.timedelta(days=31)
     # Which changes the transaction-date re-scan is there for (docs: "late changes caught").
     rescan_catches: str = "approvals, declines, reversals, amendments and payments"
+    # The largest answer read (bytes, once decompressed); None: RESPONSE_CAP_PAGED, or
+    # RESPONSE_CAP_WHOLE for a network that answers a whole window at once.
+    max_response_bytes: int | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def response_cap(self) -> int:
+        """The largest answer read from this network, in bytes."""
+        if self.max_response_bytes is not None:
+            return self.max_response_bytes
+        return RESPONSE_CAP_WHOLE if self.pagination is Pagination.NONE else RESPONSE_CAP_PAGED
 
     @property
     def required_credentials(self) -> tuple[str, ...]:

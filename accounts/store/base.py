@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from operator import attrgetter
 from typing import Any, NoReturn, Protocol, TypeVar
 
+from accounts import commission
 from contract import vocabulary
 from contract.resources import SYNC_REASON_CODE_PATTERN
 
@@ -38,7 +39,6 @@ TIMESTAMP_PATTERN = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z"
 TIMESTAMP_RE = re.compile(TIMESTAMP_PATTERN)
 AMOUNT_PATTERN = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?"
 AMOUNT_RE = re.compile(AMOUNT_PATTERN)
-CURRENCY_RE = re.compile(r"[A-Z]{3}")
 NETWORK_PATTERN = r"[a-z0-9][a-z0-9_-]{0,31}"
 NETWORK_RE = re.compile(NETWORK_PATTERN)
 
@@ -262,9 +262,6 @@ VALUE_FIELDS = (
 )
 
 
-# The free-text fields of a commission, as networks and exports word them.
-TEXT_FIELDS = ("external_id", "program_name", "program_external_id", "raw_status", "sub_id")
-
 _VALUES = attrgetter(*VALUE_FIELDS)
 
 
@@ -301,38 +298,19 @@ class ImportResult:
     unchanged: int
 
 
-def check_commission(row: NewCommission) -> None:
-    """The invariants every stored commission keeps; ValueError names the field at fault."""
-    # The sync checks every row it fetches: a valid row (nearly all of them) is told by
-    # one expression; the loops below then find the field at fault.
-    if (
-        AMOUNT_RE.fullmatch(row.commission_amount)
-        and (row.sale_amount is None or AMOUNT_RE.fullmatch(row.sale_amount))
-        and TIMESTAMP_RE.fullmatch(row.transacted_at)
-        and (row.clicked_at is None or TIMESTAMP_RE.fullmatch(row.clicked_at))
-        and CURRENCY_RE.fullmatch(row.currency)
-        and row.external_id
-        and "\x00" not in f"{row.external_id}{row.program_name}{row.program_external_id}"
-        and "\x00" not in f"{row.raw_status}{row.sub_id}"
-    ):
-        return
-    for name in ("commission_amount", "sale_amount"):
-        value = getattr(row, name)
-        if value is not None and not AMOUNT_RE.fullmatch(value):
-            raise ValueError(f"{name}: {value!r} is not a plain decimal number")
-    for name in ("transacted_at", "clicked_at"):
-        value = getattr(row, name)
-        if value is not None and not TIMESTAMP_RE.fullmatch(value):
-            raise ValueError(f"{name}: {value!r} is not YYYY-MM-DDTHH:MM:SSZ")
-    if not CURRENCY_RE.fullmatch(row.currency):
-        raise ValueError(f"currency: {row.currency!r} is not three uppercase letters")
-    if not row.external_id:
-        raise ValueError("external_id: empty")
-    for name in TEXT_FIELDS:
-        value = getattr(row, name)
-        if value is not None and "\x00" in value:
-            # PostgreSQL's text holds no NUL, and SQLite's JSON reading would cut there.
-            raise ValueError(f"{name}: holds a NUL character")
+def check_commission(row: NewCommission, latest: str | None = None) -> None:
+    """The invariants every stored commission keeps (accounts.commission, the one
+    definition the importer and the sync apply too), its instants at most `latest`
+    (default: a day from now; a batch computes it once); InvalidCommission, a ValueError,
+    names the field at fault."""
+    found = commission.problem(row, latest or commission.latest_instant(utc_now()))
+    if found is not None:
+        raise commission.InvalidCommission(*found)
+
+
+def latest_instant() -> str:
+    """The latest instant a commission stored now may carry (accounts.commission)."""
+    return commission.latest_instant(utc_now())
 
 
 # --- Writes that report what they did ---------------------------------------------------

@@ -63,6 +63,7 @@ from accounts.store.base import (
     check_sync_reason,
     format_timestamp,
     key_view,
+    latest_instant,
     with_stored,
 )
 from contract import vocabulary as v
@@ -909,8 +910,9 @@ async def replace_credentials(
 def check_batch(rows: Sequence[NewCommission]) -> None:
     """Every row valid, no external_id twice; ValueError says which is not."""
     seen: set[str] = set()
+    latest = latest_instant()
     for row in rows:
-        check_commission(row)
+        check_commission(row, latest)
         if row.external_id in seen:
             raise ValueError(f"external_id: {row.external_id!r} appears twice")
         seen.add(row.external_id)

@@ -134,7 +134,8 @@ def json_body(network: str, response: HttpResponse) -> Any:
     """The decoded JSON body, or MalformedResponse (truncated, not JSON)."""
     try:
         return decode_json(response.body)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, RecursionError, MemoryError):  # UnicodeDecodeError is a ValueError
+        # RecursionError: nesting deeper than the decoder goes (200,000 `[`).
         pass
     # Raised outside the handler: the decoder's error holds the whole body.
     raise MalformedResponse(f"{network}: the answer is not valid JSON")
@@ -162,8 +163,11 @@ def resolve_currency(ctx: CallContext, record_currency: object) -> str:
     if source is not _FROM_RECORD and ctx.currency:
         return ctx.currency
     if source is _FROM_CONNECTION:
-        raise ValueProblem("currency: the connection declares none and the network sends none")
-    raise ValueProblem("currency: missing")
+        raise ValueProblem(
+            "currency: the connection declares none and the network sends none",
+            "currency_missing",
+        )
+    raise ValueProblem("currency: missing", "currency_missing")
 
 
 # Not frozen: one is made for every record and read once, and a frozen dataclass's
@@ -288,8 +292,14 @@ def collect(
             refused.append(Refused(external_id, "record_malformed", "a record lacks its shape"))
         except ValueProblem as problem:
             external_id = optional_text(fields.external_id) if fields is not None else None
-            code = "currency_missing" if str(problem).startswith("currency") else "record_invalid"
-            refused.append(Refused(external_id, code, str(problem)))
+            refused.append(Refused(external_id, problem.code, str(problem)))
+        except (ArithmeticError, ValueError, RecursionError) as exc:
+            # A value no parser above expected (a number past every range): this record
+            # is refused, the others stand. The text may quote the value: its type only.
+            external_id = optional_text(fields.external_id) if fields is not None else None
+            refused.append(
+                Refused(external_id, "record_invalid", f"unreadable value ({type(exc).__name__})")
+            )
     return done, refused
 
 
