@@ -23,7 +23,7 @@ from support.clock import WALL_START, FakeClock
 from accounts.crypto import encrypt_credentials
 from accounts.keyring import Keyring
 from accounts.store import AccountStore
-from accounts.store.base import VALUE_FIELDS
+from accounts.store.base import VALUE_FIELDS, StoreError
 from contract.vocabulary import COMMISSION_STATUSES
 from sync.model import Position, SyncReport, Transaction, Window, WriteResult
 from sync.ports import Connection
@@ -98,8 +98,9 @@ def decrypt(conn: Connection, blob: bytes) -> Mapping[str, object]:
     return values
 
 
-class StoreCrashError(Exception):
-    """The store failed while writing (the process died there)."""
+class StoreCrashError(StoreError):
+    """The store failed while writing (the process died there): a store's own error, so the
+    worker blames the store and records no outcome."""
 
 
 @dataclass
