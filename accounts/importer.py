@@ -13,13 +13,13 @@ import io
 import json
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from accounts import currencies
+from accounts import commission, currencies
 from accounts.statusmap import StatusMap
 from accounts.store.base import AMOUNT_RE, NewCommission, format_timestamp
 from contract.vocabulary import FLAG_PATTERN
@@ -40,12 +40,21 @@ FIELDS_OF: dict[str, tuple[str, ...]] = {
     "subId": ("sub_id",),
 }
 COLUMNS: tuple[str, ...] = tuple(FIELDS_OF)
-TEXT_LIMITS = {"externalId": 200, "programName": 500, "programExternalId": 200, "subId": 200}
-STATUS_LIMIT = 100
+COLUMN_OF = {field: column for column, fields in FIELDS_OF.items() for field in fields}
+# The limits of accounts.commission, by column.
+TEXT_LIMITS = {
+    "externalId": commission.TEXT_LIMITS["external_id"],
+    "programName": commission.TEXT_LIMITS["program_name"],
+    "programExternalId": commission.TEXT_LIMITS["program_external_id"],
+    "subId": commission.TEXT_LIMITS["sub_id"],
+}
+STATUS_LIMIT = commission.TEXT_LIMITS["raw_status"]
 MAX_REPORTED = 20
 FORMATS = ("csv", "jsonl")
 
-_AMOUNT_INPUT = re.compile(r"([+-]?)([0-9]{1,18})(?:\.([0-9]{1,12}))?")
+_AMOUNT_INPUT = re.compile(
+    rf"([+-]?)([0-9]{{1,{commission.AMOUNT_DIGITS}}})(?:\.([0-9]{{1,{commission.AMOUNT_SCALE}}}))?"
+)
 _EPOCH = re.compile(r"[0-9]{9,11}")
 _DATE_ONLY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _DATE_TIME = re.compile(
@@ -107,15 +116,18 @@ def parse_amount(value: object) -> str:
     return text
 
 
-def parse_timestamp(value: object, zone: dt.tzinfo | None) -> str:
-    """The UTC `YYYY-MM-DDTHH:MM:SSZ` form of an accepted timestamp (fractions truncated)."""
+def parse_timestamp(value: object, zone: dt.tzinfo | None, latest: str | None = None) -> str:
+    """The UTC `YYYY-MM-DDTHH:MM:SSZ` form of an accepted timestamp (fractions truncated),
+    within accounts.commission's range: from 1990 to `latest` (default: a day from now)."""
+    latest = latest or commission.latest_instant(dt.datetime.now(dt.UTC))
     if isinstance(value, JsonNumber) or (isinstance(value, str) and _EPOCH.fullmatch(value)):
         if not _EPOCH.fullmatch(value):
             raise _FieldError(f"{value!r}: Unix time must be whole seconds (9 to 11 digits)")
         try:
-            return _in_range(dt.datetime.fromtimestamp(int(value), dt.UTC), value)
+            moment = dt.datetime.fromtimestamp(int(value), dt.UTC)
         except (OverflowError, OSError, ValueError):
-            raise _FieldError(f"{value!r} is out of range (years 1000 to 9999 in UTC)") from None
+            raise _FieldError(f"{value!r} is out of range ({_RANGE})") from None
+        return _in_range(moment, value, latest)
     if not isinstance(value, str):
         raise _FieldError("expected a timestamp string")
     text = _trim(value)
@@ -125,7 +137,7 @@ def parse_timestamp(value: object, zone: dt.tzinfo | None) -> str:
         except ValueError:
             raise _FieldError(f"{text!r} is not a calendar date") from None
         moment = dt.datetime.combine(day, dt.time(), zone or dt.UTC)
-        return _in_range(moment, text)
+        return _in_range(moment, text, latest)
     match = _DATE_TIME.fullmatch(text)
     if not match:
         raise _FieldError(
@@ -148,7 +160,7 @@ def parse_timestamp(value: object, zone: dt.tzinfo | None) -> str:
         if zone is None:
             raise _FieldError(f"{text!r} has no UTC offset; add one (Z, +01:00) or pass --timezone")
         moment = _local(moment, zone, text)
-    return _in_range(moment, text)
+    return _in_range(moment, text, latest)
 
 
 def _local(naive: dt.datetime, zone: dt.tzinfo, shown: str) -> dt.datetime:
@@ -165,16 +177,19 @@ def _local(naive: dt.datetime, zone: dt.tzinfo, shown: str) -> dt.datetime:
     return moment
 
 
-def _in_range(moment: dt.datetime, shown: str) -> str:
-    """The stored form of `moment`; _FieldError when it is not in years 1000 to 9999 in UTC
-    (the stored form has four-digit years; a conversion past year 9999 cannot be made)."""
+_RANGE = "from 1990-01-01 to a day from now, in UTC"
+
+
+def _in_range(moment: dt.datetime, shown: str, latest: str) -> str:
+    """The stored form of `moment`; _FieldError when accounts.commission refuses it (before
+    1990, after `latest`, or past year 9999 once converted to UTC)."""
     try:
-        utc = moment.astimezone(dt.UTC)
+        text = format_timestamp(moment)
     except OverflowError:
-        utc = None
-    if utc is None or not 1000 <= utc.year <= 9999:
-        raise _FieldError(f"{shown!r} is out of range (years 1000 to 9999 in UTC)")
-    return format_timestamp(utc)
+        text = None
+    if text is None or commission.instant_problem(text, latest) is not None:
+        raise _FieldError(f"{shown!r} is out of range ({_RANGE})")
+    return text
 
 
 def parse_text(value: object, limit: int) -> str:
@@ -245,8 +260,14 @@ def parse_record(
     network: str,
     statuses: StatusMap,
     zone: dt.tzinfo | None = None,
+    latest: str | None = None,
+    shared: dict[str, str] | None = None,
 ) -> tuple[NewCommission | None, list[Problem]]:
-    """One record (canonical column names) into a commission, or the problems it has."""
+    """One record (canonical column names) into a commission, or the problems it has.
+    `latest`: the latest instant accepted (default: a day from now). `shared`: one text
+    object per repeated value, across the records of one file (a file's rows are held
+    until written: a currency or a programme name per row adds up)."""
+    latest = latest or commission.latest_instant(dt.datetime.now(dt.UTC))
     problems: list[Problem] = []
     out: dict[str, Any] = {}
 
@@ -269,29 +290,42 @@ def parse_record(
     field("saleAmount", parse_amount)
     field("commissionAmount", parse_amount)
     field("currency", parse_currency)
-    field("clickedAt", lambda x: parse_timestamp(x, zone))
-    field("transactedAt", lambda x: parse_timestamp(x, zone))
+    field("clickedAt", lambda x: parse_timestamp(x, zone, latest))
+    field("transactedAt", lambda x: parse_timestamp(x, zone, latest))
     field("subId", lambda x: parse_text(x, TEXT_LIMITS["subId"]))
     if problems:
         return None, problems
+    if shared is not None:
+        # Values most rows repeat (a currency, a status word, a programme) kept once.
+        for name in _REPEATED:
+            value = out[name]
+            if value is not None:
+                out[name] = shared.setdefault(value, value) if len(shared) < SHARED_MAX else value
     status, raw_status = statuses.normalise(network, out["status"])
-    return (
-        NewCommission(
-            stated=stated_fields(record),
-            external_id=out["externalId"],
-            status=status,
-            raw_status=raw_status,
-            commission_amount=out["commissionAmount"],
-            currency=out["currency"],
-            transacted_at=out["transactedAt"],
-            program_name=out["programName"],
-            program_external_id=out["programExternalId"],
-            sale_amount=out["saleAmount"],
-            clicked_at=out["clickedAt"],
-            sub_id=out["subId"],
-        ),
-        [],
+    row = NewCommission(
+        stated=stated_fields(record),
+        external_id=out["externalId"],
+        status=status,
+        raw_status=raw_status,
+        commission_amount=out["commissionAmount"],
+        currency=out["currency"],
+        transacted_at=out["transactedAt"],
+        program_name=out["programName"],
+        program_external_id=out["programExternalId"],
+        sale_amount=out["saleAmount"],
+        clicked_at=out["clickedAt"],
+        sub_id=out["subId"],
     )
+    # The parsers above keep to accounts.commission already; its check is the last word.
+    found = commission.problem(row, latest)
+    if found is not None:
+        return None, [Problem(line, COLUMN_OF[found[0]], found[1])]
+    return row, []
+
+
+# The columns whose values repeat from row to row, and how many values are kept once.
+_REPEATED = ("programName", "programExternalId", "status", "currency")
+SHARED_MAX = 10_000
 
 
 def stated_fields(record: Mapping[str, object]) -> frozenset[str] | None:
@@ -344,14 +378,15 @@ def _known_columns(text: str, delimiter: str) -> int:
     return sum(column_key(_trim(cell)) in _CANONICAL for cell in header)
 
 
-def read_csv(text: str) -> tuple[list[tuple[int, dict[str, object]]], list[Problem]]:
-    """Records of a CSV export with a header row; `,`, `;` or tab separated (detected)."""
+def read_csv(text: str, problems: list[Problem]) -> Iterator[tuple[int, dict[str, object]]]:
+    """Records of a CSV export with a header row; `,`, `;` or tab separated (detected),
+    one at a time (a file of millions of rows is never held as records); the problems
+    found are appended to `problems`."""
     if not text.strip(_BLANKS + "\r\n"):
-        return [], [Problem(1, "header", "the file is empty; expected a header row")]
+        problems.append(Problem(1, "header", "the file is empty; expected a header row"))
+        return
     delimiter = max(CSV_DELIMITERS, key=lambda d: _known_columns(text, d))  # ties: the first
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
-    records: list[tuple[int, dict[str, object]]] = []
-    problems: list[Problem] = []
     columns: list[str | None] | None = None
     line = 1
     try:
@@ -380,12 +415,9 @@ def read_csv(text: str) -> tuple[list[tuple[int, dict[str, object]]], list[Probl
                 where = ", ".join(str(i + 1) for i in unnamed)
                 problems.append(Problem(start, "row", f"a value in unnamed column {where}"))
                 continue
-            records.append(
-                (start, {c: cell for c, cell in zip(columns, row, strict=True) if c is not None})
-            )
+            yield start, {c: cell for c, cell in zip(columns, row, strict=True) if c is not None}
     except csv.Error as exc:
         problems.append(Problem(line, "row", f"not valid CSV: {exc}"))
-    return records, problems
 
 
 class _RepeatedKeyError(ValueError):
@@ -404,10 +436,9 @@ def _no_repeats(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return result
 
 
-def read_jsonl(text: str) -> tuple[list[tuple[int, dict[str, object]]], list[Problem]]:
-    """Records of a JSON Lines export: one JSON object per line, blank lines ignored."""
-    records: list[tuple[int, dict[str, object]]] = []
-    problems: list[Problem] = []
+def read_jsonl(text: str, problems: list[Problem]) -> Iterator[tuple[int, dict[str, object]]]:
+    """Records of a JSON Lines export: one JSON object per line, blank lines ignored, one
+    at a time; the problems found are appended to `problems`."""
     # Lines end at "\n" only (a "\r" before it is JSON whitespace): str.splitlines would
     # also cut at U+2028, NEL and others, which JSON strings may hold as they are.
     for number, line in enumerate(text.split("\n"), start=1):
@@ -428,10 +459,7 @@ def read_jsonl(text: str) -> tuple[list[tuple[int, dict[str, object]]], list[Pro
             continue
         columns, column_problems = canonical_columns(list(value), number)
         problems.extend(column_problems)
-        records.append(
-            (number, {c: item for c, item in zip(columns, value.values(), strict=True) if c})
-        )
-    return records, problems
+        yield number, {c: item for c, item in zip(columns, value.values(), strict=True) if c}
 
 
 def detect_format(path: str) -> str:
@@ -458,15 +486,20 @@ def parse_export(
     network: str,
     statuses: StatusMap,
     zone: dt.tzinfo | None = None,
+    now: dt.datetime | None = None,
 ) -> list[NewCommission]:
-    """Every commission of an export, or ExportError with every problem found."""
+    """Every commission of an export, or ExportError with every problem found. Instants
+    may be at most a day past `now` (default: the wall clock)."""
+    latest = commission.latest_instant(now or dt.datetime.now(dt.UTC))
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of: {', '.join(FORMATS)}")
-    records, problems = read_csv(text) if fmt == "csv" else read_jsonl(text)
+    problems: list[Problem] = []
+    records = read_csv(text, problems) if fmt == "csv" else read_jsonl(text, problems)
     rows: list[NewCommission] = []
     first_seen: dict[str, int] = {}
+    shared: dict[str, str] = {}
     for line, record in records:
-        row, row_problems = parse_record(record, line, network, statuses, zone)
+        row, row_problems = parse_record(record, line, network, statuses, zone, latest, shared)
         problems.extend(row_problems)
         if row is None:
             continue
@@ -476,7 +509,8 @@ def parse_export(
             )
             continue
         first_seen[row.external_id] = line
-        rows.append(row)
+        if not problems:  # a file with a problem imports nothing: keep no more of it
+            rows.append(row)
     if problems:
         problems.sort(key=lambda p: p.line)
         raise ExportError(problems)

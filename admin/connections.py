@@ -16,12 +16,14 @@ from accounts.crypto import CredentialsError, decrypt_credentials, encrypt_crede
 from accounts.keyring import Keyring
 from accounts.statusmap import load_status_map
 from accounts.store import AccountStore, ConnectionView
+from sync.clock import SystemClock
 from sync.connectors import CONNECTORS
 from sync.model import Position
 from sync.ports import Connection
 from sync.runner import SyncSettings, sync_connection
 from sync.spec import CurrencySource
 from sync.storage import AccountSyncStore, connection_of, credential_opener
+from sync.worker import LEASE_SHARE
 
 Result = dict[str, Any]
 REENCRYPT_BATCH = 500
@@ -137,7 +139,8 @@ async def network_sync(
         since = dt.datetime.combine(args.since, dt.time(), dt.UTC)
     sync_store = _From(store, worker, since)
     connection = connection_of(view)
-    if not await sync_store.claim(connection, worker, 3600.0):
+    lease = 3600.0
+    if not await sync_store.claim(connection, worker, lease):
         raise CommandRefusedError(
             f"{args.account}/{args.network} is being synced by {view.lease_owner} now; "
             "try again when it is done"
@@ -149,6 +152,8 @@ async def network_sync(
             decrypt=credential_opener(keyring),
             map_status=_status_mapper(),
             settings=SyncSettings(base_urls=dict(base_urls)),
+            # As a worker's run: over before its lease, which no other worker then takes.
+            deadline=SystemClock().monotonic() + lease * LEASE_SHARE,
         )
     finally:
         await sync_store.release(connection, worker)

@@ -3,7 +3,7 @@
 a SQLite account store.
 
     python3 dev.py bench bench_sync [--rows 200000] [--page 1000] [--days 365]
-                                    [--repeat 3] [--gc worker|default]
+                                    [--repeat 3]
                                     [--profile] [--keep]
 
 1. Starts a loopback network in its own process (aiohttp, Affilae-shaped: bearer token,
@@ -23,8 +23,8 @@ a SQLite account store.
 5. The first sync `--repeat` times in all, each into a fresh store: the figures of each
    and their median, which the 20,000 rows/s target is judged on.
 
-Everything runs with the garbage collector set as the worker sets it (sync.collector);
-`--gc default` keeps Python's own thresholds. Prints the figures and ratios and writes
+Everything runs with Python's own garbage collector settings, as the worker does. Prints
+the figures and ratios and writes
 bench/out/sync/results.json. `--profile` runs the
 first sync under cProfile and prints where its time went (the store's thread included).
 """
@@ -414,11 +414,8 @@ async def measure(args: argparse.Namespace, url: str, work: Path) -> dict[str, A
     import gc
 
     from sync.__main__ import status_mapper
-    from sync.collector import tune_for_sync
 
     map_status = status_mapper(None)
-    if args.gc == "worker":
-        tune_for_sync()  # what `python -m sync` does once set up
     results: dict[str, Any] = {"garbage collector thresholds": str(gc.get_threshold())}
 
     # Baselines, on the same pages.
@@ -549,12 +546,6 @@ def main() -> int:
     parser.add_argument("--baseline-rows", type=int, default=50_000)
     parser.add_argument(
         "--repeat", type=int, default=3, help="first syncs measured (the median is judged)"
-    )
-    parser.add_argument(
-        "--gc",
-        choices=("worker", "default"),
-        default="worker",
-        help="the collector as the worker sets it (sync.collector), or Python's default",
     )
     parser.add_argument("--profile", action="store_true", help="cProfile the sync instead")
     parser.add_argument("--keep", action="store_true", help="keep the stores in bench/out/sync")

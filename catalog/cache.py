@@ -87,6 +87,7 @@ VALIDATION_SOURCES = (
     "contract/vocabulary.py",
     "contract/resources.py",
     "contract/openapi.py",
+    "contract/examples.py",
     "contract/ratelimit.py",
     "contract/endpoints.py",
 )

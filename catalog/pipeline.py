@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
-from catalog import apireference, loading, rendering, scoring, sharding
+from catalog import docpages, loading, rendering, scoring, sharding
 from catalog.errors import BuildError, Diagnostic, sort_diagnostics
 from catalog.incremental import Incremental, SitePages, cache_dir
 from catalog.loading import Checked
@@ -112,7 +112,7 @@ def build(options: Options, progress: Progress) -> Result:
     with progress.stage("render") as stage:
         live = memo.live(options.out)
         rendered = rendering.render(
-            listings, shards, parts.counts, pages.files, live, apireference.render()
+            listings, shards, parts.counts, pages.files, live, docpages.render_docs()
         )
         stage.note = f"{len(rendered.files)} files, build {rendered.build_id}"
     with progress.stage("write") as stage:

@@ -85,15 +85,15 @@ def render(
     counts: Mapping[str, int],
     site_files: Mapping[str, bytes | Existing],
     live: Mapping[str, str] | None = None,
-    reference: bytes | None = None,
+    docs: Mapping[str, bytes] | None = None,
 ) -> Rendered:
     """All output files of a build: the API's, then the site's (`catalog.site.render_site`).
 
     `listings` are in directory order (`scoring.rank`); `counts` are the submission counts
     for the manifest. `live`: {path: digest} of what dist/ holds (`cache.Outputs`); a
     programme document it already holds is handed to the writer as `Existing`, neither
-    encoded nor hashed again. `reference`: the API reference page
-    (`catalog.apireference.render`), written beside the document when given.
+    encoded nor hashed again. `docs`: the API's docs pages, the
+    reference among them (`catalog.docpages.render_docs`), written with the document.
     """
     live = live or {}
     rows = [listing.row for listing in listings]
@@ -107,9 +107,8 @@ def render(
         # The same document the edge serves at /openapi.json, for static hosts and tools.
         OPENAPI: openapi.render(),
     }
-    if reference is not None:
-        # The same document as a page to read, made at build time: no request anywhere.
-        files[openapi.REFERENCE_PATH] = reference
+    # The guides and the same document as pages to read, made at build time.
+    files.update(docs or {})
     shards_blob, index = shardformat.encode_shards(shards)
     files[shardformat.SHARDS] = shards_blob
     for slug, _, _, _, _, _, row, digest, _, _ in listings:

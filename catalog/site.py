@@ -26,6 +26,7 @@ import orjson
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, Template, select_autoescape
 from markupsafe import Markup, escape
 
+from catalog import guides
 from catalog import site_seo as seo
 from catalog.cache import output_digest
 from catalog.model import Existing, Program
@@ -194,6 +195,7 @@ def fingerprinted(path: str, content: bytes) -> str:
 # Python's version, Jinja2's and MarkupSafe's, and the base URL.
 SITE_SOURCES = (
     "catalog/site.py",
+    "catalog/guides.py",
     "catalog/site_meta.py",
     "catalog/site_plan.py",
     "catalog/site_score.py",
@@ -407,6 +409,8 @@ class _Renderer:
             urls.append(self.url(directory))
         yield file_of("about/"), self.about()
         urls.append(self.url("about/"))
+        # The API's docs (written by the build beside the site, catalog.docpages).
+        urls.extend(self.url(path) for path in guides.urls())
         yield "404.html", self.not_found()
         yield from self.sitemaps(urls)
         yield "robots.txt", self.page("robots.txt", sitemap=self.url("sitemap.xml"))

@@ -148,4 +148,13 @@ COMMISSIONS = Endpoint(
     is_list=True,
 )
 
-ENDPOINTS: tuple[Endpoint, ...] = (PROGRAMS, PROGRAM, ME, COMMISSIONS)
+COMMISSION = Endpoint(
+    name="commission",
+    path="/v1/commissions/{id}",
+    summary="One commission of the account, with the states it went through.",
+    params=(),
+    statuses=(401, 404, 429, 503),
+    resource="CommissionDetail",
+)
+
+ENDPOINTS: tuple[Endpoint, ...] = (PROGRAMS, PROGRAM, ME, COMMISSIONS, COMMISSION)

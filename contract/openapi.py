@@ -2,29 +2,34 @@
 
 Everything here is derived from `contract.vocabulary`, `contract.resources` and
 `contract.endpoints`, the same definitions the edge validates queries with, so the document
-cannot drift from the code. `render()` gives the exact bytes that the build writes to
-`dist/openapi.json` and that the edge serves at `GET /openapi.json`.
+cannot drift from the code; its response examples are answers recorded from a served edge
+(`contract.examples`), checked again by the tests. `render()` gives the exact bytes that
+the build writes to `dist/openapi.json` and that the edge serves at `GET /openapi.json`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any
 
 import orjson
 
+from contract import examples as recorded
 from contract import ratelimit as rl
 from contract import vocabulary as v
 from contract.endpoints import ENDPOINTS, Endpoint, Param
-from contract.resources import BY_NAME, RESOURCES, Field, Resource
+from contract.resources import BY_NAME, COMMISSION_ID_PATTERN, RESOURCES, Field, Resource
 
 OPENAPI_VERSION = "3.1.0"
 DOCUMENT_VERSION = "1.0.0"
 # Outside /v1: every /v1 path needs a key and answers {"data": ...}
 # (docs/spec/api-decisions.md); this document is for tools, readable without a key, as it is.
 PATH = "/openapi.json"
+# Where the guides and the reference are read (dist/docs/, served by the edge at /docs/).
+DOCS_URL = "/docs/"
 # Where the build writes the document as a page to read (catalog.apireference), in dist/.
-REFERENCE_PATH = "api-reference/index.html"
+REFERENCE_PATH = "docs/reference/index.html"
 SECURITY_SCHEME = "apiKey"
 
 JSON = "application/json"
@@ -33,6 +38,21 @@ REQUEST_ID_PATTERN = r"^req_[0-9a-f]{24}$"
 PRINTABLE_PATTERN = r"^[^\u0000-\u001f\u007f-\u009f]+$"
 # Dates are written with ASCII digits only (`\d` of the spec, in ECMA-262's sense).
 DATE_PATTERN = v.DATE_PATTERN.replace(r"\d", "[0-9]")
+# The `market` filter's shape; which two letters are assigned is in COUNTRY_CODES_DOCS.
+MARKET_QUERY_PATTERN = r"^[A-Za-z]{2}$"
+COUNTRY_CODES_DOCS = {
+    "description": "The officially assigned ISO 3166-1 alpha-2 codes",
+    "url": "https://www.iso.org/obp/ui/#search/code/",
+}
+CURRENCY_CODES_DOCS = {
+    "description": "The ISO 4217 currency codes",
+    "url": "https://www.iso.org/iso-4217-currency-codes.html",
+}
+# A code's shape stays in its pattern; which codes exist is referenced, not spelt out.
+CODE_LISTS: dict[str, dict[str, str]] = {
+    v.COUNTRY_PATTERN: COUNTRY_CODES_DOCS,
+    v.CURRENCY_PATTERN: CURRENCY_CODES_DOCS,
+}
 MAX_STRING = 200  # edge.query.MAX_STRING
 MAX_CURSOR = 256  # edge.query.MAX_CURSOR
 # What a cursor looks like (edge.cursor): base64url of its payload, a dot, base64url of its
@@ -53,6 +73,7 @@ OPERATION_IDS: dict[str, str] = {
     "program": "getProgram",
     "me": "getMe",
     "commissions": "listCommissions",
+    "commission": "getCommission",
     "openapi": "getOpenApiDocument",
 }
 TAGS: dict[str, str] = {
@@ -60,6 +81,7 @@ TAGS: dict[str, str] = {
     "program": "directory",
     "me": "account",
     "commissions": "account",
+    "commission": "account",
     "openapi": "meta",
 }
 
@@ -73,6 +95,13 @@ STATUS_DESCRIPTIONS: dict[int, str] = {
     429: "The key is over its rate limit, or the client address over its limit of refused "
     "keys; retry after `Retry-After` seconds.",
     503: "The data behind the endpoint cannot be read right now; retry after `Retry-After`.",
+}
+
+
+# An endpoint's own wording of a status, where the shared one above does not fit it.
+ENDPOINT_STATUS_DESCRIPTIONS: dict[tuple[str, int], str] = {
+    ("commission", 404): "No commission of the key's account has this id (unknown, malformed "
+    "and other accounts' ids alike).",
 }
 
 
@@ -91,6 +120,8 @@ def _scalar(type_: str, f: Field) -> dict[str, Any]:
         schema["format"] = f.format
     if f.pattern is not None:
         schema["pattern"] = f.pattern
+        if f.pattern in CODE_LISTS:
+            schema["externalDocs"] = CODE_LISTS[f.pattern]
     if f.max_length is not None:
         schema["maxLength"] = f.max_length
     if f.minimum is not None:
@@ -124,12 +155,43 @@ def field_schema(f: Field) -> dict[str, Any]:
     return schema
 
 
+# Members whose values are documented but left open: the spec lets a later version add
+# values (docs/spec/api-spec.md: error codes may be added), and a generated client that
+# read them as a closed enum would fail on the first new one.
+OPEN_ENUMS: frozenset[tuple[str, str]] = frozenset({("Error", "code")})
+
+
+def known_codes_text(codes: list[str]) -> str:
+    """The error codes as a sentence of Markdown, each with its HTTP status."""
+    return ", ".join(f"`{code}` ({v.ERROR_CODES[code]})" for code in codes)
+
+
+def open_field_schema(f: Field) -> dict[str, Any]:
+    """A string member whose known values are listed in its description, not enforced."""
+    assert f.enum is not None
+    schema = field_schema(dataclasses.replace(f, enum=None))
+    if f.enum == tuple(v.ERROR_CODES):
+        known = known_codes_text(list(f.enum))
+    else:
+        known = ", ".join(f"`{value}`" for value in f.enum)
+    schema["description"] = (
+        f"{f.description} Known values: {known}. More may be added: a client treats an "
+        "unknown value by the HTTP status."
+    )
+    return schema
+
+
 def resource_schema(resource: Resource) -> dict[str, Any]:
     """An object with every member required (the spec: all fields are always present)."""
     return {
         "type": "object",
         "description": resource.description,
-        "properties": {f.name: field_schema(f) for f in resource.fields},
+        "properties": {
+            f.name: open_field_schema(f)
+            if (resource.name, f.name) in OPEN_ENUMS
+            else field_schema(f)
+            for f in resource.fields
+        },
         "required": list(resource.names),
         # Open: a member added in a later version must not break a client's generated
         # models. The tests still refuse any member the spec does not list.
@@ -181,7 +243,15 @@ def param_schema(p: Param) -> dict[str, Any]:
     if p.kind == "boolean":
         return {"type": "boolean"}
     if p.kind == "market":
-        return {"type": "string", "pattern": v.MARKET_PATTERN}
+        # The shape only: the 249 assigned codes in either case, spelt out, make a pattern
+        # of 2 KB nobody can read. The list is referenced; the edge still refuses any other
+        # code with 400 invalid_parameter.
+        return {
+            "type": "string",
+            "pattern": MARKET_QUERY_PATTERN,
+            "description": "An officially assigned ISO 3166-1 alpha-2 code, any case.",
+            "externalDocs": COUNTRY_CODES_DOCS,
+        }
     if p.kind == "date":
         return {"type": "string", "format": "date", "pattern": DATE_PATTERN}
     if p.kind == "instant":
@@ -230,12 +300,36 @@ PATH_PARAMETERS: dict[str, dict[str, Any]] = {
             "minLength": 1,
             "maxLength": v.SLUG_MAX_LENGTH,
         },
-    }
+    },
+    "id": {
+        "name": "id",
+        "in": "path",
+        "required": True,
+        "description": "Commission id, as returned by /v1/commissions. Any other value "
+        "answers 404.",
+        "example": "com_000000000001e240",
+        "schema": {"type": "string", "pattern": COMMISSION_ID_PATTERN},
+    },
 }
 
 
 def path_parameters(path: str) -> list[dict[str, Any]]:
     return [PATH_PARAMETERS[name] for name in re.findall(r"{(\w+)}", path)]
+
+
+# Declared where a 304 is possible, so that generated clients can revalidate.
+IF_NONE_MATCH: dict[str, Any] = {
+    "name": "If-None-Match",
+    "in": "header",
+    "required": False,
+    "description": "The `ETag` of the copy the client holds: the answer is then 304 Not "
+    "Modified, with no body, while it is still current.",
+    "schema": {"type": "string"},
+}
+
+
+def header_parameters(name: str) -> list[dict[str, Any]]:
+    return [IF_NONE_MATCH] if name in CONDITIONAL else []
 
 
 # --- Responses -------------------------------------------------------------------------
@@ -336,24 +430,17 @@ def _headers(endpoint: Endpoint, status: int) -> dict[str, Any]:
 
 
 def error_response(endpoint: Endpoint, status: int) -> dict[str, Any]:
-    schema = {
-        "allOf": [
-            _ref("schemas", "Error"),
-            {
-                # Typed enums, not `const`: client generators merge each refinement with
-                # the Error member it narrows (openapi-python-client cannot merge an
-                # integer with a const, and drops the whole response).
-                "properties": {
-                    "code": {"type": "string", "enum": error_codes(endpoint, status)},
-                    "status": {"type": "integer", "enum": [status]},
-                }
-            },
-        ]
-    }
+    """The shared `Error` body; the codes this operation answers with `status` listed in the
+    description and in `x-error-codes`, not enforced (more may be added)."""
+    codes = error_codes(endpoint, status)
     return {
-        "description": STATUS_DESCRIPTIONS[status],
+        "description": (
+            f"{ENDPOINT_STATUS_DESCRIPTIONS.get((endpoint.name, status), STATUS_DESCRIPTIONS[status])}"
+            f" `code`: {known_codes_text(codes)}."
+        ),
+        "x-error-codes": codes,
         "headers": _headers(endpoint, status),
-        "content": {JSON: {"schema": schema}},
+        "content": {JSON: {"schema": _ref("schemas", "Error")}},
     }
 
 
@@ -389,7 +476,24 @@ ANONYMOUS_DESCRIPTION = (
 )
 
 
-def operation(endpoint: Endpoint) -> dict[str, Any]:
+def with_examples(
+    responses: dict[str, Any], operation_id: str, examples: recorded.Examples
+) -> dict[str, Any]:
+    """`responses` with each one's recorded answer (contract/examples.json) as its example."""
+    for status, example in examples.get(operation_id, {}).items():
+        content = responses.get(status, {}).get("content", {}).get(JSON)
+        body = example["response"].get("body")
+        if content is not None and body is not None:
+            content["examples"] = {
+                f"{operation_id}{status}": {
+                    "summary": example["title"],
+                    "value": recorded.plain(body),
+                }
+            }
+    return responses
+
+
+def operation(endpoint: Endpoint, examples: recorded.Examples | None = None) -> dict[str, Any]:
     ok: dict[str, Any] = {
         "description": endpoint.summary,
         "headers": _headers(endpoint, 200),
@@ -406,12 +510,14 @@ def operation(endpoint: Endpoint) -> dict[str, Any]:
         }
     for status in endpoint.statuses:
         responses[str(status)] = error_response(endpoint, status)
+    with_examples(responses, OPERATION_IDS[endpoint.name], examples or {})
     described = {
         "operationId": OPERATION_IDS[endpoint.name],
         "tags": [TAGS[endpoint.name]],
         "summary": endpoint.summary,
         "parameters": path_parameters(endpoint.path)
-        + [query_parameter(p) for p in endpoint.params],
+        + [query_parameter(p) for p in endpoint.params]
+        + header_parameters(endpoint.name),
         "responses": responses,
     }
     if endpoint.anonymous:
@@ -439,6 +545,7 @@ def openapi_operation() -> dict[str, Any]:
         "summary": endpoint.summary,
         "description": "The API's own description, readable without a key.",
         "security": [],
+        "parameters": header_parameters("openapi"),
         "responses": {
             "200": {
                 "description": "The OpenAPI 3.1 document of /v1.",
@@ -463,7 +570,8 @@ carries `X-Request-Id`. Authenticated responses carry `RateLimit-Limit`,
 `RateLimit` (draft-ietf-httpapi-ratelimit-headers); 429 and 503 also carry `Retry-After`.
 A 304 Not Modified is not counted against the rate limit.
 Unknown query parameters, empty or repeated ones are refused with 400 on the endpoints that
-take parameters. The human reference is docs/api.md in the project."""
+take parameters. Guides (a first request, pagination, rate limits, caching, errors) and this
+document as a page to read: [/docs/](/docs/)."""
 
 
 def document() -> dict[str, Any]:
@@ -471,7 +579,8 @@ def document() -> dict[str, Any]:
     schemas = {r.name: resource_schema(r) for r in RESOURCES}
     for endpoint in ENDPOINTS:
         schemas[envelope_name(endpoint)] = envelope_schema(endpoint)
-    paths: dict[str, Any] = {e.path: {"get": operation(e)} for e in ENDPOINTS}
+    examples = recorded.load()
+    paths: dict[str, Any] = {e.path: {"get": operation(e, examples)} for e in ENDPOINTS}
     paths[PATH] = {"get": openapi_operation()}
     return {
         "openapi": OPENAPI_VERSION,
@@ -488,6 +597,7 @@ def document() -> dict[str, Any]:
             {"name": "account", "description": "The calling account and its commissions."},
             {"name": "meta", "description": "The API's own description."},
         ],
+        "externalDocs": {"description": "Guides and the API reference", "url": DOCS_URL},
         "servers": SERVERS,
         "security": [{SECURITY_SCHEME: []}],
         "paths": paths,

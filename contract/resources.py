@@ -10,6 +10,16 @@ from dataclasses import dataclass
 
 from contract import vocabulary as v
 
+# The most earlier states one commission's answer lists (the latest ones; accounts.store
+# reads this many): a network that flips a record at every sync must not grow an answer
+# without bound.
+HISTORY_MAX = 100
+# A commission's public id: `com_` and its row id as 16 lowercase hex digits
+# (accounts.store.base.commission_id).
+COMMISSION_ID_PATTERN = r"^com_[0-9a-f]{16}$"
+# A synchronisation outcome's reason code (accounts.store.base.SYNC_REASON_CODE).
+SYNC_REASON_CODE_PATTERN = r"^[a-z][a-z0-9_]{0,63}$"
+
 
 @dataclass(frozen=True)
 class Field:
@@ -280,6 +290,40 @@ CONNECTED_NETWORK = Resource(
         F("accounts", "integer", "How many accounts this connection exposes.", minimum=0),
         F("programs", "integer", "Count of programmes.", minimum=0),
         F("transactions", "integer", "Count of transactions.", minimum=0),
+        # Coverage, beside the spec's members: stale tells from empty.
+        F(
+            "lastAttemptAt",
+            "string",
+            "ISO 8601 timestamp of the last synchronisation attempt, whatever its outcome; "
+            "null before the first.",
+            nullable=True,
+            format="date-time",
+        ),
+        F(
+            "lastSuccessAt",
+            "string",
+            "ISO 8601 timestamp of the last synchronisation whose outcome was ok; null "
+            "while none was.",
+            nullable=True,
+            format="date-time",
+        ),
+        F(
+            "reasonCode",
+            "string",
+            "Why the last outcome is not plainly ok (e.g. auth_rejected, "
+            "network_unavailable, records_refused); null when it is, or before any.",
+            nullable=True,
+            pattern=SYNC_REASON_CODE_PATTERN,
+        ),
+        F(
+            "completeThrough",
+            "string",
+            "ISO 8601 timestamp up to which the service holds every transaction the network "
+            "reported (later changes to them included, as docs/sync.md states per network); "
+            "null before the first synchronised window.",
+            nullable=True,
+            format="date-time",
+        ),
     ),
 )
 
@@ -352,6 +396,47 @@ COMMISSION = Resource(
     ),
 )
 
+STATUS_CHANGE = Resource(
+    "StatusChange",
+    "An earlier state of a commission: what a later sync or import replaced, and when.",
+    (
+        F("status", "string", "Normalised status then.", enum=v.COMMISSION_STATUSES),
+        F("rawStatus", "string", "The network's own word for it then.", nullable=True),
+        F("commissionAmount", "number", "Amount owed to the publisher then."),
+        F("saleAmount", "number", "Order value then, when the network reported it.", nullable=True),
+        F("currency", "string", "ISO 4217 currency code then.", pattern=v.CURRENCY_PATTERN),
+        F(
+            "recordedAt",
+            "string",
+            "When the service first held this state (the commission's first import, or the "
+            "change before).",
+            format="date-time",
+        ),
+        F(
+            "replacedAt",
+            "string",
+            "When a later answer of the network (or an import) replaced it.",
+            format="date-time",
+        ),
+    ),
+)
+
+COMMISSION_DETAIL = Resource(
+    "CommissionDetail",
+    "A commission, as in the list, and the states it went through before its present one.",
+    (
+        *COMMISSION.fields,
+        F(
+            "statusHistory",
+            "array",
+            f"Earlier states, oldest first: each stored change of the status (or of the "
+            f"network's word for it), of the amounts or of the currency. Empty while "
+            f"unchanged; the latest {HISTORY_MAX} at most.",
+            items="StatusChange",
+        ),
+    ),
+)
+
 PAGE_INFO = Resource(
     "PageInfo",
     "Where a list page stands.",
@@ -403,6 +488,8 @@ RESOURCES: tuple[Resource, ...] = (
     RATE_LIMIT,
     ACCOUNT,
     COMMISSION,
+    STATUS_CHANGE,
+    COMMISSION_DETAIL,
     PAGE_INFO,
     ERROR,
 )

@@ -47,4 +47,5 @@ def create_app(config: Config) -> web.Application:
     account.setup(app)
     openapi.setup(app)
     health.setup(app)
+    static.setup_docs(app)
     return app

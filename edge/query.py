@@ -17,6 +17,7 @@ from typing import Any
 
 from contract.countries import COUNTRIES, NOT_ASSIGNED
 from contract.endpoints import Endpoint, Param
+from contract.resources import COMMISSION_ID_PATTERN
 from contract.vocabulary import INSTANT_PATTERN
 from edge.http.errors import ApiError, invalid
 
@@ -27,6 +28,7 @@ _MAX_DIGITS = 9
 _MARKET = re.compile(r"[A-Za-z]{2}")
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _INSTANT = re.compile(INSTANT_PATTERN)
+_COMMISSION_ID = re.compile(COMMISSION_ID_PATTERN.strip("^$"))
 # Surrogates cannot arrive over HTTP (undecodable bytes become U+FFFD) but are refused too.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 MAX_STRING = 200
@@ -125,6 +127,14 @@ PARSERS: dict[str, Callable[[Param, str], Any]] = {
     "string": _string,
     "cursor": _cursor,
 }
+
+
+def commission_seq_of(raw: str) -> int | None:
+    """The row id a commission's public id names (`com_` + 16 hex digits), None for any
+    other text: the endpoint answers 404 for it, as for an id of another account."""
+    if not _COMMISSION_ID.fullmatch(raw):
+        return None
+    return int(raw[len("com_") :], 16)
 
 
 def _param_name(name: str) -> str | None:

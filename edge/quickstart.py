@@ -40,6 +40,7 @@ def banner(config: Config, key: str) -> str:
             "",
             f"  API      {base}/v1/programs",
             f"  site     {base}/",
+            f"  docs     {base}/docs/",
             f"  demo key {key}",
             "",
             "  try:",

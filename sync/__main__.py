@@ -29,7 +29,6 @@ from accounts.store import AccountStore, StoreError, open_store, reached_over_ne
 from accounts.store.handle import StoreHandle
 from contract.logformat import LOG_FORMATS
 from contract.version import VERSION, version_line
-from sync.collector import tune_for_sync
 from sync.connectors import CONNECTORS
 from sync.events import Unobserved
 from sync.health import Progress, default_stall_seconds
@@ -193,7 +192,6 @@ async def serve(args: argparse.Namespace) -> int:
         SyncSettings(base_urls=urls, backfill=dt.timedelta(days=args.backfill_days)),
         events=metrics or Unobserved(),
     )
-    tune_for_sync()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):

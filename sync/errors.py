@@ -80,6 +80,26 @@ class NetworkRefused(SyncError):  # noqa: N818 - named for the outcome it report
     code = "network_error"
 
 
+class ResponseTooLarge(SyncError):  # noqa: N818 - named for the outcome it reports
+    """The answer was larger than the network's cap (announced or found while reading):
+    refused without reading the rest."""
+
+    code = "response_too_large"
+
+
+class PageLimit(SyncError):  # noqa: N818 - named for the outcome it reports
+    """A window needed more pages than the cap: its records are not committed."""
+
+    code = "page_limit"
+
+
+class RunDeadline(SyncError):  # noqa: N818 - named for the outcome it reports
+    """The run reached its time limit (inside its lease) between two pages or while
+    waiting: the window under way is not committed, the next run resumes."""
+
+    code = "deadline"
+
+
 class InternalFault(SyncError):  # noqa: N818 - named for the outcome it reports
     """A connector could not handle an answer (a fault on our side, reported as such)."""
 
@@ -90,6 +110,41 @@ class UnsupportedNetwork(SyncError):  # noqa: N818 - named for the outcome it re
     """No connector for the connection's network."""
 
     code = "unsupported_network"
+
+
+# Every reason code an outcome may carry: the failures above, and the run's own verdicts
+# (`records_refused`: records were refused; `deadline`: the run stopped at its time limit).
+# docs/sync.md lists them (tests/sync/test_hostile_network.py checks both ways).
+REASON_CODES: frozenset[str] = frozenset(
+    {
+        *(
+            cls.code
+            for cls in (
+                AuthRejected,
+                CredentialsIncomplete,
+                CredentialsUnreadable,
+                CurrencyMissing,
+                WindowTooLarge,
+                MalformedResponse,
+                RateLimited,
+                NetworkUnavailable,
+                NetworkTimeout,
+                UnexpectedStatus,
+                NetworkRefused,
+                ResponseTooLarge,
+                PageLimit,
+                RunDeadline,
+                InternalFault,
+                UnsupportedNetwork,
+            )
+        ),
+        "records_refused",
+    }
+)
+# Why a single record is refused (the run is then `partial`, `records_refused`).
+REFUSAL_CODES: frozenset[str] = frozenset(
+    {"record_invalid", "record_malformed", "record_ambiguous", "currency_missing"}
+)
 
 
 def redact(text: str, secrets: list[str]) -> str:

@@ -26,10 +26,13 @@ from sync.errors import (
     NetworkTimeout,
     NetworkUnavailable,
     RateLimited,
+    ResponseTooLarge,
+    RunDeadline,
     SyncError,
 )
 from sync.events import SyncEvents, Unobserved
 from sync.ratelimit import SlidingLimiter
+from sync.spec import RESPONSE_CAP_PAGED
 
 log = logging.getLogger("sync.http")
 
@@ -37,6 +40,7 @@ RETRIED_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 AUTH_STATUSES = frozenset({401, 403})
 # A wait for the rate limit shorter than this is lock contention, not a limit: not reported.
 LIMIT_WAIT_NOTED = 0.001
+_CHUNK = 2**16  # bytes read at a time from an answer
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,23 +109,40 @@ class NetworkClient:
     events: SyncEvents = field(default_factory=Unobserved)
 
     async def send(
-        self, network: str, request: HttpRequest, limiter: SlidingLimiter, time_limit: float
+        self,
+        network: str,
+        request: HttpRequest,
+        limiter: SlidingLimiter,
+        time_limit: float,
+        *,
+        max_bytes: int = RESPONSE_CAP_PAGED,
+        cutoff: float | None = None,
     ) -> HttpResponse:
         """The network's answer to `request`, after retries. Raises AuthRejected on 401/403,
-        RateLimited, NetworkUnavailable or NetworkTimeout when retries run out. Any other
-        answer (2xx, other 4xx) is returned for the connector to read."""
+        RateLimited, NetworkUnavailable or NetworkTimeout when retries run out, and
+        ResponseTooLarge for an answer over `max_bytes` (not retried: the rest is never
+        read). Any other answer (2xx, other 4xx) is returned for the connector to read.
+
+        `cutoff` (on clock.monotonic()): no attempt, wait or backoff runs past it, and an
+        attempt's time limit ends there; RunDeadline when nothing more may be tried."""
         failure: SyncError = NetworkUnavailable(f"{network}: no attempt made")
         for attempt in range(self.policy.attempts):
             queued = self.clock.monotonic()
-            await limiter.acquire()
+            if not await limiter.acquire(cutoff):
+                raise RunDeadline(f"{network}: the rate limit's next slot is past the time limit")
             if (waited := self.clock.monotonic() - queued) > LIMIT_WAIT_NOTED:
                 self.events.waited(network, "limit", waited)
+            limit = time_limit
+            if cutoff is not None:
+                limit = min(time_limit, cutoff - self.clock.monotonic())
+                if limit <= 0:
+                    raise RunDeadline(f"{network}: the run reached its time limit")
             self.sent += 1
             try:
-                response = await self._once(request, time_limit)
+                response = await self._once(request, limit, max_bytes, network)
             except TimeoutError:
                 self.events.answered(network, "timeout")
-                failure = NetworkTimeout(f"{network}: no answer within {time_limit:g}s")
+                failure = NetworkTimeout(f"{network}: no answer within {limit:g}s")
             except (aiohttp.ClientError, OSError) as exc:
                 self.events.answered(network, "unreachable")
                 # The exception's text names the URL: keep only its type.
@@ -144,6 +165,10 @@ class NetworkClient:
                         raise RateLimited(
                             f"{network} asked to wait {wait:g}s, longer than {self.policy.max_retry_after:g}s"
                         )
+                    if cutoff is not None and self.clock.monotonic() + wait > cutoff:
+                        raise RateLimited(
+                            f"{network} asked to wait {wait:g}s, past the run's time limit"
+                        )
                     log.info("%s: HTTP %s, waiting %.1fs as asked", network, response.status, wait)
                     await limiter.hold_off(wait)
                     self.events.waited(network, "retry_after", wait)
@@ -153,11 +178,15 @@ class NetworkClient:
             if attempt + 1 < self.policy.attempts:
                 self.events.retrying(network, failure.code)
                 delay = backoff_delay(attempt, self.policy, self.rand)
+                if cutoff is not None and self.clock.monotonic() + delay > cutoff:
+                    break  # the wait would outlive the run's time limit: fail as it stands
                 log.info("%s: %s; retrying in %.1fs", network, failure.code, delay)
                 await self.clock.sleep(delay)
         raise failure
 
-    async def _once(self, request: HttpRequest, time_limit: float) -> HttpResponse:
+    async def _once(
+        self, request: HttpRequest, time_limit: float, max_bytes: int, network: str
+    ) -> HttpResponse:
         async with (
             asyncio.timeout(time_limit),
             self.session.request(
@@ -170,5 +199,20 @@ class NetworkClient:
                 allow_redirects=False,
             ) as resp,
         ):
-            body = await resp.read()
-            return HttpResponse(resp.status, CIMultiDict(resp.headers), body)
+            too_large = ResponseTooLarge(
+                f"{network}: the answer is larger than {max_bytes} bytes (HTTP {resp.status})"
+            )
+            if resp.content_length is not None and resp.content_length > max_bytes:
+                resp.close()  # the connection goes, with the rest of the body unread
+                raise too_large
+            # Read as it comes (decompressed), never past the cap.
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in resp.content.iter_chunked(_CHUNK):
+                size += len(chunk)
+                if size > max_bytes:
+                    chunks.clear()
+                    resp.close()
+                    raise too_large
+                chunks.append(chunk)
+            return HttpResponse(resp.status, CIMultiDict(resp.headers), b"".join(chunks))

@@ -14,10 +14,12 @@ __all__ = ["format_timestamp"]  # the store's one form of a moment, for the conn
 
 @dataclass(frozen=True, slots=True, order=True)
 class Window:
-    """A half-open span of time [start, end), both ends UTC-aware."""
+    """A half-open span of time [start, end), both ends UTC-aware, of transaction dates,
+    or of change dates when `feed` names one of the spec's change feeds."""
 
     start: dt.datetime
     end: dt.datetime
+    feed: str = ""
 
     def __post_init__(self) -> None:
         if self.start.tzinfo is None or self.end.tzinfo is None:
@@ -30,7 +32,8 @@ class Window:
         return self.end - self.start
 
     def __str__(self) -> str:
-        return f"{format_timestamp(self.start)}..{format_timestamp(self.end)}"
+        span = f"{format_timestamp(self.start)}..{format_timestamp(self.end)}"
+        return f"{span} by {self.feed}" if self.feed else span
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,8 +52,9 @@ class Transaction(NewCommission):
     timestamps are `YYYY-MM-DDTHH:MM:SSZ`): the store's row, upserted by (account,
     network, external_id), and what the sync knows of it besides.
 
-    `stated` stays None: a sync reports the network's whole record, so a field it lacks is
-    cleared in the store, not kept from before."""
+    `stated` names the fields the record gave (None: all of them): a member a later answer
+    omits, or sends null, keeps the value stored before, never erases it (see
+    sync.connectors.base.transaction)."""
 
     network: str
     # Every sub-id the network sent (Awin clickRef..clickRef6, Impact SubId1-3, ...);

@@ -1,7 +1,11 @@
 """Which windows a run fetches: pure functions of the position, the clock and the spec.
 
-A run re-scans the network's lock period behind the position (so late approvals, declines,
-amendments and payments update stored rows), then fetches forward from the position to now.
+A run first reads the network's change feeds (windows of change dates: validation,
+amendment, locking, status-update or last-modified dates) over the spec's change lookback,
+or from the position when it lags further, so a transaction of any age that changed
+reaches the store; then re-scans, by transaction
+date, the period in which changes the feeds do not report still happen; then fetches
+forward from the position to now.
 Every window respects the network's largest window and falls on its granularity (whole days
 for date-only APIs). Only forward windows advance the position, and only in order: a run
 killed at any point resumes from its last committed window.
@@ -10,6 +14,7 @@ killed at any point resumes from its last committed window.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sync.model import Position, Window
@@ -33,9 +38,14 @@ def floor_to(moment: dt.datetime, step: dt.timedelta) -> dt.datetime:
 
 
 def cut(
-    start: dt.datetime, end: dt.datetime, longest: dt.timedelta, step: dt.timedelta
+    start: dt.datetime,
+    end: dt.datetime,
+    longest: dt.timedelta,
+    step: dt.timedelta,
+    feed: str = "",
 ) -> list[Window]:
-    """[start, end) cut into windows of at most `longest`, inner boundaries on `step`."""
+    """[start, end) cut into windows of at most `longest`, inner boundaries on `step`
+    (windows of `feed`'s change dates when one is named)."""
     windows: list[Window] = []
     current = start
     while current < end:
@@ -43,7 +53,7 @@ def cut(
         if boundary <= current:  # `longest` shorter than a step: take what fits
             boundary = current + longest
         following = min(end, boundary)
-        windows.append(Window(current, following))
+        windows.append(Window(current, following, feed))
         current = following
     return windows
 
@@ -57,13 +67,21 @@ def plan(
     rescan: dt.timedelta,
     horizon: dt.timedelta,
     backfill: dt.timedelta,
+    changes: Sequence[str] = (),
+    change_lookback: dt.timedelta = dt.timedelta(0),
 ) -> list[PlannedWindow]:
-    """The windows of one run, re-scans first, then forward windows in time order.
+    """The windows of one run: change feeds, then re-scans, then forward windows in time
+    order.
 
     `backfill`: how far back a connection's first run starts (bounded by the horizon).
+    `changes`: the names of the network's change feeds, each read from `change_lookback`
+    before now, or from the position when it lags further (the runs that did not move it
+    read no change to trust either), never past the horizon. A first run reads none: it
+    fetches every transaction in its present state.
     """
     now = now.astimezone(dt.UTC).replace(microsecond=0)
     earliest = now - horizon
+    changed: list[Window] = []
     if position is None:
         complete = floor_to(max(now - backfill, earliest), granularity)
         rescans: list[Window] = []
@@ -71,11 +89,18 @@ def plan(
         complete = min(position.complete_through, now)
         rescan_from = floor_to(max(now - rescan, earliest), granularity)
         rescans = (
-            cut(rescan_from, complete, max_window, granularity) if rescan_from < complete else []
+            cut(rescan_from, complete, max_window, granularity)
+            if rescan and rescan_from < complete
+            else []
         )
+        changes_from = floor_to(max(earliest, min(complete, now - change_lookback)), granularity)
+        for feed in filter(None, changes):
+            changed += cut(changes_from, now, max_window, granularity, feed)
     forward_from = floor_to(complete, granularity)
     forwards = cut(forward_from, now, max_window, granularity) if complete < now else []
-    return [PlannedWindow(w, False) for w in rescans] + [PlannedWindow(w, True) for w in forwards]
+    return [PlannedWindow(w, False) for w in (*changed, *rescans)] + [
+        PlannedWindow(w, True) for w in forwards
+    ]
 
 
 def split(window: Window, granularity: dt.timedelta) -> tuple[Window, Window] | None:
@@ -87,4 +112,4 @@ def split(window: Window, granularity: dt.timedelta) -> tuple[Window, Window] | 
     middle = floor_to(window.start + window.length / 2, step)
     if middle <= window.start:
         middle = window.start + step
-    return Window(window.start, middle), Window(middle, window.end)
+    return Window(window.start, middle, window.feed), Window(middle, window.end, window.feed)

@@ -33,8 +33,9 @@ class SlidingLimiter:
     _sent: deque[float] = field(default_factory=deque)
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
-    async def acquire(self) -> None:
-        """Return when one more request may be sent now; record it as sent."""
+    async def acquire(self, cutoff: float | None = None) -> bool:
+        """Return True when one more request may be sent now, and record it as sent;
+        False, at once, when that moment comes after `cutoff` (on clock.monotonic())."""
         async with self._lock:
             while True:
                 now = self.clock.monotonic()
@@ -42,8 +43,11 @@ class SlidingLimiter:
                     self._sent.popleft()
                 if len(self._sent) < self.rate.requests:
                     self._sent.append(now)
-                    return
-                await self.clock.sleep(self._sent[0] + self.rate.seconds - now)
+                    return True
+                wait = self._sent[0] + self.rate.seconds - now
+                if cutoff is not None and now + wait > cutoff:
+                    return False
+                await self.clock.sleep(wait)
 
     async def hold_off(self, seconds: float) -> None:
         """Make everyone sharing the credential wait (a network said Retry-After)."""

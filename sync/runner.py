@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime as dt
+import hashlib
 import logging
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -18,6 +19,8 @@ from typing import Any
 
 import aiohttp
 
+from accounts.commission import latest_instant, problem
+from accounts.store.base import SYNC_REASON_MAX
 from sync.clock import Clock, SystemClock
 from sync.connectors import CONNECTORS
 from sync.connectors.base import CallContext, Connector, Credentials, Send
@@ -26,8 +29,9 @@ from sync.errors import (
     CredentialsIncomplete,
     CredentialsUnreadable,
     CurrencyMissing,
-    InternalFault,
     MalformedResponse,
+    PageLimit,
+    RunDeadline,
     SyncError,
     UnsupportedNetwork,
     WindowTooLarge,
@@ -43,6 +47,8 @@ from sync.statuses import MapStatus
 
 log = logging.getLogger("sync.runner")
 
+REFUSALS_KEPT = 20  # examples of refused records a run keeps for its report
+
 
 @dataclass(frozen=True, slots=True)
 class SyncSettings:
@@ -56,8 +62,10 @@ class SyncSettings:
     # How far back a connection's first sync starts, unless the connection says.
     backfill: dt.timedelta = dt.timedelta(days=90)
     retry: RetryPolicy = field(default_factory=RetryPolicy)
-    # A window that needs more pages than this is treated as a network fault.
-    max_pages: int = 10_000
+    # A window that needs more pages than this fails (`page_limit`): none of it is kept.
+    max_pages: int = 1_000
+    # The largest answer read, per network (bytes); the spec's cap otherwise.
+    max_response_bytes: Mapping[str, int] = field(default_factory=dict)
 
     def spec_for(self, spec: ConnectorSpec) -> ConnectorSpec:
         """The spec with this deployment's overrides applied."""
@@ -70,6 +78,8 @@ class SyncSettings:
             changes["page_size"] = self.page_sizes[spec.network]
         if spec.network in self.timeouts:
             changes["timeout"] = self.timeouts[spec.network]
+        if spec.network in self.max_response_bytes:
+            changes["max_response_bytes"] = self.max_response_bytes[spec.network]
         return dataclasses.replace(spec, **changes) if changes else spec
 
 
@@ -79,7 +89,10 @@ class _Run:
 
     counts: Counts = field(default_factory=Counts)
     failures: list[SyncError] = field(default_factory=list)
+    # The first records refused (REFUSALS_KEPT at most: a run may refuse millions) and
+    # the codes of all of them; counts.refused counts them all.
     refused: list[Refused] = field(default_factory=list)
+    refusal_codes: set[str] = field(default_factory=set)
     position: Position | None = None
     forward_blocked: bool = False
     stopped_early: bool = False
@@ -102,9 +115,10 @@ async def sync_connection(
 
     `client` and `limiters` are shared by a worker's syncs (one session, one limiter per
     credential); when absent, a session of its own is opened for this call. `deadline`
-    (on `clock.monotonic()`): no new window starts after it; the run then ends `partial`.
-    Raises only what the store raises (and cancellation); every network failure becomes the
-    recorded outcome.
+    (on `clock.monotonic()`): no window or page starts after it, no request or wait runs
+    past it; the run then ends `partial` (`deadline`), the window under way uncommitted.
+    Raises only what the store raises (and cancellation); every failure of the network,
+    or of reading what it sent, becomes the recorded outcome.
     """
     clock = clock or SystemClock()
     settings = settings or SyncSettings()
@@ -152,7 +166,14 @@ async def sync_connection(
         limiter = limiters.get(credential_key(spec.network, creds.as_dict()), spec.rate)
 
         async def send(request: HttpRequest) -> HttpResponse:
-            return await client.send(spec.network, request, limiter, spec.timeout)
+            return await client.send(
+                spec.network,
+                request,
+                limiter,
+                spec.timeout,
+                max_bytes=spec.response_cap,
+                cutoff=deadline,
+            )
 
         windows = plan(
             run.position,
@@ -162,16 +183,20 @@ async def sync_connection(
             rescan=spec.rescan,
             horizon=spec.horizon,
             backfill=connection.backfill or settings.backfill,
+            changes=[feed.name for feed in spec.change_feeds],
+            change_lookback=spec.change_lookback,
         )
         run.counts.windows_planned = len(windows)
         sent_before = client.sent
+        limits = _Limits(settings.max_pages, latest_instant(clock.now()), clock, deadline)
         try:
-            await connector.authenticate(ctx, send)
-            await _windows(
-                store, connection, connector, ctx, send, windows, run, settings, clock, deadline
-            )
+            await _authenticate(connector, ctx, send)
+            await _windows(store, connection, connector, ctx, send, windows, run, limits)
         finally:
             run.counts.requests = client.sent - sent_before
+        outcome, reason = _verdict(run)
+    except RunDeadline:
+        run.stopped_early = True
         outcome, reason = _verdict(run)
     except AuthRejected as exc:
         outcome, reason = Outcome.AUTH_FAILED, Reason(exc.code, exc.message)
@@ -179,7 +204,7 @@ async def sync_connection(
         outcome, reason = Outcome.AUTH_FAILED, Reason(exc.code, exc.message)
     except SyncError as exc:
         outcome, reason = Outcome.ERROR, Reason(exc.code, exc.message)
-    reason = Reason(reason.code, redact(reason.message, secrets)) if reason else None
+    reason = Reason(reason.code, shown(redact(reason.message, secrets))) if reason else None
     report = SyncReport(outcome, reason, run.counts, started, clock.now(), run.position)
     await store.record_outcome(connection, report)
     log.info(
@@ -223,6 +248,34 @@ async def open_credentials(
     return creds
 
 
+@dataclass(frozen=True, slots=True)
+class _Limits:
+    """What bounds one run's fetching: pages per window, the latest instant a record may
+    carry (accounts.commission), and the time limit (on clock.monotonic())."""
+
+    max_pages: int
+    latest: str
+    clock: Clock
+    deadline: float | None
+
+    def past_deadline(self) -> bool:
+        return self.deadline is not None and self.clock.monotonic() >= self.deadline
+
+
+async def _authenticate(connector: Connector, ctx: CallContext, send: Send) -> None:
+    """connector.authenticate, with an answer it cannot read reported as malformed."""
+    try:
+        await connector.authenticate(ctx, send)
+    except SyncError:
+        raise
+    except Exception as exc:
+        failed = type(exc).__name__
+    else:
+        return
+    # Raised outside the handler: the exception's text may quote the answer.
+    raise MalformedResponse(f"{ctx.spec.network}: unreadable token answer ({failed})")
+
+
 async def _windows(
     store: SyncStore,
     connection: Connection,
@@ -231,9 +284,7 @@ async def _windows(
     send: Send,
     planned: Sequence[PlannedWindow],
     run: _Run,
-    settings: SyncSettings,
-    clock: Clock,
-    deadline: float | None,
+    limits: _Limits,
 ) -> None:
     """Fetch and commit each window in order; splits capped windows; stops moving the
     position at the first forward window that fails.
@@ -249,11 +300,15 @@ async def _windows(
             item = queue.popleft()
             if item.advances and run.forward_blocked:
                 continue
-            if deadline is not None and clock.monotonic() >= deadline:
+            if limits.past_deadline():
                 run.stopped_early = True
                 return
+            failed: str | None = None
             try:
-                rows, refused = await _fetch_renewing(connector, ctx, send, item.window, settings)
+                rows, refused = await _fetch_renewing(connector, ctx, send, item.window, limits)
+            except RunDeadline:
+                run.stopped_early = True
+                return
             except WindowTooLarge as exc:
                 halves = split(item.window, ctx.spec.granularity)
                 if halves is None:
@@ -267,14 +322,17 @@ async def _windows(
             except SyncError as exc:
                 _failed(run, item, exc)
                 continue
-            except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
-                # A connector fault on an answer it did not expect: the window fails, the
-                # run goes on; the exception's text may quote the answer, so only its type
-                # is kept.
+            except Exception as exc:
+                # Anything else while fetching, parsing or mapping an answer (a value past
+                # every range, nesting past the decoder's depth, a connector's KeyError):
+                # the answer is unreadable, the window fails, the run goes on. Only the
+                # type is kept, outside the handler: the text may quote the answer.
+                failed = type(exc).__name__
+            if failed is not None:
                 _failed(
                     run,
                     item,
-                    InternalFault(f"{ctx.spec.network}: unreadable answer ({type(exc).__name__})"),
+                    MalformedResponse(f"{ctx.spec.network}: unreadable answer ({failed})"),
                 )
                 continue
             if writing is not None:
@@ -307,7 +365,8 @@ async def _commit(
     run.counts.updated += result.updated
     run.counts.unchanged += result.unchanged
     run.counts.refused += len(refused)
-    run.refused.extend(refused)
+    run.refused.extend(refused[: max(0, REFUSALS_KEPT - len(run.refused))])
+    run.refusal_codes.update(r.code for r in refused)
 
 
 def _failed(run: _Run, item: PlannedWindow, exc: SyncError) -> None:
@@ -319,36 +378,77 @@ def _failed(run: _Run, item: PlannedWindow, exc: SyncError) -> None:
 
 
 async def _fetch_renewing(
-    connector: Connector, ctx: CallContext, send: Send, window: Window, settings: SyncSettings
+    connector: Connector, ctx: CallContext, send: Send, window: Window, limits: _Limits
 ) -> tuple[list[Transaction], list[Refused]]:
     """fetch_window, renewing an expired token once for connectors that exchange one."""
     try:
-        return await fetch_window(connector, ctx, send, window, settings.max_pages)
+        return await fetch_window(connector, ctx, send, window, limits)
     except AuthRejected:
         if not connector.reauthenticates:
             raise
         log.info("%s: credentials refused mid-sync; renewing the token once", ctx.spec.network)
-        await connector.authenticate(ctx, send)
-        return await fetch_window(connector, ctx, send, window, settings.max_pages)
+        await _authenticate(connector, ctx, send)
+        return await fetch_window(connector, ctx, send, window, limits)
 
 
 async def fetch_window(
-    connector: Connector, ctx: CallContext, send: Send, window: Window, max_pages: int
+    connector: Connector, ctx: CallContext, send: Send, window: Window, limits: _Limits
 ) -> tuple[list[Transaction], list[Refused]]:
-    """Every page of one window: its transactions (last answer wins per id) and refusals."""
+    """Every page of one window: its valid transactions and the records refused.
+
+    A record outside accounts.commission's definition is refused (`record_invalid`). An id
+    sent twice is kept once when both copies are equal; copies that differ are refused
+    (`record_ambiguous`): which one the network meant cannot be told. A page state seen
+    before (a cursor or offset that loops) is a MalformedResponse; more than max_pages
+    pages a PageLimit; the deadline passed between pages a RunDeadline."""
+    network = ctx.spec.network
     rows: dict[str, Transaction] = {}
+    ambiguous: set[str] = set()
     refused: list[Refused] = []
+    states: set[bytes] = set()
     state = None
-    for _ in range(max_pages):
+    for number in range(limits.max_pages):
+        if number and limits.past_deadline():
+            raise RunDeadline(f"{network}: the run reached its time limit within a window")
         response = await send(connector.request(ctx, window, state))
         page = connector.parse(ctx, window, state, response)
         for row in page.transactions:
-            rows[row.external_id] = row
+            found = problem(row, limits.latest)
+            if found is not None:
+                refused.append(Refused(row.external_id, "record_invalid", ": ".join(found)))
+                continue
+            external_id = row.external_id
+            before = rows.get(external_id)
+            if before is None:
+                if external_id not in ambiguous:
+                    rows[external_id] = row
+            elif before != row:
+                del rows[external_id]
+                ambiguous.add(external_id)
+                refused.append(
+                    Refused(
+                        external_id,
+                        "record_ambiguous",
+                        "sent twice in one window with different values",
+                    )
+                )
         refused.extend(page.refused)
         if page.next is None:
             return list(rows.values()), refused
+        # A digest, not the state: a hostile cursor may be megabytes long.
+        seen = hashlib.sha256(repr(page.next).encode()).digest()
+        if seen in states:
+            raise MalformedResponse(f"{network}: the pages loop (a page state came back)")
+        states.add(seen)
         state = page.next
-    raise MalformedResponse(f"{ctx.spec.network}: more than {max_pages} pages for one window")
+    raise PageLimit(f"{network}: more than {limits.max_pages} pages for one window")
+
+
+def shown(message: str, limit: int = SYNC_REASON_MAX) -> str:
+    """`message` as an outcome's reason may hold it: printable, at most `limit` characters
+    (a refused record's id or value, quoted in it, came from the network)."""
+    text = "".join(c if c.isprintable() else "\ufffd" for c in message)
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
 def _verdict(run: _Run) -> tuple[Outcome, Reason | None]:
@@ -366,10 +466,11 @@ def _verdict(run: _Run) -> tuple[Outcome, Reason | None]:
             "deadline", "the run reached its time limit; the rest follows next run"
         )
     if run.refused:
-        codes = sorted({r.code for r in run.refused})
+        codes = sorted(run.refusal_codes)
         example = run.refused[0]
+        named = shown(example.external_id, 60) if example.external_id else "a record"
         return Outcome.PARTIAL, Reason(
             "records_refused",
-            f"{len(run.refused)} record(s) refused ({', '.join(codes)}); e.g. {example.external_id or 'a record'}: {example.message}",
+            f"{run.counts.refused} record(s) refused ({', '.join(codes)}); e.g. {named}: {example.message}",
         )
     return Outcome.OK, None

@@ -7,6 +7,11 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+# The default caps of an answer's size: a page holds at most a few thousand records (some
+# kilobytes each); a network without pages answers a whole window (31 days) at once.
+RESPONSE_CAP_PAGED = 16 * 2**20
+RESPONSE_CAP_WHOLE = 64 * 2**20
+
 
 class Pagination(enum.StrEnum):
     """How a network hands out a result set larger than one answer."""
@@ -55,6 +60,22 @@ class Rate:
 
 
 @dataclass(frozen=True, slots=True)
+class ChangeFeed:
+    """A filter by which the network reports changes to transactions of any age: it
+    selects records by the date of their last change of a kind (validation, amendment,
+    locking, status update, last modification), not by their transaction date."""
+
+    # The connector's name for it, carried by the windows that read it (Window.feed);
+    # empty for the date the forward windows read already (CJ's posting date: a correction
+    # is a new record, posted when it is made), which needs no window of its own.
+    name: str
+    # The request parameter(s) the network documents, for the docs (e.g. dateType=validation).
+    parameter: str
+    # Which changes it reports, for the docs ("approvals and declines").
+    catches: str
+
+
+@dataclass(frozen=True, slots=True)
 class ConnectorSpec:
     """A network's reporting API as the sync needs to know it. `[U]` in a comment marks a
     value the public research could not confirm (a conservative choice)."""
@@ -78,8 +99,9 @@ class ConnectorSpec:
     sub_id_field: str
     # The network's status words (folded: lowercase ASCII) -> affdir status.
     status_words: Mapping[str, str]
-    # How far back each run re-scans, so late approvals, declines, amendments and
-    # payments reach rows already stored (the network's lock period plus a margin).
+    # How far back, by transaction date, each run re-reads what it stored: the one way
+    # to learn of changes a network reports through no change feed (the network's lock
+    # period plus a margin); zero where the change feeds report every change.
     rescan: dt.timedelta
     # How far back the network's API answers at all (the backfill horizon).
     horizon: dt.timedelta
@@ -87,8 +109,51 @@ class ConnectorSpec:
     page_size: int | None = None
     # Seconds one request may take before it counts as failed.
     timeout: float = 60.0
+    # The network's change-oriented filters, read over every run's change lookback; a
+    # transaction of any age within the horizon is fetched again once it changes.
+    change_feeds: tuple[ChangeFeed, ...] = ()
+    # How far back of change dates each run reads the feeds (further back after a run
+    # that could not move the position: see sync.planner).
+    change_lookback: dt.timedelta = dt.timedelta(days=31)
+    # Which changes the transaction-date re-scan is there for (docs: "late changes caught").
+    rescan_catches: str = "approvals, declines, reversals, amendments and payments"
+    # The largest answer read (bytes, once decompressed); None: RESPONSE_CAP_PAGED, or
+    # RESPONSE_CAP_WHOLE for a network that answers a whole window at once.
+    max_response_bytes: int | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def response_cap(self) -> int:
+        """The largest answer read from this network, in bytes."""
+        if self.max_response_bytes is not None:
+            return self.max_response_bytes
+        return RESPONSE_CAP_WHOLE if self.pagination is Pagination.NONE else RESPONSE_CAP_PAGED
 
     @property
     def required_credentials(self) -> tuple[str, ...]:
         return tuple(f.name for f in self.credential_fields)
+
+    def late_changes_caught(self) -> str:
+        """Which changes to stored transactions the sync learns of, and up to what age of
+        the transaction: docs/sync.md's column, generated from this declaration."""
+        parts = [
+            f"{feed.catches}: any transaction up to {_days(self.horizon)} old "
+            f"(`{feed.parameter}`, "
+            + (
+                f"changes of the last {_days(self.change_lookback)} at least)"
+                if feed.name
+                else "read by the forward windows)"
+            )
+            for feed in self.change_feeds
+        ]
+        if self.rescan:
+            parts.append(
+                f"{self.rescan_catches}: transactions up to {_days(self.rescan)} old (re-scan)"
+            )
+        if not self.change_feeds:
+            parts.append("no change filter is published, so none to an older one")
+        return "; ".join(parts)
+
+
+def _days(delta: dt.timedelta) -> str:
+    return f"{delta.days} days" if delta % dt.timedelta(days=1) == dt.timedelta(0) else str(delta)

@@ -12,11 +12,13 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from accounts import commission
 from sync.model import format_timestamp
 from sync.spec import AmountFormat
 
 _AMOUNT_TEXT = re.compile(r"\s*[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*")
 _CURRENCY = re.compile(r"[A-Za-z]{3}")
+_CODES = commission.CURRENCIES
 _EPOCH = re.compile(r"[0-9]{9,11}")
 # Already the stored form (a year of four digits, so strftime writes it back the same).
 _CANONICAL = re.compile(r"[1-9][0-9]{3}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
@@ -32,13 +34,44 @@ _DMY = re.compile(
 )
 
 
+# A decimal exponent past this is no amount (the longest valid one has 18 digits before
+# the point and 12 after): refused before any digit of it is written out.
+_EXPONENT_LIMIT = commission.AMOUNT_DIGITS + commission.AMOUNT_SCALE + 2
+# The most digits a JSON integer is read with; a longer one is kept as its text.
+_INT_DIGITS = 40
+
+
 class ValueProblem(ValueError):  # noqa: N818 - reads as what it reports
-    """A record's field could not be read; the message names the field, never a secret."""
+    """A record's field could not be read; the message names the field, never a secret.
+    `code` is the refusal's reason code (record_invalid, currency_missing)."""
+
+    def __init__(self, message: str, code: str = "record_invalid") -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class UnreadNumber(str):
+    """A JSON number kept as its text: written with an exponent (`1e309`) or with more
+    digits than any amount has. An amount or a date refuses it; an id reads its text."""
+
+    __slots__ = ()
+
+
+def _json_number(text: str) -> Decimal | UnreadNumber:
+    if "e" in text or "E" in text or len(text) > _INT_DIGITS:
+        return UnreadNumber(text)
+    return Decimal(text)
+
+
+def _json_int(text: str) -> int | UnreadNumber:
+    # Python reads at most 4,300 digits into an int, and slowly: past an amount's, text.
+    return UnreadNumber(text) if len(text) > _INT_DIGITS else int(text)
 
 
 def decode_json(body: bytes) -> Any:
-    """JSON with every non-integer number as a Decimal (never float)."""
-    return json.loads(body, parse_float=Decimal)
+    """JSON with every non-integer number as a Decimal (never float); a number with an
+    exponent or too many digits stays text (UnreadNumber)."""
+    return json.loads(body, parse_float=_json_number, parse_int=_json_int)
 
 
 def parse_amount(value: object, fmt: AmountFormat, name: str = "amount") -> str:
@@ -57,6 +90,8 @@ def parse_amount(value: object, fmt: AmountFormat, name: str = "amount") -> str:
     if isinstance(value, float):
         # A float has already lost the network's digits; refuse rather than guess.
         raise ValueProblem(f"{name}: decoded as float")
+    if isinstance(value, UnreadNumber):
+        raise ValueProblem(f"{name}: a number with an exponent or too many digits")
     if isinstance(value, int | Decimal):
         number = Decimal(value)
     elif isinstance(value, str) and _AMOUNT_TEXT.fullmatch(value):
@@ -66,11 +101,17 @@ def parse_amount(value: object, fmt: AmountFormat, name: str = "amount") -> str:
             raise ValueProblem(f"{name}: not a number") from None
     else:
         raise ValueProblem(f"{name}: not a number")
+    if not number.is_finite() or abs(number.adjusted()) > _EXPONENT_LIMIT:
+        raise ValueProblem(f"{name}: out of range")
     if fmt is _CENTS:
         if number != number.to_integral_value():
             raise ValueProblem(f"{name}: cents must be whole")
         number = number.scaleb(-2)
-    return plain(number)
+    text = plain(number)
+    why = commission.amount_problem(text)
+    if why is not None:
+        raise ValueProblem(f"{name}: {why}")
+    return text
 
 
 def plain(number: Decimal) -> str:
@@ -82,12 +123,19 @@ def plain(number: Decimal) -> str:
 
 
 def parse_currency(value: object) -> str | None:
-    """An ISO 4217 code upper case, or None when absent or not three letters."""
-    if type(value) is str and len(value) == 3 and value.isascii() and value.isalpha():
-        return value.upper()  # the usual form, told without a regular expression
+    """An ISO 4217 code (accounts.commission's list) upper case, None when absent or
+    blank; ValueProblem for anything else (`XYZ`, `EURO`: a typo is no currency)."""
+    if type(value) is str and len(value) == 3:
+        code = value.upper()  # the usual form, told without a regular expression
+        if code in _CODES:
+            return code
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
     if isinstance(value, str) and _CURRENCY.fullmatch(value.strip()):
-        return value.strip().upper()
-    return None
+        code = value.strip().upper()
+        if code in _CODES:
+            return code
+    raise ValueProblem("currency: not an ISO 4217 currency code")
 
 
 def parse_timestamp(value: object, name: str = "date") -> str:
@@ -102,7 +150,11 @@ def parse_timestamp(value: object, name: str = "date") -> str:
             raise ValueProblem(f"{name}: not a date") from None
         return value
     moment = parse_moment(value, name)
-    return format_timestamp(moment)
+    try:
+        return format_timestamp(moment)
+    except OverflowError:
+        # Year 9999 with a negative offset is past year 9999 in UTC.
+        raise ValueProblem(f"{name}: out of range") from None
 
 
 def _from_epoch(seconds: int, name: str) -> dt.datetime:
@@ -117,6 +169,8 @@ def parse_moment(value: object, name: str = "date") -> dt.datetime:
     """An aware datetime from the forms `parse_timestamp` accepts."""
     if isinstance(value, int) and not isinstance(value, bool):
         return _from_epoch(value, name)
+    if isinstance(value, UnreadNumber):
+        raise ValueProblem(f"{name}: not a date")
     if not isinstance(value, str) or not value.strip():
         raise ValueProblem(f"{name}: missing")
     text = value.strip()

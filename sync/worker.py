@@ -17,22 +17,30 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
+from collections import deque
 from dataclasses import dataclass, field
 
 import aiohttp
 
-from accounts.store.base import StoreUnavailable
+from accounts.store.base import StoreError, StoreUnavailable
 from sync.clock import Clock, SystemClock
+from sync.errors import InternalFault
 from sync.events import SyncEvents, Unobserved
 from sync.http import NetworkClient
 from sync.logs import CURRENT_CONNECTION, about
-from sync.model import SyncReport
+from sync.model import Counts, Outcome, Reason, SyncReport
 from sync.ports import Connection, Decrypt, SyncStore
 from sync.ratelimit import Limiters
 from sync.runner import SyncSettings, sync_connection
 from sync.statuses import MapStatus
 
 log = logging.getLogger("sync.worker")
+
+# The latest reports a worker keeps (for tests and a caller's look): it runs for months.
+REPORTS_KEPT = 100
+# The share of the lease a run may use: no window, page, request or wait after it, so the
+# lease outlasts the run's last request and its last write.
+LEASE_SHARE = 0.8
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +64,7 @@ class Worker:
     config: WorkerConfig
     settings: SyncSettings = field(default_factory=SyncSettings)
     clock: Clock = field(default_factory=SystemClock)
-    reports: list[SyncReport] = field(default_factory=list)
+    reports: deque[SyncReport] = field(default_factory=lambda: deque(maxlen=REPORTS_KEPT))
     # Syncs cut short by a store outage, to run again once the store answers.
     interrupted: dict[tuple[str, str], Connection] = field(default_factory=dict)
     # Who hears of polls, syncs and requests: the metrics and /healthz when served.
@@ -130,9 +138,9 @@ class Worker:
     async def _sync(
         self, connection: Connection, client: NetworkClient, limiters: Limiters
     ) -> None:
-        # Stop starting windows well before the lease runs out, so no other worker
-        # takes the connection while this one still writes.
-        deadline = self.clock.monotonic() + self.config.lease_seconds * 0.8
+        # Stop well before the lease runs out (no new page, no request, no wait past the
+        # deadline), so no other worker takes the connection while this one still works.
+        deadline = self.clock.monotonic() + self.config.lease_seconds * LEASE_SHARE
         # This task's log lines name the connection (sync.logs); its own context, so the
         # setting ends with the task.
         CURRENT_CONNECTION.set(connection)
@@ -159,8 +167,15 @@ class Worker:
                 "sync %s cut short by a store outage; run again once it answers", connection
             )
             self.interrupted[(connection.account_uid, connection.network)] = connection
-        except Exception as exc:
+        except StoreError as exc:
             log.error("sync %s failed in the store (%s)", connection, type(exc).__name__)
+        except Exception as exc:
+            # The runner turns every failure of the network, or of reading its answers,
+            # into an outcome: this is a fault of ours. Recorded as one, never left as the
+            # last run's outcome.
+            failed = type(exc).__name__
+            log.error("sync %s failed (%s)", connection, failed)
+            await self._record_fault(connection, InternalFault(f"the sync failed ({failed})"))
         finally:
             try:
                 await asyncio.shield(self.store.release(connection, self.config.worker_id))
@@ -168,6 +183,19 @@ class Worker:
                 log.error("releasing %s failed (%s)", connection, type(exc).__name__)
             finally:
                 self.events.ended(connection)
+
+    async def _record_fault(self, connection: Connection, fault: InternalFault) -> None:
+        now = self.clock.now()
+        report = SyncReport(
+            Outcome.ERROR, Reason(fault.code, fault.message), Counts(), now, now, None
+        )
+        try:
+            await self.store.record_outcome(connection, report)
+        except Exception as exc:
+            log.error("recording %s's outcome failed (%s)", connection, type(exc).__name__)
+        else:
+            self.reports.append(report)
+            self.events.finished(connection, report)
 
     async def _finish(self, running: dict[tuple[str, str], asyncio.Task[None]]) -> None:
         tasks = set(running.values())

@@ -29,18 +29,19 @@ ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 PACKAGES = PYPROJECT["tool"]["setuptools"]["packages"]
 # What a source tree needs to build the wheel; copied, so pip's build files stay out of it.
-SOURCES = ("pyproject.toml", "README.md", "templates")
+SOURCES = ("pyproject.toml", "README.md", "templates", "docs/guides")
 SOURCES += tuple(sorted({name.split(".")[0] for name in PACKAGES} - {"catalog"}))
 SOURCES += ("catalog",)
 SECRET = "packaging-test-secret-0123456789abcdef"
 
 
 def test_every_package_is_listed() -> None:
-    """pyproject.toml lists the packages (find cannot add catalog.templates): all of them."""
+    """pyproject.toml lists the packages (find cannot add the data packages): all of them."""
     setuptools = PYPROJECT["tool"]["setuptools"]
     found = find_packages(str(ROOT), exclude=["tests", "tests.*"])
-    assert sorted(setuptools["packages"]) == sorted([*found, "catalog.templates"])
-    assert setuptools["package-dir"] == {"catalog.templates": "templates"}
+    data = {"catalog.templates": "templates", "catalog.guides_md": "docs/guides"}
+    assert sorted(setuptools["packages"]) == sorted([*found, *data])
+    assert setuptools["package-dir"] == data
     assert "py-modules" not in setuptools  # a top-level `build` would shadow PyPA's build
     assert PYPROJECT["project"]["scripts"]["affdir-build"] == "catalog.cli:main"
 

@@ -30,14 +30,15 @@ from dataclasses import dataclass, replace
 from operator import attrgetter
 from typing import Any, NoReturn, Protocol, TypeVar
 
+from accounts import commission
 from contract import vocabulary
+from contract.resources import SYNC_REASON_CODE_PATTERN
 
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 TIMESTAMP_PATTERN = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z"
 TIMESTAMP_RE = re.compile(TIMESTAMP_PATTERN)
 AMOUNT_PATTERN = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?"
 AMOUNT_RE = re.compile(AMOUNT_PATTERN)
-CURRENCY_RE = re.compile(r"[A-Z]{3}")
 NETWORK_PATTERN = r"[a-z0-9][a-z0-9_-]{0,31}"
 NETWORK_RE = re.compile(NETWORK_PATTERN)
 
@@ -120,6 +121,12 @@ class NetworkView:
     accounts: int
     programs: int
     transactions: int
+    # Coverage: when the sync last tried and last succeeded (outcome ok), the reason code
+    # of its last outcome, and the instant through which the store holds every record.
+    last_attempt_at: str | None = None
+    last_success_at: str | None = None
+    reason_code: str | None = None
+    complete_through: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +197,29 @@ class CommissionRow:
     sub_id: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class StatusChange:
+    """A state of a commission that a later write replaced: its status (with the network's
+    word), its amounts and currency, when the store first held it and when it was replaced."""
+
+    status: str
+    raw_status: str | None
+    commission_amount: str
+    sale_amount: str | None
+    currency: str
+    recorded_at: str
+    replaced_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class CommissionDetail:
+    """One commission and the states it went through, oldest first (at most
+    contract.resources.HISTORY_MAX, the latest ones)."""
+
+    row: CommissionRow
+    history: tuple[StatusChange, ...]
+
+
 # Not frozen: the sync makes one for every record it fetches, and a frozen dataclass's
 # __init__ (object.__setattr__ per field) costs several times a plain one's.
 @dataclass(slots=True)
@@ -232,9 +262,6 @@ VALUE_FIELDS = (
 )
 
 
-# The free-text fields of a commission, as networks and exports word them.
-TEXT_FIELDS = ("external_id", "program_name", "program_external_id", "raw_status", "sub_id")
-
 _VALUES = attrgetter(*VALUE_FIELDS)
 
 
@@ -271,38 +298,19 @@ class ImportResult:
     unchanged: int
 
 
-def check_commission(row: NewCommission) -> None:
-    """The invariants every stored commission keeps; ValueError names the field at fault."""
-    # The sync checks every row it fetches: a valid row (nearly all of them) is told by
-    # one expression; the loops below then find the field at fault.
-    if (
-        AMOUNT_RE.fullmatch(row.commission_amount)
-        and (row.sale_amount is None or AMOUNT_RE.fullmatch(row.sale_amount))
-        and TIMESTAMP_RE.fullmatch(row.transacted_at)
-        and (row.clicked_at is None or TIMESTAMP_RE.fullmatch(row.clicked_at))
-        and CURRENCY_RE.fullmatch(row.currency)
-        and row.external_id
-        and "\x00" not in f"{row.external_id}{row.program_name}{row.program_external_id}"
-        and "\x00" not in f"{row.raw_status}{row.sub_id}"
-    ):
-        return
-    for name in ("commission_amount", "sale_amount"):
-        value = getattr(row, name)
-        if value is not None and not AMOUNT_RE.fullmatch(value):
-            raise ValueError(f"{name}: {value!r} is not a plain decimal number")
-    for name in ("transacted_at", "clicked_at"):
-        value = getattr(row, name)
-        if value is not None and not TIMESTAMP_RE.fullmatch(value):
-            raise ValueError(f"{name}: {value!r} is not YYYY-MM-DDTHH:MM:SSZ")
-    if not CURRENCY_RE.fullmatch(row.currency):
-        raise ValueError(f"currency: {row.currency!r} is not three uppercase letters")
-    if not row.external_id:
-        raise ValueError("external_id: empty")
-    for name in TEXT_FIELDS:
-        value = getattr(row, name)
-        if value is not None and "\x00" in value:
-            # PostgreSQL's text holds no NUL, and SQLite's JSON reading would cut there.
-            raise ValueError(f"{name}: holds a NUL character")
+def check_commission(row: NewCommission, latest: str | None = None) -> None:
+    """The invariants every stored commission keeps (accounts.commission, the one
+    definition the importer and the sync apply too), its instants at most `latest`
+    (default: a day from now; a batch computes it once); InvalidCommission, a ValueError,
+    names the field at fault."""
+    found = commission.problem(row, latest or commission.latest_instant(utc_now()))
+    if found is not None:
+        raise commission.InvalidCommission(*found)
+
+
+def latest_instant() -> str:
+    """The latest instant a commission stored now may carry (accounts.commission)."""
+    return commission.latest_instant(utc_now())
 
 
 # --- Writes that report what they did ---------------------------------------------------
@@ -420,6 +428,11 @@ class AccountStore(Protocol):
     async def list_commissions(self, query: CommissionQuery) -> list[CommissionRow]:
         """Up to query.limit rows of the account, transacted_at DESC then seq DESC,
         strictly after query.after when given (keyset pagination, never OFFSET)."""
+        ...
+
+    async def commission(self, account_uid: str, seq: int) -> CommissionDetail | None:
+        """The account's commission `seq` with its history, or None (another account's
+        commissions are None too)."""
         ...
 
     # Reads for the admin CLI.
@@ -567,7 +580,7 @@ def check_sync(status: str, counts: Iterable[int]) -> None:
         raise ValueError(f"counts must be whole numbers from 0 to {MAX_SYNC_COUNT}")
 
 
-SYNC_REASON_CODE = re.compile(r"[a-z][a-z0-9_]{0,63}")
+SYNC_REASON_CODE = re.compile(SYNC_REASON_CODE_PATTERN.strip("^$"))
 SYNC_REASON_MAX = 500  # characters of a reason's message
 
 

@@ -40,6 +40,7 @@ from accounts.store.base import (
     VALUE_FIELDS,
     AccountView,
     CapabilityView,
+    CommissionDetail,
     CommissionQuery,
     CommissionRow,
     Conflict,
@@ -50,6 +51,7 @@ from accounts.store.base import (
     NewCommission,
     NotFound,
     SealedCredentials,
+    StatusChange,
     StoreError,
     account_view,
     check_commission,
@@ -61,9 +63,11 @@ from accounts.store.base import (
     check_sync_reason,
     format_timestamp,
     key_view,
+    latest_instant,
     with_stored,
 )
 from contract import vocabulary as v
+from contract.resources import HISTORY_MAX
 
 T = TypeVar("T")
 
@@ -163,6 +167,26 @@ def sync_migration(text_type: str) -> tuple[str, ...]:
     return (
         *(f"ALTER TABLE networks ADD COLUMN {name} {text_type}" for name in columns),
         "CREATE INDEX commissions_updated ON commissions (account_id, updated_at)",
+    )
+
+
+# What a history row keeps of the state a change replaced: the status with the network's
+# word for it, and the amounts with their currency.
+HISTORY_FIELDS = ("status", "raw_status", "commission_amount", "sale_amount", "currency")
+# A change of any of them writes the replaced values to commission_history.
+HISTORY_CHANGED = " OR ".join(f"OLD.{name} IS NOT NEW.{name}" for name in HISTORY_FIELDS)
+
+
+def history_migration(text_type: str, tail: Sequence[str]) -> tuple[str, ...]:
+    """Migration 3, the start of what the two databases share: the connection's last
+    successful run (filled from the last `ok` outcome), then the layer's `tail`: its
+    commission_history table and the trigger that writes it. `text_type`: the layer's
+    spelling of a text column."""
+    return (
+        f"ALTER TABLE networks ADD COLUMN last_success_at {text_type}",
+        "UPDATE networks SET last_success_at = last_sync_at WHERE status = 'ok'",
+        *tail,
+        "CREATE INDEX commission_history_commission ON commission_history (commission_id, id)",
     )
 
 
@@ -360,7 +384,8 @@ async def account_by_id(s: Session, row_id: int) -> AccountView | None:
     )
     networks = await s.fetch(
         "SELECT network, status, connected_at, last_sync_at, accounts, programs, "
-        "transactions FROM networks WHERE account_id = ? ORDER BY network",
+        "transactions, last_attempt_at, last_success_at, reason_code, sync_position "
+        "FROM networks WHERE account_id = ? ORDER BY network",
         row_id,
     )
     return account_view(row, capabilities, networks)
@@ -390,6 +415,44 @@ async def list_commissions(s: Session, query: CommissionQuery) -> list[Commissio
     # The aggregate keeps the subquery's order; sorting 26 rows makes sure of it.
     rows.sort(key=_page_order, reverse=True)
     return rows
+
+
+# The largest identity both databases hold (PostgreSQL's bigint): a public id past it names
+# no commission.
+MAX_SEQ = 2**63 - 1
+
+
+async def find_commission(s: Session, account_uid: str, seq: int) -> CommissionDetail | None:
+    """The account's commission `seq` and its latest HISTORY_MAX earlier states."""
+    if not 0 < seq <= MAX_SEQ:
+        return None
+    row = await s.fetchrow(
+        f"SELECT {COMMISSION_COLUMNS}, imported_at FROM commissions "
+        "WHERE id = ? AND account_id = (SELECT id FROM accounts WHERE uid = ?)",
+        seq,
+        account_uid,
+    )
+    if row is None:
+        return None
+    *columns, imported_at = tuple(row)
+    # One more than shown: the state before the first shown one tells when that began.
+    changes = await s.fetch(
+        f"SELECT {', '.join(HISTORY_FIELDS)}, changed_at FROM commission_history "
+        "WHERE commission_id = ? ORDER BY id DESC LIMIT ?",
+        seq,
+        HISTORY_MAX + 1,
+    )
+    changes.reverse()
+    history = []
+    recorded = imported_at
+    for n, change in enumerate(changes):
+        status, raw_status, commission, sale, currency, replaced = tuple(change)
+        if n or len(changes) <= HISTORY_MAX:
+            history.append(
+                StatusChange(status, raw_status, commission, sale, currency, recorded, replaced)
+            )
+        recorded = replaced
+    return CommissionDetail(CommissionRow(*columns), tuple(history))
 
 
 async def find_account(s: Session, uid: str) -> AccountView | None:
@@ -519,9 +582,12 @@ async def record_sync(
 ) -> None:
     """Record a sync outcome of a connected network; `counts`: accounts, programs, transactions."""
     updated = await s.execute(
-        "UPDATE networks SET status = ?, last_sync_at = ?, accounts = ?, programs = ?, "
-        "transactions = ? WHERE account_id = ? AND network = ?",
+        "UPDATE networks SET status = ?, last_sync_at = ?, "
+        "last_success_at = CASE WHEN ? THEN ? ELSE last_success_at END, "
+        "accounts = ?, programs = ?, transactions = ? WHERE account_id = ? AND network = ?",
         status,
+        now,
+        status == "ok",
         now,
         *counts,
         await account_id(s, account_uid),
@@ -772,11 +838,14 @@ async def record_sync_outcome(
     code, message = reason if reason is not None else (None, None)
     updated = await s.execute(
         "UPDATE networks SET status = ?, last_sync_at = ?, reason_code = ?, reason_message = ?, "
+        "last_success_at = CASE WHEN ? THEN ? ELSE last_success_at END, "
         "accounts = 1, programs = ?, transactions = ? WHERE account_id = ? AND network = ?",
         status,
         now,
         code,
         message,
+        status == "ok",
+        now,
         min(int(programs), MAX_SYNC_COUNT),
         min(int(transactions), MAX_SYNC_COUNT),
         row_id,
@@ -841,8 +910,9 @@ async def replace_credentials(
 def check_batch(rows: Sequence[NewCommission]) -> None:
     """Every row valid, no external_id twice; ValueError says which is not."""
     seen: set[str] = set()
+    latest = latest_instant()
     for row in rows:
-        check_commission(row)
+        check_commission(row, latest)
         if row.external_id in seen:
             raise ValueError(f"external_id: {row.external_id!r} appears twice")
         seen.add(row.external_id)
@@ -881,6 +951,10 @@ class SqlStore(abc.ABC):
         """One keyset page of the account's commissions (see AccountStore)."""
         # One statement: no snapshot needed.
         return await self._run_read(lambda s: list_commissions(s, query), snapshot=False)
+
+    async def commission(self, account_uid: str, seq: int) -> CommissionDetail | None:
+        """The account's commission `seq` with its history, or None."""
+        return await self._run_read(lambda s: find_commission(s, account_uid, seq))
 
     # --- admin reads ---
 

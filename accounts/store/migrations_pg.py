@@ -22,7 +22,9 @@ import asyncpg
 from accounts.store.core import (
     API_KEY_INDEXES,
     COMMISSION_INDEXES,
+    HISTORY_FIELDS,
     SCHEMA_VERSION_SQL,
+    history_migration,
     lock_key,
     sync_migration,
 )
@@ -106,6 +108,38 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         *COMMISSION_INDEXES,
     ),
     sync_migration('text COLLATE "C"'),
+    history_migration(
+        'text COLLATE "C"',
+        (
+            """CREATE TABLE commission_history (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            commission_id bigint NOT NULL REFERENCES commissions (id) ON DELETE CASCADE,
+            status text COLLATE "C" NOT NULL,
+            raw_status text,
+            commission_amount text NOT NULL,
+            sale_amount text,
+            currency text NOT NULL,
+            changed_at text COLLATE "C" NOT NULL
+        )""",
+            # Once per statement, from its transition tables: the upsert of a chunk writes
+            # the history of every row it changed in one INSERT, in its own transaction.
+            f"""CREATE FUNCTION commission_history_write() RETURNS trigger
+            LANGUAGE plpgsql AS $$
+            BEGIN
+                INSERT INTO commission_history ({", ".join(("commission_id", *HISTORY_FIELDS, "changed_at"))})
+                SELECT o.id, {", ".join(f"o.{name}" for name in HISTORY_FIELDS)}, n.updated_at
+                FROM old_rows o JOIN new_rows n ON n.id = o.id
+                WHERE ({", ".join(f"o.{name}" for name in HISTORY_FIELDS)})
+                    IS DISTINCT FROM ({", ".join(f"n.{name}" for name in HISTORY_FIELDS)})
+                ORDER BY o.id;
+                RETURN NULL;
+            END
+            $$""",
+            """CREATE TRIGGER commission_history_write AFTER UPDATE ON commissions
+            REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+            FOR EACH STATEMENT EXECUTE FUNCTION commission_history_write()""",
+        ),
+    ),
 )
 
 LATEST = len(MIGRATIONS)

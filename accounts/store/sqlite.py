@@ -55,11 +55,14 @@ from accounts.store.base import (
 from accounts.store.core import (
     API_KEY_INDEXES,
     COMMISSION_INDEXES,
+    HISTORY_CHANGED,
+    HISTORY_FIELDS,
     SCHEMA_VERSION_SQL,
     Dialect,
     Operation,
     SqlStore,
     apply_migrations,
+    history_migration,
     sync_migration,
 )
 
@@ -150,6 +153,29 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         *COMMISSION_INDEXES,
     ),
     sync_migration("TEXT"),
+    history_migration(
+        "TEXT",
+        (
+            """CREATE TABLE commission_history (
+            id INTEGER PRIMARY KEY,
+            commission_id INTEGER NOT NULL REFERENCES commissions (id) ON DELETE CASCADE,
+            status TEXT NOT NULL,
+            raw_status TEXT,
+            commission_amount TEXT NOT NULL,
+            sale_amount TEXT,
+            currency TEXT NOT NULL,
+            changed_at TEXT NOT NULL
+        )""",
+            # In the statement's own transaction, inside the database: an upsert stays one
+            # statement per chunk, and only a row whose status or amounts changed writes one.
+            f"""CREATE TRIGGER commission_history_write AFTER UPDATE ON commissions
+            FOR EACH ROW WHEN {HISTORY_CHANGED}
+            BEGIN
+                INSERT INTO commission_history ({", ".join(("commission_id", *HISTORY_FIELDS, "changed_at"))})
+                VALUES (OLD.id, {", ".join(f"OLD.{name}" for name in HISTORY_FIELDS)}, NEW.updated_at);
+            END""",
+        ),
+    ),
 )
 
 

@@ -1,10 +1,11 @@
-"""GET /v1/me and GET /v1/commissions: the calling account and its commissions.
+"""GET /v1/me, GET /v1/commissions and GET /v1/commissions/{id}: the calling account, its
+commissions, and one of them with its history.
 
-Both answer with `Cache-Control: private, no-store` and `Vary: Authorization,
+All three answer with `Cache-Control: private, no-store` and `Vary: Authorization,
 Accept-Encoding`: the data belongs to one account, changes at any time and includes
 financial figures, so no cache, shared or private, should keep a copy (see docs/accounts.md).
-Bodies of `GZIP_MIN_BYTES` or more are gzip-coded when the client accepts it; neither
-endpoint has an ETag, so the coding changes no validator.
+Bodies of `GZIP_MIN_BYTES` or more are gzip-coded when the client accepts it; no
+endpoint here has an ETag, so the coding changes no validator.
 """
 
 from __future__ import annotations
@@ -20,26 +21,30 @@ from accounts.store.base import (
     AMOUNT_RE,
     TIMESTAMP_RE,
     AccountView,
+    CommissionDetail,
     CommissionQuery,
     CommissionRow,
+    StatusChange,
     StoreUnavailable,
     commission_id,
     format_timestamp,
 )
-from contract.endpoints import COMMISSIONS, ME
+from contract.endpoints import COMMISSION, COMMISSIONS, ME
 from edge import appkeys, cursor
 from edge.auth.authenticate import Principal, unverifiable
-from edge.http.errors import ApiError, unavailable
+from edge.http.errors import ApiError, not_found, unavailable
 from edge.http.httpcache import GZIP_MIN_BYTES, VARY, accepts_gzip, gzip_bytes
 from edge.http.middlewares import ignore_expectation
 from edge.links import request_origin
-from edge.query import parse_query
+from edge.query import commission_seq_of, parse_query
 
 log = logging.getLogger("edge.account")
 
 JSON = "application/json"
 PRIVATE_HEADERS = {"Cache-Control": "private, no-store", "Vary": f"Authorization, {VARY}"}
 FILTERS = ("network", "status", "from", "to", "updatedSince")
+# One answer for unknown, malformed and other accounts' ids.
+NO_SUCH_COMMISSION = "the account has no commission with this id"
 
 # --- Pure mapping -----------------------------------------------------------------------
 
@@ -70,6 +75,26 @@ def commission_json(row: CommissionRow) -> dict[str, Any]:
     }
 
 
+def status_change_json(change: StatusChange) -> dict[str, Any]:
+    """A StatusChange, members in resource order."""
+    return {
+        "status": change.status,
+        "rawStatus": change.raw_status,
+        "commissionAmount": amount(change.commission_amount),
+        "saleAmount": None if change.sale_amount is None else amount(change.sale_amount),
+        "currency": change.currency,
+        "recordedAt": change.recorded_at,
+        "replacedAt": change.replaced_at,
+    }
+
+
+def commission_detail_json(detail: CommissionDetail) -> dict[str, Any]:
+    """A CommissionDetail: the Commission's members, then its statusHistory."""
+    body = commission_json(detail.row)
+    body["statusHistory"] = [status_change_json(change) for change in detail.history]
+    return body
+
+
 def account_json(
     account: AccountView, principal: Principal, rate_limit: tuple[int, int]
 ) -> dict[str, Any]:
@@ -95,6 +120,10 @@ def account_json(
                 "accounts": n.accounts,
                 "programs": n.programs,
                 "transactions": n.transactions,
+                "lastAttemptAt": n.last_attempt_at,
+                "lastSuccessAt": n.last_success_at,
+                "reasonCode": n.reason_code,
+                "completeThrough": n.complete_through,
             }
             for n in account.networks
         ],
@@ -220,6 +249,28 @@ async def commissions(request: web.Request) -> web.Response:
     return json_response(request, body, headers)
 
 
+async def commission(request: web.Request) -> web.Response:
+    """One of the caller's commissions with its history. Query parameters are ignored: it
+    takes none, and 400 is not among its statuses (as /v1/me)."""
+    principal: Principal = request[appkeys.PRINCIPAL]
+    seq = commission_seq_of(request.match_info["id"])
+    if seq is None:
+        raise not_found(NO_SUCH_COMMISSION)
+    try:
+        # The key's account only: another account's id is None, as an unknown one.
+        detail = await request.app[appkeys.STORE].commission(principal.account_uid, seq)
+    except StoreUnavailable as exc:
+        log.warning("commission unavailable: %s", exc)
+        raise unavailable(
+            "commissions cannot be read right now; retry later",
+            request.app[appkeys.CONFIG].retry_after,
+        ) from None
+    if detail is None:
+        raise not_found(NO_SUCH_COMMISSION)
+    body = orjson.dumps({"data": commission_detail_json(detail)})
+    return json_response(request, body, PRIVATE_HEADERS)
+
+
 # --- Wiring -----------------------------------------------------------------------------
 
 
@@ -227,3 +278,4 @@ def setup(app: web.Application) -> None:
     """Register the account routes (the store is edge.lifecycle.store_context's)."""
     app.router.add_get(ME.path, me, expect_handler=ignore_expectation)
     app.router.add_get(COMMISSIONS.path, commissions, expect_handler=ignore_expectation)
+    app.router.add_get(COMMISSION.path, commission, expect_handler=ignore_expectation)

@@ -1,9 +1,13 @@
-"""The HTML directory of dist/, served as static files when `serve_site` is on.
+"""The HTML of dist/ as static files: the API's docs always, the directory's site when
+`serve_site` is on.
 
-For local use and previews: in production a static host or CDN serves dist/ (docs/site.md).
-The API's routes always win: this only answers requests that no route matched, and never a
-path under /v1. Files are looked up on every request against the configured dist path, so
-a rebuild that swaps dist/ atomically is picked up at once and nothing is held open.
+The docs (dist/docs/: the guides and the API reference) are part of the API, so the edge
+serves them at /docs/ by default (`setup_docs`). The site is for local use and previews: in
+production a static host or CDN serves dist/ (docs/site.md); its middleware only answers
+requests that no route matched, and never a path under /v1. Both follow the same rules
+(types, validators, caching). Files are looked up on every request against the configured
+dist path, so a rebuild that swaps dist/ atomically is picked up at once and nothing is
+held open.
 """
 
 from __future__ import annotations
@@ -50,6 +54,8 @@ SITE_METHODS = frozenset({hdrs.METH_GET, hdrs.METH_HEAD})
 _QUERY_SAFE = "!$&'()*+,;=:@/?%-._~"
 ALLOW = "GET, HEAD"
 NOT_FOUND_PAGE = "404.html"
+# The API's docs, in dist/docs/ (contract.openapi.DOCS_URL).
+DOCS_ROOT = "/docs"
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +158,41 @@ def file_response(request: web.Request, found: Found, status: int = 200) -> web.
     return web.Response(status=status, body=found.body, headers=headers)
 
 
+def redirect_response(request: web.Request, found: Redirect) -> web.Response:
+    """301 to the directory's address with its slash, the query kept."""
+    # The query as it was sent (still percent-encoded): the decoded one may hold a space,
+    # a '#' or a control character, which is no URL, or no header at all.
+    query = quote(request.rel_url.raw_query_string, safe=_QUERY_SAFE, errors="surrogateescape")
+    location = found.location + (f"?{query}" if query else "")
+    headers = {
+        hdrs.LOCATION: location,
+        hdrs.CACHE_CONTROL: CACHE_OTHER,
+        "X-Content-Type-Options": "nosniff",
+    }
+    return web.Response(status=301, headers=headers)
+
+
+def in_docs(relative: str) -> bool:
+    return relative.startswith(DOCS_ROOT.lstrip("/") + "/")
+
+
+async def get_docs(request: web.Request) -> web.StreamResponse:
+    """GET /docs and below: a page of dist/docs/, or the API's JSON 404."""
+    root = Path(request.app[appkeys.CONFIG].dist)
+    found = await asyncio.to_thread(locate, root, request.path)
+    if isinstance(found, Redirect) and in_docs(found.location.lstrip("/")):
+        return redirect_response(request, found)
+    if isinstance(found, Found) and in_docs(found.path):
+        return file_response(request, found)
+    raise web.HTTPNotFound()
+
+
+def setup_docs(app: web.Application) -> None:
+    """Serve dist/docs/ at /docs/, with or without the site, with the site's rules."""
+    app.router.add_get(DOCS_ROOT, get_docs)
+    app.router.add_get(DOCS_ROOT + "/{tail:.*}", get_docs)
+
+
 @web.middleware
 async def site_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Answer the requests no route matched from the site in dist/; pass the rest on.
@@ -167,16 +208,7 @@ async def site_middleware(request: web.Request, handler: Handler) -> web.StreamR
             raise web.HTTPMethodNotAllowed(request.method, sorted(SITE_METHODS))
         return await handler(request)
     if isinstance(found, Redirect):
-        # The query as it was sent (still percent-encoded): the decoded one may hold a space,
-        # a '#' or a control character, which is no URL, or no header at all.
-        query = quote(request.rel_url.raw_query_string, safe=_QUERY_SAFE, errors="surrogateescape")
-        location = found.location + (f"?{query}" if query else "")
-        headers = {
-            hdrs.LOCATION: location,
-            hdrs.CACHE_CONTROL: CACHE_OTHER,
-            "X-Content-Type-Options": "nosniff",
-        }
-        return web.Response(status=301, headers=headers)
+        return redirect_response(request, found)
     if isinstance(found, Found):
         return file_response(request, found)
     page = await asyncio.to_thread(locate, root, "/" + NOT_FOUND_PAGE)

@@ -23,6 +23,7 @@ from sync.http import HttpRequest, HttpResponse
 from sync.model import Window
 from sync.spec import (
     AmountFormat,
+    ChangeFeed,
     ConnectorSpec,
     CredentialField,
     CurrencySource,
@@ -54,9 +55,19 @@ SPEC = ConnectorSpec(
         "declined": "declined",
         "paid": "paid",
     },
-    # Statuses change retroactively; hold times run to months.
+    # Statuses change retroactively (hold times run to months): status_updated reports
+    # them. An amount or payment change without a status update has no filter [U], so
+    # the re-scan stays for those.
     rescan=dt.timedelta(days=120),
     horizon=dt.timedelta(days=730),
+    change_feeds=(
+        ChangeFeed(
+            "status_updated",
+            "status_updated_start/status_updated_end",
+            "approvals, declines and reversals (status changes)",
+        ),
+    ),
+    rescan_catches="amount changes without a status change, and payments",
     page_size=500,
 )
 
@@ -89,12 +100,17 @@ class Admitad(Connector):
         ctx.auth_headers = {"Authorization": f"Bearer {token}"}
 
     def request(self, ctx: CallContext, window: Window, state: Any) -> HttpRequest:
+        start, end = (
+            ("status_updated_start", "status_updated_end")
+            if window.feed == "status_updated"
+            else ("date_start", "date_end")
+        )
         return HttpRequest(
             "GET",
             ctx.url("/statistics/actions/"),
             params=(
-                ("date_start", window.start.strftime("%d.%m.%Y")),
-                ("date_end", last_day(window).strftime("%d.%m.%Y")),
+                (start, window.start.strftime("%d.%m.%Y")),
+                (end, last_day(window).strftime("%d.%m.%Y")),
                 ("limit", str(ctx.page_size)),
                 ("offset", str(state or 0)),
                 ("order_by", "datetime"),

@@ -59,7 +59,8 @@ SPEC = ConnectorSpec(
         "paid": "paid",
         "payee": "paid",
     },
-    # The standard lock period is 20 days.
+    # The standard lock period is 20 days, after which a conversion no longer changes; no
+    # publisher-side filter by change date is published: the re-scan covers the lock.
     rescan=dt.timedelta(days=45),
     horizon=dt.timedelta(days=730),
     page_size=100,

@@ -21,6 +21,7 @@ from sync.http import HttpRequest, HttpResponse
 from sync.model import Window
 from sync.spec import (
     AmountFormat,
+    ChangeFeed,
     ConnectorSpec,
     CredentialField,
     CurrencySource,
@@ -54,9 +55,15 @@ SPEC = ConnectorSpec(
         "deleted": "declined",
         "paid": "paid",
     },
-    # Validation can take months; re-scan by transaction date well past it.
+    # Validations and amendments come through dateType; a payment (paidToPublisher,
+    # paymentId) changes neither date, so the re-scan is there for payments only.
     rescan=dt.timedelta(days=120),
     horizon=dt.timedelta(days=730),
+    change_feeds=(
+        ChangeFeed("validation", "dateType=validation", "approvals and declines"),
+        ChangeFeed("amendment", "dateType=amendment", "amendments and reversals"),
+    ),
+    rescan_catches="payments",
     notes=("Endpoint dates are inclusive; timezone=UTC is always sent.",),
 )
 
@@ -75,7 +82,7 @@ class Awin(Connector):
                 ("startDate", window.start.strftime("%Y-%m-%dT%H:%M:%S")),
                 ("endDate", last_second(window).strftime("%Y-%m-%dT%H:%M:%S")),
                 ("timezone", "UTC"),
-                ("dateType", "transaction"),
+                ("dateType", window.feed or "transaction"),
             ),
             headers={
                 "Authorization": f"Bearer {ctx.credentials['accessToken']}",

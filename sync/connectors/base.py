@@ -134,7 +134,8 @@ def json_body(network: str, response: HttpResponse) -> Any:
     """The decoded JSON body, or MalformedResponse (truncated, not JSON)."""
     try:
         return decode_json(response.body)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, RecursionError, MemoryError):  # UnicodeDecodeError is a ValueError
+        # RecursionError: nesting deeper than the decoder goes (200,000 `[`).
         pass
     # Raised outside the handler: the decoder's error holds the whole body.
     raise MalformedResponse(f"{network}: the answer is not valid JSON")
@@ -162,8 +163,11 @@ def resolve_currency(ctx: CallContext, record_currency: object) -> str:
     if source is not _FROM_RECORD and ctx.currency:
         return ctx.currency
     if source is _FROM_CONNECTION:
-        raise ValueProblem("currency: the connection declares none and the network sends none")
-    raise ValueProblem("currency: missing")
+        raise ValueProblem(
+            "currency: the connection declares none and the network sends none",
+            "currency_missing",
+        )
+    raise ValueProblem("currency: missing", "currency_missing")
 
 
 # Not frozen: one is made for every record and read once, and a frozen dataclass's
@@ -197,6 +201,29 @@ def transaction(ctx: CallContext, f: Fields) -> Transaction:
     raw = optional_text(f.raw_status)
     amount_format: AmountFormat = spec.amount_format
     sub_ids = {k: t for k, v in f.sub_ids.items() if (t := optional_text(v)) is not None}
+    program_name = optional_text(f.program_name)
+    program_id = optional_text(f.program_id)
+    sub_id = sub_ids.get(spec.sub_id_field)
+    clicked = None if f.clicked_at in (None, "") else f.clicked_at
+    # A member the record lacks (or sends null) keeps the stored value: see `stated`.
+    stated = None
+    if (
+        raw is None
+        or f.sale is None
+        or clicked is None
+        or program_name is None
+        or program_id is None
+        or sub_id is None
+    ):
+        stated = _stated(
+            f.paid_reason is not None,
+            raw,
+            f.sale,
+            clicked,
+            program_name,
+            program_id,
+            sub_id,
+        )
     # NewCommission's fields by position (a keyword call costs twice as much, once for
     # every record), then the sync's own by name.
     return Transaction(
@@ -206,18 +233,44 @@ def transaction(ctx: CallContext, f: Fields) -> Transaction:
         parse_amount(f.commission, amount_format, "commission"),  # commission_amount
         resolve_currency(ctx, f.currency),  # currency
         parse_timestamp(f.transacted_at, "transaction date"),  # transacted_at
-        optional_text(f.program_name),  # program_name
-        optional_text(f.program_id),  # program_external_id
+        program_name,  # program_name
+        program_id,  # program_external_id
         None if f.sale is None else parse_amount(f.sale, amount_format, "sale"),  # sale_amount
-        None  # clicked_at
-        if f.clicked_at in (None, "")
-        else parse_timestamp(f.clicked_at, "click date"),
-        sub_ids.get(spec.sub_id_field),  # sub_id
+        None if clicked is None else parse_timestamp(clicked, "click date"),  # clicked_at
+        sub_id,  # sub_id
+        stated,
         network=spec.network,
         sub_ids=sub_ids,
         status_reason=f.paid_reason or f.status_reason,
         original_id=optional_text(f.original_id),
     )
+
+
+_ALWAYS_STATED = frozenset({"commission_amount", "currency", "transacted_at"})
+
+
+def _stated(
+    paid: bool,
+    raw: object,
+    sale: object,
+    clicked: object,
+    program_name: object,
+    program_id: object,
+    sub_id: object,
+) -> frozenset[str]:
+    """The fields a record states: a field it lacks is left as stored, never erased (a
+    network's answer that omits a member, or sends it null, says nothing of it). Without
+    a status word the status is stated only by payment evidence, and the stored word stays."""
+    given = {
+        "status": paid or raw is not None,
+        "raw_status": raw is not None,
+        "sale_amount": sale is not None,
+        "clicked_at": clicked is not None,
+        "program_name": program_name is not None,
+        "program_external_id": program_id is not None,
+        "sub_id": sub_id is not None,
+    }
+    return _ALWAYS_STATED | {name for name, present in given.items() if present}
 
 
 def collect(
@@ -239,8 +292,14 @@ def collect(
             refused.append(Refused(external_id, "record_malformed", "a record lacks its shape"))
         except ValueProblem as problem:
             external_id = optional_text(fields.external_id) if fields is not None else None
-            code = "currency_missing" if str(problem).startswith("currency") else "record_invalid"
-            refused.append(Refused(external_id, code, str(problem)))
+            refused.append(Refused(external_id, problem.code, str(problem)))
+        except (ArithmeticError, ValueError, RecursionError) as exc:
+            # A value no parser above expected (a number past every range): this record
+            # is refused, the others stand. The text may quote the value: its type only.
+            external_id = optional_text(fields.external_id) if fields is not None else None
+            refused.append(
+                Refused(external_id, "record_invalid", f"unreadable value ({type(exc).__name__})")
+            )
     return done, refused
 
 

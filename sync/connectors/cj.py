@@ -22,6 +22,7 @@ from sync.http import HttpRequest, HttpResponse
 from sync.model import Window
 from sync.spec import (
     AmountFormat,
+    ChangeFeed,
     ConnectorSpec,
     CredentialField,
     CurrencySource,
@@ -57,9 +58,25 @@ SPEC = ConnectorSpec(
         "reversed": "declined",
         "declined": "declined",
     },
-    # Locks on the 11th of the following month, then closes for payment.
+    # A correction (a reversal, an amendment) is a new record, posted when it is made: the
+    # forward windows of posting dates fetch it. Locking (approval) is read by its date;
+    # closing for payment has no date filter, so the re-scan is there for payments only.
     rescan=dt.timedelta(days=100),
     horizon=dt.timedelta(days=1095),
+    change_feeds=(
+        ChangeFeed(
+            "locking",
+            "sinceLockingDate/beforeLockingDate",
+            "approvals (locked) and declines decided at locking",
+        ),
+        # Read by the forward windows: a correction is posted when it is made.
+        ChangeFeed(
+            "",
+            "sincePostingDate/beforePostingDate",
+            "reversals and amendments, as correction records (original=false) posted when made",
+        ),
+    ),
+    rescan_catches="payments (closed)",
     notes=(
         "Corrections are new records (original=false, originalActionId, correctionReason), signed.",
         "The connection must declare its currency: records carry none.",
@@ -74,12 +91,18 @@ RECORD_FIELDS = (
 AUTH_CODES = frozenset({"UNAUTHENTICATED", "UNAUTHORIZED", "FORBIDDEN"})
 
 
+# The dates a window bounds: posting dates, or locking dates for the locking feed.
+DATE_ARGUMENTS = {"locking": ("sinceLockingDate", "beforeLockingDate")}
+POSTING = ("sincePostingDate", "beforePostingDate")
+
+
 def query(publisher: str, window: Window, since_id: str | None) -> str:
     """The publisherCommissions query for one window (watermark after `since_id`)."""
+    since, before = DATE_ARGUMENTS.get(window.feed, POSTING)
     args = [
         f"forPublishers: [{json.dumps(publisher)}]",
-        f"sincePostingDate: {json.dumps(iso_z(window.start))}",
-        f"beforePostingDate: {json.dumps(iso_z(window.end))}",
+        f"{since}: {json.dumps(iso_z(window.start))}",
+        f"{before}: {json.dumps(iso_z(window.end))}",
     ]
     if since_id is not None:
         args.append(f"sinceCommissionId: {json.dumps(since_id)}")

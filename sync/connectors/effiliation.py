@@ -53,6 +53,7 @@ SPEC = ConnectorSpec(
         "payee": "paid",
         "paid": "paid",
     },
+    # No filter by change date is published: the re-scan is the one way to learn of changes.
     rescan=dt.timedelta(days=60),
     horizon=dt.timedelta(days=730),
     # The API is known to be slow.

@@ -23,6 +23,7 @@ from sync.http import HttpRequest, HttpResponse
 from sync.model import Window
 from sync.spec import (
     AmountFormat,
+    ChangeFeed,
     ConnectorSpec,
     CredentialField,
     CurrencySource,
@@ -55,15 +56,30 @@ SPEC = ConnectorSpec(
         "rejected": "declined",
         "paid": "paid",
     },
-    # State transitions are not "updates" for StartDate: re-scan past the locking date.
-    rescan=dt.timedelta(days=90),
+    # StartDate/EndDate filter on the last update, but a state transition is no update:
+    # the locking date reports those (a state is final once the action locks).
+    rescan=dt.timedelta(0),
     horizon=dt.timedelta(days=1095),
+    change_feeds=(
+        ChangeFeed(
+            "locking",
+            "LockingDateStart/LockingDateEnd",
+            "approvals and reversals, final once the action locks",
+        ),
+        ChangeFeed("updated", "StartDate/EndDate", "amendments (updates other than of state)"),
+    ),
     page_size=2000,
     notes=("An answer above 10x PageSize is an error: such windows are split.",),
 )
 
 # The most records Impact answers for one query, in pages of PageSize.
 PAGES_CAP = 10
+# The dates a window bounds: the action date, or a change feed's.
+ACTION_DATE = ("ActionDateStart", "ActionDateEnd")
+DATE_PARAMETERS = {
+    "locking": ("LockingDateStart", "LockingDateEnd"),
+    "updated": ("StartDate", "EndDate"),
+}
 
 
 class Impact(Connector):
@@ -76,12 +92,13 @@ class Impact(Connector):
         if state is not None:
             # @nextpageuri is a path with its query; only the configured host is trusted.
             return HttpRequest("GET", ctx.url(state), headers=headers)
+        start, end = DATE_PARAMETERS.get(window.feed, ACTION_DATE)
         return HttpRequest(
             "GET",
             ctx.url(f"/Mediapartners/{sid}/Actions"),
             params=(
-                ("ActionDateStart", iso_z(window.start)),
-                ("ActionDateEnd", iso_z(last_second(window))),
+                (start, iso_z(window.start)),
+                (end, iso_z(last_second(window))),
                 ("PageSize", str(ctx.page_size)),
             ),
             headers=headers,

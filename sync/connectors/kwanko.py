@@ -62,6 +62,7 @@ SPEC = ConnectorSpec(
         "paye": "paid",
         "payee": "paid",
     },
+    # Filters on the completion date only [U]: the re-scan is the one way to learn of changes.
     rescan=dt.timedelta(days=60),
     horizon=dt.timedelta(days=730),
 )

@@ -23,6 +23,7 @@ from sync.http import HttpRequest, HttpResponse
 from sync.model import Window
 from sync.spec import (
     AmountFormat,
+    ChangeFeed,
     ConnectorSpec,
     CredentialField,
     CurrencySource,
@@ -54,8 +55,16 @@ SPEC = ConnectorSpec(
         "reversed": "declined",
         "paid": "paid",
     },
-    rescan=dt.timedelta(days=90),
+    # date_type=last_modified reports every change: no re-scan.
+    rescan=dt.timedelta(0),
     horizon=dt.timedelta(days=730),
+    change_feeds=(
+        ChangeFeed(
+            "last_modified",
+            "date_type=last_modified",
+            "approvals, declines, reversals, amendments and payments (any modification)",
+        ),
+    ),
     page_size=300,
     notes=("The conversion report path is by analogy with click.json [U].",),
 )
@@ -75,6 +84,8 @@ class Partnerize(Connector):
             ("timezone", "UTC"),
             ("limit", str(ctx.page_size)),
         ]
+        if window.feed:
+            params.append(("date_type", window.feed))
         if state is not None:
             params.append(("cursor_id", state))
         return HttpRequest(

@@ -61,7 +61,8 @@ SPEC = ConnectorSpec(
         "declined": "declined",
         "paid": "paid",
     },
-    # Advertisers get 30 days to validate, then auto-approval.
+    # Advertisers get 30 days to validate, then auto-approval. No publisher-side filter
+    # by modification date is published [U]: the re-scan is the one way to learn of changes.
     rescan=dt.timedelta(days=60),
     horizon=dt.timedelta(days=730),
     page_size=100,

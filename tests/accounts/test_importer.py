@@ -9,11 +9,13 @@ from zoneinfo import ZoneInfo
 import pytest
 from support.accountkit import new_account
 
+from accounts import commission
 from accounts.importer import (
     ExportError,
     parse_amount,
     parse_currency,
     parse_export,
+    parse_record,
     parse_text,
     parse_timestamp,
 )
@@ -154,11 +156,49 @@ def test_timestamp_forms_become_utc(raw, zone, expected):
         ("9999-12-31T23:00:00-05:00", "out of range"),  # year 10000 in UTC: no crash
         ("0001-01-01T00:30:00+01:00", "out of range"),
         ("0999-01-01T00:00:00Z", "out of range"),
+        ("1989-12-31T23:59:59Z", "out of range"),  # accounts.commission: not before 1990
+        ("2099-01-01T00:00:00Z", "out of range"),  # nor more than a day ahead
+        ("9999-12-31T23:59:59Z", "out of range"),
+        ("4102444800", "out of range"),  # 2100 in Unix seconds
     ],
 )
 def test_bad_timestamps_say_why(raw, message):
     with pytest.raises(ValueError, match=message):
         parse_timestamp(raw, None)
+
+
+def test_the_latest_instant_is_a_day_after_now():
+    now = dt.datetime(2026, 3, 15, 12, 0, tzinfo=dt.UTC)
+    latest = commission.latest_instant(now)
+    assert latest == "2026-03-16T12:00:00Z"
+    assert parse_timestamp("2026-03-16T12:00:00Z", None, latest) == latest
+    with pytest.raises(ValueError, match="out of range"):
+        parse_timestamp("2026-03-16T12:00:01Z", None, latest)
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "message"),
+    [
+        ("commissionAmount", "1" * 19, "not a plain decimal number"),
+        ("commissionAmount", "1." + "0" * 13, "not a plain decimal number"),
+        ("commissionAmount", "1e309", "not a plain decimal number"),
+        ("currency", "XYZ", "not an ISO 4217 currency code"),
+        ("transactedAt", "2099-01-01T00:00:00Z", "out of range"),
+    ],
+)
+def test_the_importer_refuses_what_the_sync_and_the_store_refuse(column, value, message):
+    """accounts.commission is the one definition: the importer's refusals are its own."""
+    record = {
+        "externalId": "X1",
+        "commissionAmount": "1.00",
+        "currency": "EUR",
+        "transactedAt": "2026-01-01T00:00:00Z",
+        column: value,
+    }
+    row, problems = parse_record(record, 2, "awin", STATUSES)
+    assert row is None
+    assert [p.field for p in problems] == [column]
+    assert message in problems[0].message
 
 
 def problems_of(text: str, fmt: str) -> list[str]:

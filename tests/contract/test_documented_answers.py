@@ -11,7 +11,10 @@ import pytest
 from contract_support import FREE_KEY, SUSPENDED_KEY, bearer
 from jsonschema import Draft202012Validator
 
+from accounts import apikeys
+from accounts.store import NewCommission, open_store
 from contract import openapi
+from edge import appkeys
 
 DOC = orjson.loads(openapi.render())
 
@@ -60,6 +63,7 @@ async def answer(client, path: str, key: str | None):
         ("/v1/programs/academie-du-code", "/v1/programs/{slug}"),
         ("/v1/me", "/v1/me"),
         ("/v1/commissions", "/v1/commissions"),
+        ("/v1/commissions/com_0000000000000001", "/v1/commissions/{id}"),
     ],
 )
 async def test_401_429_answers_are_documented(edge_client, path, template):
@@ -85,6 +89,7 @@ async def test_a_suspended_account_gets_403_on_me_and_401_elsewhere(edge_client)
         ("/v1/programs", "/v1/programs"),
         ("/v1/programs/x", "/v1/programs/{slug}"),
         ("/v1/commissions", "/v1/commissions"),
+        ("/v1/commissions/com_0000000000000001", "/v1/commissions/{id}"),
     ]:
         status, headers, body = await answer(client, path, SUSPENDED_KEY)
         assert status == 401 and orjson.loads(body)["code"] == "invalid_api_key"
@@ -113,3 +118,44 @@ async def test_bad_parameters_are_documented_400s(edge_client):
         status, headers, body = await answer(client, path, FREE_KEY)
         assert (status, orjson.loads(body)["code"]) == (400, code), path
         check_documented(template, status, headers, body)
+
+
+async def test_one_commission_its_404_and_its_503_are_documented(edge_client, client_config):
+    """GET /v1/commissions/{id}: a commission with a history, ids that name none, and the
+    store gone, each answered as the document says."""
+    store = await open_store(client_config.database, writable=True)
+    try:
+        uid = await store.create_account(None, "pro")
+        issued = apikeys.generate_key()
+        await store.create_key(uid, issued.key_hash, issued.prefix, "history", ("read",))
+        for status in ("pending", "approved"):
+            await store.upsert_commissions(
+                uid,
+                "awin",
+                [
+                    NewCommission(
+                        external_id="A",
+                        status=status,
+                        raw_status=status,
+                        commission_amount="4.26",
+                        currency="EUR",
+                        transacted_at="2026-01-03T10:12:00Z",
+                    )
+                ],
+            )
+    finally:
+        await store.close()
+    client = await edge_client(retry_after=7)
+    _, _, listed = await answer(client, "/v1/commissions", issued.key)
+    (item,) = orjson.loads(listed)["data"]
+    status, headers, body = await answer(client, f"/v1/commissions/{item['id']}", issued.key)
+    assert status == 200 and orjson.loads(body)["data"]["statusHistory"]
+    check_documented("/v1/commissions/{id}", status, headers, body)
+    for other in (f"/v1/commissions/{item['id']}", "/v1/commissions/com_x"):
+        status, headers, body = await answer(client, other, FREE_KEY)
+        assert status == 404 and orjson.loads(body)["code"] == "not_found"
+        check_documented("/v1/commissions/{id}", status, headers, body)
+    await client.app[appkeys.STORE].close()
+    status, headers, body = await answer(client, f"/v1/commissions/{item['id']}", issued.key)
+    assert status == 503
+    check_documented("/v1/commissions/{id}", status, headers, body)

@@ -23,6 +23,7 @@ from support.clock import WALL_START, FakeClock
 from accounts.crypto import encrypt_credentials
 from accounts.keyring import Keyring
 from accounts.store import AccountStore
+from accounts.store.base import VALUE_FIELDS, StoreError
 from contract.vocabulary import COMMISSION_STATUSES
 from sync.model import Position, SyncReport, Transaction, Window, WriteResult
 from sync.ports import Connection
@@ -97,8 +98,9 @@ def decrypt(conn: Connection, blob: bytes) -> Mapping[str, object]:
     return values
 
 
-class StoreCrashError(Exception):
-    """The store failed while writing (the process died there)."""
+class StoreCrashError(StoreError):
+    """The store failed while writing (the process died there): a store's own error, so the
+    worker blames the store and records no outcome."""
 
 
 @dataclass
@@ -176,6 +178,13 @@ class MemoryStore:
         for row in rows:
             k = (conn.account_uid, conn.network, row.external_id)
             old = self.rows.get(k)
+            # As the account store: a field the row does not state keeps the stored value.
+            kept = (
+                {}
+                if old is None or row.stated is None
+                else {name: getattr(old, name) for name in VALUE_FIELDS if name not in row.stated}
+            )
+            row = replace(row, stated=None, **kept)
             if old is None:
                 inserted += 1
             elif old == row:
@@ -302,6 +311,52 @@ def expected(network: str) -> dict[str, dict[str, Any]]:
     return json.loads((RECORDINGS / network / "expected.json").read_text("utf-8"))
 
 
+# The record member each network's date filter reads (`__` members the network does not send).
+AWIN_DATES = {
+    "transaction": "transactionDate",
+    "validation": "validationDate",
+    "amendment": "__amendmentDate",
+}
+IMPACT_DATES = (
+    ("ActionDateStart", "ActionDateEnd", "EventDate"),
+    ("LockingDateStart", "LockingDateEnd", "LockingDate"),
+    ("StartDate", "EndDate", "__UpdatedDate"),
+)
+PARTNERIZE_DATES = {"": "conversion_time", "last_modified": "__last_modified"}
+
+# Where each network's change filter finds a change of status or of amount: the member it
+# reads and that member's format. A network without such a filter has none.
+CHANGE_DATES: dict[str, dict[str, tuple[str, str]]] = {
+    "awin": {
+        "status": ("validationDate", "%Y-%m-%dT%H:%M:%S"),
+        "reversal": ("__amendmentDate", "%Y-%m-%dT%H:%M:%S"),
+        "amount": ("__amendmentDate", "%Y-%m-%dT%H:%M:%S"),
+    },
+    "cj": {"status": ("lockingDate", "%Y-%m-%dT%H:%M:%SZ")},
+    "impact": {
+        "status": ("LockingDate", "%Y-%m-%dT%H:%M:%SZ"),
+        "reversal": ("LockingDate", "%Y-%m-%dT%H:%M:%SZ"),
+        "amount": ("__UpdatedDate", "%Y-%m-%dT%H:%M:%SZ"),
+    },
+    "admitad": {
+        "status": ("status_updated", "%Y-%m-%d %H:%M:%S"),
+        "reversal": ("status_updated", "%Y-%m-%d %H:%M:%S"),
+    },
+    "partnerize": {
+        kind: ("__last_modified", "%Y-%m-%d %H:%M:%S") for kind in ("status", "reversal", "amount")
+    },
+}
+
+
+def stamp_change(network: str, record: dict[str, Any], kind: str, moment: dt.datetime) -> None:
+    """Date a change of `kind` (status, reversal, amount) in `record` as the network does: in the
+    member its change filter reads, if it has one."""
+    found = CHANGE_DATES.get(network, {}).get(kind)
+    if found is not None:
+        member, fmt = found
+        record[member] = moment.astimezone(dt.UTC).strftime(fmt)
+
+
 MAX_DAYS = {
     "awin": 31,
     "cj": 31,
@@ -322,6 +377,12 @@ def utc(text: str, fmt: str) -> dt.datetime:
 def iso(text: str) -> dt.datetime:
     moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
+
+
+def shown(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Records as the network answers them: without the fake's own `__` members (a change
+    date the network filters on but does not send, e.g. Awin's amendment date)."""
+    return [{k: v for k, v in r.items() if not k.startswith("__")} for r in records]
 
 
 def dumps(data: Any) -> bytes:
@@ -400,10 +461,16 @@ class FakeNetworks:
         last = utc(q["endDate"], "%Y-%m-%dT%H:%M:%S")
         if not self._window(st, first, last, dt.timedelta(seconds=1)):
             return json_response({"error": "date range must not exceed 31 days"}, 400)
+        # dateType picks the date the window bounds (transaction, validation, amendment).
+        member = AWIN_DATES.get(q.get("dateType", "transaction"))
+        if member is None:
+            return json_response({"error": "invalid dateType"}, 400)
         hits = [
-            r for r in st.records if first <= utc(r["transactionDate"], "%Y-%m-%dT%H:%M:%S") <= last
+            r
+            for r in st.records
+            if r.get(member) and first <= utc(r[member], "%Y-%m-%dT%H:%M:%S") <= last
         ]
-        return json_response(hits)
+        return json_response(shown(hits))
 
     # CJ: GraphQL, watermark pages of `cj_limit` records.
     async def _cj(self, request: web.Request, st: NetState) -> web.Response:
@@ -414,8 +481,11 @@ class FakeNetworks:
                 content_type="application/json",
             )
         text = (await request.json())["query"]
-        since = iso(re.search(r'sincePostingDate: "([^"]+)"', text)[1])
-        before = iso(re.search(r'beforePostingDate: "([^"]+)"', text)[1])
+        # The dates the query bounds: posting dates, or locking dates.
+        kind = "Locking" if "sinceLockingDate" in text else "Posting"
+        member = f"{kind[0].lower()}{kind[1:]}Date"
+        since = iso(re.search(rf'since{kind}Date: "([^"]+)"', text)[1])
+        before = iso(re.search(rf'before{kind}Date: "([^"]+)"', text)[1])
         after = re.search(r'sinceCommissionId: "([^"]+)"', text)
         if not self._window(st, since, before - dt.timedelta(seconds=1), dt.timedelta(seconds=1)):
             return json_response({"errors": [{"message": "date range too large"}], "data": None})
@@ -423,7 +493,8 @@ class FakeNetworks:
             (
                 r
                 for r in st.records
-                if since <= iso(r["postingDate"]) < before
+                if r.get(member)
+                and since <= iso(r[member]) < before
                 and (after is None or int(r["commissionId"]) > int(after[1]))
             ),
             key=lambda r: int(r["commissionId"]),
@@ -434,7 +505,7 @@ class FakeNetworks:
             "limit": st.cj_limit,
             "maxCommissionId": page[-1]["commissionId"] if page else (after[1] if after else "0"),
             "payloadComplete": len(hits) <= st.cj_limit,
-            "records": page,
+            "records": shown(page),
         }
         return json_response({"data": {"publisherCommissions": result}})
 
@@ -448,14 +519,16 @@ class FakeNetworks:
                 content_type="application/json",
             )
         q = request.query
-        first, last = iso(q["ActionDateStart"]), iso(q["ActionDateEnd"])
+        # The dates the query bounds: the action date, the locking date or the last update.
+        (start, end, member) = next((s, e, m) for s, e, m in IMPACT_DATES if s in q)
+        first, last = iso(q[start]), iso(q[end])
         if not self._window(st, first, last, dt.timedelta(seconds=1)):
             return json_response(
                 {"Status": "ERROR", "Message": "Date range cannot exceed 45 days"}, 400
             )
         size = int(q["PageSize"])
         number = int(q.get("Page", "1"))
-        hits = [r for r in st.records if first <= iso(r["EventDate"]) <= last]
+        hits = [r for r in st.records if r.get(member) and first <= iso(r[member]) <= last]
         if st.cap is not None and len(hits) > st.cap:
             return json_response(
                 {"Status": "ERROR", "Message": "Too many results: total exceeds 10 x PageSize"}, 400
@@ -465,8 +538,8 @@ class FakeNetworks:
         following = ""
         if number < pages:
             following = (
-                f"/Mediapartners/{creds['accountSid']}/Actions?ActionDateStart={q['ActionDateStart']}"
-                f"&ActionDateEnd={q['ActionDateEnd']}&PageSize={size}&Page={number + 1}"
+                f"/Mediapartners/{creds['accountSid']}/Actions?{start}={q[start]}"
+                f"&{end}={q[end]}&PageSize={size}&Page={number + 1}"
             )
         return json_response(
             {
@@ -474,7 +547,7 @@ class FakeNetworks:
                 "@numpages": str(pages),
                 "@total": str(len(hits)),
                 "@nextpageuri": following,
-                "Actions": chunk,
+                "Actions": shown(chunk),
             }
         )
 
@@ -590,8 +663,13 @@ class FakeNetworks:
         last = utc(q["end_date"], "%Y-%m-%d %H:%M:%S")
         if not self._window(st, first, last, dt.timedelta(seconds=1)):
             return json_response({"error": {"message": "date range too long"}}, 400)
+        member = PARTNERIZE_DATES.get(q.get("date_type", ""))
+        if member is None:
+            return json_response({"error": {"message": "invalid date_type"}}, 400)
         hits = [
-            r for r in st.records if first <= utc(r["conversion_time"], "%Y-%m-%d %H:%M:%S") <= last
+            r
+            for r in st.records
+            if r.get(member) and first <= utc(r[member], "%Y-%m-%d %H:%M:%S") <= last
         ]
         limit = int(q["limit"])
         start = int(q.get("cursor_id", "c0")[1:])
@@ -601,7 +679,7 @@ class FakeNetworks:
             following = f"{request.path}?cursor_id=c{start + limit}&limit={limit}"
         return json_response(
             {
-                "conversions": [{"conversion_data": r} for r in chunk],
+                "conversions": [{"conversion_data": r} for r in shown(chunk)],
                 "hypermedia": {"pagination": {"next_page": following}},
             }
         )
@@ -647,17 +725,26 @@ class FakeNetworks:
         if not st.tokens or request.headers.get("Authorization") != f"Bearer {st.tokens[-1]}":
             return json_response({"error": "invalid_token"}, 401)
         q = request.query
-        first = utc(q["date_start"], "%d.%m.%Y")
-        last = utc(q["date_end"], "%d.%m.%Y") + dt.timedelta(days=1) - dt.timedelta(seconds=1)
+        # date_start/date_end bound the action date, status_updated_start/_end the last
+        # change of status.
+        prefix, member = (
+            ("status_updated", "status_updated")
+            if "status_updated_start" in q
+            else ("date", "action_date")
+        )
+        first = utc(q[f"{prefix}_start"], "%d.%m.%Y")
+        last = utc(q[f"{prefix}_end"], "%d.%m.%Y") + dt.timedelta(days=1) - dt.timedelta(seconds=1)
         if not self._window(st, first, last, dt.timedelta(seconds=1)):
             return json_response({"error": "range too long"}, 400)
         hits = [
-            r for r in st.records if first <= utc(r["action_date"], "%Y-%m-%d %H:%M:%S") <= last
+            r
+            for r in st.records
+            if r.get(member) and first <= utc(r[member], "%Y-%m-%d %H:%M:%S") <= last
         ]
         offset, limit = int(q["offset"]), int(q["limit"])
         return json_response(
             {
-                "results": hits[offset : offset + limit],
+                "results": shown(hits[offset : offset + limit]),
                 "_meta": {"count": len(hits), "limit": limit, "offset": offset},
             }
         )

@@ -19,6 +19,8 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "sync.md"
 
 
 def _span(delta: dt.timedelta) -> str:
+    if not delta:
+        return "none"
     if delta % dt.timedelta(days=1) == dt.timedelta(0):
         return f"{delta.days} days"
     if delta % dt.timedelta(hours=1) == dt.timedelta(0):
@@ -46,15 +48,16 @@ def credentials_table() -> str:
 def windows_table() -> str:
     lines = [
         "| network | window at most | boundaries | pages | page size | re-scan | horizon "
-        "| rate per credential | currency from |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| rate per credential | currency from | late changes caught |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for network, connector in sorted(CONNECTORS.items()):
         s = connector.spec
         lines.append(
             f"| `{network}` | {_span(s.max_window)} | {_granularity(s.granularity)} "
             f"| {s.pagination.value} | {s.page_size or '-'} | {_span(s.rescan)} "
-            f"| {_span(s.horizon)} | {_rate(s)} | {s.currency_source.value} |"
+            f"| {_span(s.horizon)} | {_rate(s)} | {s.currency_source.value} "
+            f"| {s.late_changes_caught()} |"
         )
     return "\n".join(lines)
 

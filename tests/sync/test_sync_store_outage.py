@@ -73,7 +73,7 @@ async def test_a_worker_started_with_the_store_down_syncs_once_it_answers(
         worker = worker_on(handle, settings, map_status, clock)
         running = asyncio.create_task(worker.run(stop))
         await asyncio.sleep(0.5)  # several polls, all met by the outage
-        assert not running.done() and worker.reports == []
+        assert not running.done() and not worker.reports
         assert networks[NETWORK].seen == []
     finally:
         await asyncio.to_thread(pg_server.start)
@@ -103,7 +103,7 @@ async def test_a_sync_cut_by_a_store_outage_runs_again_and_is_not_an_error(
         await until(lambda: networks[NETWORK].seen)
         await asyncio.to_thread(pg_server.stop)
         await until(lambda: worker.interrupted)  # its next write met the outage
-        assert worker.reports == []  # nothing recorded for a run our outage cut short
+        assert not worker.reports  # nothing recorded for a run our outage cut short
     finally:
         await asyncio.to_thread(pg_server.start)
     networks[NETWORK].delay = 0

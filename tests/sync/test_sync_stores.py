@@ -8,7 +8,7 @@ import datetime as dt
 
 import pytest
 from support.clock import FakeClock
-from sync_support import ACCOUNT, NETWORKS, Canned, connection, expected
+from sync_support import ACCOUNT, NETWORKS, Canned, connection, expected, stamp_change
 
 from accounts.store import AccountStore, CommissionQuery, Conflict, open_store
 from sync.model import Outcome, Position, Window
@@ -93,6 +93,7 @@ async def test_a_rerun_changes_nothing_and_a_flipped_status_updates_its_row(
     external_id, field, raw, status = FLIPS[network]
     (record,) = [r for r in networks[network].records if str(r[ID_FIELDS[network]]) == external_id]
     record[field] = raw
+    stamp_change(network, record, "status", clock.now())
     clock.advance(6 * 3600)
     report = await sync_real(network)
     assert report.outcome is Outcome.OK

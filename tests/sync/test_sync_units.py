@@ -10,7 +10,9 @@ import pytest
 from support.clock import FakeClock
 from sync_support import max_in_any_period
 
+from accounts.store.base import VALUE_FIELDS
 from sync.connectors import CONNECTORS
+from sync.connectors.base import CallContext, Credentials, Fields, transaction
 from sync.http import RetryPolicy, backoff_delay, retry_after_seconds
 from sync.model import Position, Window
 from sync.planner import cut, plan, split
@@ -77,6 +79,49 @@ def test_the_backfill_never_reaches_past_the_network_horizon():
         backfill=3000 * DAY,
     )
     assert planned[0].window.start == NOW - 100 * DAY
+
+
+CHANGE_KWARGS = dict(
+    max_window=31 * DAY,
+    granularity=SECOND,
+    rescan=0 * DAY,
+    horizon=730 * DAY,
+    backfill=90 * DAY,
+    changes=["validation", "amendment"],
+    change_lookback=31 * DAY,
+)
+
+
+def test_change_feeds_are_read_over_the_lookback_before_the_rescan_and_forward():
+    later = plan(Position(NOW - DAY), NOW, **CHANGE_KWARGS)
+    feeds = [p.window for p in later if p.window.feed]
+    assert [w.feed for w in feeds] == ["validation", "amendment"]  # one window each
+    for feed in ("validation", "amendment"):
+        mine = [w for w in feeds if w.feed == feed]
+        assert mine[0].start == NOW - 31 * DAY and mine[-1].end == NOW.replace(microsecond=0)
+        assert all(a.end == b.start for a, b in itertools.pairwise(mine))
+    assert not any(p.advances for p in later if p.window.feed)
+    assert [p.window.feed for p in later if p.advances] == [""]
+    # A first run reads every transaction as it stands: no change feed.
+    assert not [p for p in plan(None, NOW, **CHANGE_KWARGS) if p.window.feed]
+
+
+def test_a_lagging_position_widens_the_change_windows_never_past_the_horizon():
+    lagging = plan(Position(NOW - 200 * DAY), NOW, **CHANGE_KWARGS)
+    assert min(p.window.start for p in lagging if p.window.feed) == NOW - 200 * DAY
+    lost = plan(Position(NOW - 5000 * DAY), NOW, **CHANGE_KWARGS)
+    assert min(p.window.start for p in lost if p.window.feed) == NOW - 730 * DAY
+
+
+def test_a_feed_read_by_the_forward_windows_gets_none_of_its_own():
+    planned = plan(Position(NOW - DAY), NOW, **{**CHANGE_KWARGS, "changes": ["", "locking"]})
+    assert {p.window.feed for p in planned} == {"", "locking"}
+    assert [p.window.feed for p in planned if p.advances] == [""]
+
+
+def test_a_split_window_keeps_its_feed():
+    halves = split(Window(NOW - 4 * DAY, NOW, "locking"), DAY)
+    assert halves is not None and {h.feed for h in halves} == {"locking"}
 
 
 def test_split_halves_on_the_granularity_and_stops():
@@ -194,3 +239,48 @@ async def test_the_limiter_never_lets_more_than_the_rate_through():
 def test_limiter_keys_do_not_show_the_credential():
     key = credential_key("awin", {"accessToken": "PLANTED-awin-token-7f3a91"})
     assert "PLANTED" not in key and key.startswith("awin:")
+
+
+def _ctx():
+    spec = CONNECTORS["awin"].spec
+    return CallContext(
+        spec=spec,
+        base_url=spec.base_url,
+        credentials=Credentials({}),
+        currency=None,
+        page_size=0,
+        map_status=mapper(tables_from_specs(c.spec for c in CONNECTORS.values())),
+    )
+
+
+@pytest.mark.parametrize(
+    ("given", "unstated"),
+    [
+        ({}, set()),
+        ({"sale": None}, {"sale_amount"}),
+        ({"clicked_at": ""}, {"clicked_at"}),
+        ({"raw_status": None}, {"status", "raw_status"}),
+        ({"raw_status": None, "paid_reason": "awin:paymentId"}, {"raw_status"}),
+        ({"sub_ids": {}, "program_name": None}, {"sub_id", "program_name"}),
+    ],
+)
+def test_a_member_a_record_lacks_is_not_stated(given, unstated):
+    """What the store then keeps as it was (accounts.store.base.with_stored)."""
+    fields = {
+        "external_id": "1",
+        "raw_status": "approved",
+        "commission": Decimal("4.26"),
+        "currency": "EUR",
+        "transacted_at": "2026-01-03T10:12:00",
+        "sale": Decimal("85.20"),
+        "clicked_at": "2026-01-03T09:55:00",
+        "program_id": 11111,
+        "program_name": "Boutique Lumen",
+        "sub_ids": {"clickRef": "sub-abc"},
+        **given,
+    }
+    row = transaction(_ctx(), Fields(**fields))
+    if not unstated:
+        assert row.stated is None
+    else:
+        assert row.stated is not None and set(VALUE_FIELDS) - row.stated == unstated

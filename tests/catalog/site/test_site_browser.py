@@ -129,3 +129,27 @@ def test_pages_need_no_javascript(browser, site_server):
     open_page(browser, site_server + "/")
     assert browser.execute_script("return document.scripts.length") == 1  # the JSON-LD block
     assert browser.execute_script("return document.scripts[0].type") == "application/ld+json"
+
+
+@pytest.mark.parametrize(
+    ("path", "heading"),
+    [
+        (
+            "/docs/reference/",
+            "Affiliate programme directory and commission reporting API: reference",
+        ),
+        ("/docs/getting-started/", "Getting started"),
+    ],
+)
+def test_the_api_docs(browser, site_server, artifacts, capsys, path, heading):
+    url = site_server + path
+    open_page(browser, url)
+    assert browser.find_element("css selector", "h1").text == heading
+    check_page(browser, url, site_server)
+    # Every in-page anchor names an element of the page.
+    missing = browser.execute_script(
+        "return Array.from(document.querySelectorAll('a[href^=\"#\"]'), a => a.hash.slice(1))"
+        ".filter(id => !document.getElementById(decodeURIComponent(id)))"
+    )
+    assert missing == []
+    screenshot(browser, artifacts, path.strip("/").replace("/", "-"), capsys)

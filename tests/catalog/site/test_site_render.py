@@ -14,8 +14,9 @@ import pytest
 from site_html import parse, resolve
 from site_samples import BASE_URL, ROOT, synthetic
 
-from catalog import site, site_meta
+from catalog import docpages, site, site_meta
 from catalog.site_plan import PER_PAGE
+from contract import openapi
 from contract.labels import LABELS
 from contract.vocabulary import MODELS, VERTICALS
 
@@ -77,6 +78,8 @@ def test_pages_load_nothing_from_elsewhere_and_run_no_script(site_files):
 
 
 def test_every_internal_link_resolves_and_ids_are_unique(site_files):
+    # The site links the API's docs, which the build writes beside it (catalog.docpages).
+    site_files = {**site_files, **docpages.render_docs(), "openapi.json": openapi.render()}
     for path in html_pages(site_files):
         if path == "404.html":
             continue  # its links are absolute paths: checked in test_not_found_page_links
@@ -95,6 +98,7 @@ def test_every_internal_link_resolves_and_ids_are_unique(site_files):
 
 def test_not_found_page_links(site_files):
     page = parse(site_files["404.html"])
+    site_files = {**site_files, **docpages.render_docs()}  # the site links the API's docs
     assert page.meta["robots"] == "noindex"
     assert "canonical" not in page.link_rels
     # Served for any missing path at any depth, so its links are absolute paths.
@@ -279,7 +283,9 @@ def test_sitemap_lists_every_page_once_and_robots_points_at_it(site_files):
     root = ET.fromstring(site_files["sitemap.xml"])
     urls = [loc.text for loc in root.iter(f"{SITEMAP_NS}loc")]
     assert len(urls) == len(set(urls))
-    pages = {url_of(p) for p in html_pages(site_files) if p != "404.html"}
+    # The site's pages and the API's docs, which the build writes beside them.
+    with_docs = {**site_files, **docpages.render_docs()}
+    pages = {url_of(p) for p in html_pages(with_docs) if p != "404.html"}
     assert set(urls) == pages
     assert f"Sitemap: {BASE_URL}/sitemap.xml" in site_files["robots.txt"].decode()
 

@@ -1,0 +1,187 @@
+"""contract/examples.json is what a served edge answers today (a golden file).
+
+Every example request of the OpenAPI document and of the reference pages is in that file,
+recorded from a real edge over the sample build and the demo account
+(`examples_recorder`). This test records them again and fails when they differ; it writes
+the file instead when REFRESH_EXAMPLES=1 is set:
+
+    REFRESH_EXAMPLES=1 .venv/bin/python -m pytest tests/contract/test_examples.py -q
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import difflib
+import os
+import shlex
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from contract_support import FREE_KEY, SUSPENDED_KEY, LiveEdge, live_edge, make_accounts
+from examples_recorder import (
+    CASES,
+    EXAMPLE_KEY,
+    EXAMPLES,
+    REFRESH_ENV,
+    STATES,
+    Case,
+    record,
+    render,
+    seed,
+)
+from support import sample
+from test_documented_answers import check_documented
+
+from accounts import apikeys
+from catalog import apireference
+from contract import examples as recorded
+from contract import openapi
+from edge import appkeys
+from edge.config import Config
+
+UNKNOWN_RANDOM = "ExampleUnknownKey000000000000000"
+UNKNOWN_KEY = apikeys.MARKER + UNKNOWN_RANDOM + apikeys.checksum(UNKNOWN_RANDOM)
+KEYS = {"demo": EXAMPLE_KEY, "free": FREE_KEY, "suspended": SUSPENDED_KEY, "unknown": UNKNOWN_KEY}
+
+
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The sample build and an account store with the test keys and the demo account."""
+    root = tmp_path_factory.mktemp("examples")
+    dist = sample.build_sample(root / "dist")
+    database = root / "edge.sqlite3"
+    secret = Config(dist=dist, database=str(database), secret_key="x" * 40).resolved_secret()
+    asyncio.run(make_accounts(database))
+    asyncio.run(seed(str(database), secret))
+    return dist, database
+
+
+async def record_all(edge_client: Any, clock: Any, dist: Path, database: Path) -> dict:
+    served = await edge_client(
+        dist=dist, database=str(database), secret_key="x" * 40, rate_limit_free=(1, 60)
+    )
+    no_build = await edge_client(
+        dist=dist.parent / "no-build", database=str(database), secret_key="x" * 40
+    )
+    examples: dict[str, dict[str, dict]] = {}
+
+    def fetcher(client: Any) -> Any:
+        async def fetch(target: str, headers: dict[str, str]) -> tuple[int, Any, bytes]:
+            resp = await client.get(target, headers=headers)
+            return resp.status, resp.headers, await resp.read()
+
+        return fetch
+
+    async def enter(state: str) -> Any:
+        if state == "limited":  # the free account's only request of the window
+            assert (
+                await served.get("/v1/me", headers={"Authorization": f"Bearer {FREE_KEY}"})
+            ).status == 200
+        if state == "store_down":
+            await served.app[appkeys.STORE].close()
+            clock.advance(60)  # the demo key's cached entry is stale: the store is asked
+        return no_build if state == "no_build" else served
+
+    etags: dict[str, str] = {}
+    for state in STATES:
+        client = await enter(state)
+        for case in [c for c in CASES if c.state == state]:
+            example = await record(case, fetcher(client), KEYS, etags)
+            examples.setdefault(case.operation, {})[str(case.status)] = example
+    return examples
+
+
+async def test_the_examples_file_is_what_the_edge_answers(edge_client, clock, recording):
+    examples = await record_all(edge_client, clock, *recording)
+    fresh = render(examples)
+    if os.environ.get(REFRESH_ENV) == "1":
+        EXAMPLES.write_bytes(fresh)
+    kept = EXAMPLES.read_bytes() if EXAMPLES.exists() else b""
+    if kept != fresh:
+        diff = "".join(
+            difflib.unified_diff(
+                kept.decode().splitlines(True), fresh.decode().splitlines(True), "kept", "fresh"
+            )
+        )
+        pytest.fail(
+            f"{EXAMPLES} is not what the edge answers; refresh it with\n"
+            f"  {REFRESH_ENV}=1 .venv/bin/python -m pytest tests/contract/test_examples.py -q\n"
+            + diff[:6000]
+        )
+
+
+def test_every_operation_has_an_example_for_every_documented_status():
+    kept = orjson.loads(EXAMPLES.read_bytes())
+    for path, item in openapi.document()["paths"].items():
+        op = item["get"]
+        statuses = set(op["responses"])
+        assert set(kept.get(op["operationId"], {})) == statuses, path
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.operation}-{c.status}")
+def test_every_example_answer_is_documented(case: Case):
+    example = orjson.loads(EXAMPLES.read_bytes())[case.operation][str(case.status)]
+    response = example["response"]
+    path = next(
+        p
+        for p, item in openapi.document()["paths"].items()
+        if item["get"]["operationId"] == case.operation
+    )
+    if case.operation == "getOpenApiDocument":
+        return  # shown abridged
+    body = orjson.dumps(response["body"]) if "body" in response else b""
+    check_documented(path, case.status, response["headers"], body)
+
+
+def test_cases_are_unique():
+    keys = [(c.operation, c.status) for c in CASES]
+    assert len(keys) == len(set(keys))
+    assert all(dataclasses.fields(c) for c in CASES)
+
+
+# --- The reference's snippets, made from these examples, run as they are shown ------------
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveEdge]:
+    with live_edge(tmp_path_factory.mktemp("snippets")) as edge:
+        yield edge
+
+
+# What a plain served edge answers again: the demo key or none, nothing provoked, and no
+# revalidation (its tag is the one the recording's client got: httpx, which asks for gzip,
+# gets the gzip representation's).
+REPLAYABLE = [
+    c
+    for c in CASES
+    if c.state == "served" and c.key in ("demo", "none") and not (c.self_describing or c.revalidate)
+]
+
+
+@pytest.mark.parametrize("case", REPLAYABLE, ids=lambda c: f"{c.operation}-{c.status}")
+def test_the_references_snippets_answer_as_recorded(live: LiveEdge, case: Case, tmp_path: Path):
+    example = orjson.loads(EXAMPLES.read_bytes())[case.operation][str(case.status)]
+    code = apireference.python(example).replace(recorded.ORIGIN, live.base_url)
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env={**os.environ, apireference.KEY_VARIABLE: live.key},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split()[0] == str(case.status), run.stdout[:300]
+    words = shlex.split(apireference.curl(example).replace("\\\n", " "))
+    assert words[:3] == ["curl", "-s", "-i"] and words[3] == recorded.ORIGIN + case.target
+    sent = dict(w.split(": ", 1) for w in words[5::2])
+    assert sent == {
+        k: v.replace("<API key>", f"${apireference.KEY_VARIABLE}")
+        for k, v in example["request"]["headers"].items()
+    }
