@@ -95,7 +95,7 @@ CASES: tuple[Case, ...] = (
     Case("listPrograms", 200, "/v1/programs?limit=2", "The first page, two programmes"),
     Case("listPrograms", 304, "/v1/programs?limit=2", "Revalidated: unchanged", revalidate=True),
     Case("listPrograms", 400, "/v1/programs?limit=0", "A limit out of range"),
-    Case("listPrograms", 401, "/v1/programs", "No key", key="none"),
+    Case("listPrograms", 401, "/v1/programs", "An unknown key", key="unknown"),
     Case("listPrograms", 429, "/v1/programs", "Over the rate limit", key="free", state="limited"),
     Case("listPrograms", 503, "/v1/programs", "No build loaded yet", state="no_build"),
     Case("getProgram", 200, "/v1/programs/academie-du-code", "One programme"),

@@ -178,7 +178,7 @@ def test_envelopes():
     assert ok == {"$ref": "#/components/schemas/AccountResponse"}
 
 
-def test_security_is_bearer_everywhere_but_the_document():
+def test_security_is_bearer_everywhere_optional_on_the_directory_none_on_the_document():
     assert DOC["security"] == [{"apiKey": []}]
     assert DOC["components"]["securitySchemes"]["apiKey"] == {
         "type": "http",
@@ -188,7 +188,12 @@ def test_security_is_bearer_everywhere_but_the_document():
     }
     assert op("/openapi.json")["security"] == []
     for endpoint in ENDPOINTS:
-        assert "security" not in op(endpoint.path)
+        if endpoint.anonymous:  # no credentials, or a key
+            assert op(endpoint.path)["security"] == [{}, {"apiKey": []}]
+            assert "without a key" in op(endpoint.path)["description"]
+        else:
+            assert "security" not in op(endpoint.path)
+    assert {e.path for e in ENDPOINTS if e.anonymous} == {"/v1/programs", "/v1/programs/{slug}"}
 
 
 def test_links_lead_to_the_next_page_and_to_a_programme():

@@ -214,9 +214,10 @@ async def test_no_build_means_503_for_the_list_and_404_by_slug(edge_client, dist
     assert (body["code"], body["param"]) == ("unavailable", None)
     assert resp.headers["Retry-After"] == "7"
     assert resp.headers["Cache-Control"] == "no-store"
-    # Input is still checked first, and the key before that.
+    # Input is still checked first, and the key before that; the public gets the same 503.
     assert (await client.get("/v1/programs?limit=0", headers=AUTH)).status == 400
-    assert (await client.get("/v1/programs")).status == 401
+    assert (await client.get("/v1/programs", headers={"Authorization": "Bearer x"})).status == 401
+    assert (await client.get("/v1/programs")).status == 503
     # The by-slug endpoint may not answer 503: while nothing is loaded, nothing is published.
     programmes = random_catalogue(random.Random(1), 5)
     slug = programmes[0]["slug"]

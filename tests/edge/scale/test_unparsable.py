@@ -57,7 +57,7 @@ async def test_an_unparsable_request_gets_the_api_error_and_no_echo(edge, reques
 
 async def test_a_good_request_on_the_same_edge_is_unaffected(edge):
     answer = await send_raw(
-        edge.port, b"GET /v1/programs HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
+        edge.port, b"GET /v1/me HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
     )
     status_line, _, body = parse_answer(answer)
     assert status_line == "HTTP/1.1 401 Unauthorized" and body["code"] == "missing_api_key"
