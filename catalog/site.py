@@ -47,6 +47,7 @@ from catalog.site_plan import (
     file_of,
     listing_dir,
     listings,
+    markdown_of,
     program_dir,
     root_of,
 )
@@ -81,6 +82,8 @@ PAGE_TEMPLATES = (
     "sitemap.xml",
     "sitemap-index.xml",
     "robots.txt",
+    "program.md",
+    "llms.txt",
 )
 # Stands for a page's relative root inside a cached card (see _Renderer.card).
 ROOT_MARK = Markup("<root>")
@@ -117,11 +120,21 @@ def make_environment(templates: Path, compiled: Path | None = None) -> Environme
         keep_trailing_newline=True,
         auto_reload=False,
     )
-    env.filters.update(number=number, human_date=human_date, plural=plural)
+    env.filters.update(number=number, human_date=human_date, plural=plural, md=markdown_text)
     # An object, not the mapping: `labels.model` is then a plain attribute lookup for Jinja
     # (on a mapping it raises and catches AttributeError first, on every use).
-    env.globals.update(site_name=SITE_NAME, labels=SimpleNamespace(**LABELS))
+    env.globals.update(site_name=SITE_NAME, labels=SimpleNamespace(**LABELS), label=label_text)
     return env
+
+
+# Characters that would make Markdown of a submission's text: emphasis, code, links, HTML,
+# headings and list markers at a line's start. Escaped, the text reads as the advertiser wrote it.
+_MARKDOWN_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]<>#|"})
+
+
+def markdown_text(text: object) -> str:
+    """`text` for a Markdown page: one line, its Markdown characters escaped."""
+    return " ".join(str(text).split()).translate(_MARKDOWN_SPECIAL)
 
 
 def label_text(kind: Kind, value: str) -> str:
@@ -406,6 +419,7 @@ class _Renderer:
         for program in programs:
             directory = program_dir(program.slug)
             yield file_of(directory), self.program_file(program, directory)
+            yield markdown_of(directory), self.program_markdown_file(program, directory)
             urls.append(self.url(directory))
         yield file_of("about/"), self.about()
         urls.append(self.url("about/"))
@@ -414,6 +428,7 @@ class _Renderer:
         yield "404.html", self.not_found()
         yield from self.sitemaps(urls)
         yield "robots.txt", self.page("robots.txt", sitemap=self.url("sitemap.xml"))
+        yield "llms.txt", self.llms(programs)
 
     def home(self, programs: tuple[Program, ...], groups: dict[str, tuple[Listing, ...]]) -> bytes:
         ctx = self.common("")
@@ -526,6 +541,37 @@ class _Renderer:
         if kept is not None:
             return kept
         return self.reuse.remember(path, key, self.program_page(program, directory))
+
+    def program_markdown_file(self, program: Program, directory: str) -> bytes | Existing:
+        """A programme's Markdown page (`program_file`'s rule: kept when unchanged)."""
+        if self.reuse is None:
+            return self.program_markdown(program, directory)
+        path, key = markdown_of(directory), self.reuse.key(program)
+        kept = self.reuse.take(path, key)
+        if kept is not None:
+            return kept
+        return self.reuse.remember(path, key, self.program_markdown(program, directory))
+
+    def program_markdown(self, program: Program, directory: str) -> bytes:
+        return self.page(
+            "program.md",
+            p=program,
+            page=self.url(directory),
+            api=f"{self.base}/v1/programs/{program.slug}",
+        )
+
+    def llms(self, programs: tuple[Program, ...]) -> bytes:
+        """`llms.txt` (llmstxt.org): the directory in one Markdown file, a line per programme."""
+        return self.page(
+            "llms.txt",
+            programs=programs,
+            count=len(programs),
+            markdown_urls={p.slug: self.url(markdown_of(program_dir(p.slug))) for p in programs},
+            api=f"{self.base}/v1/programs",
+            docs=self.url("docs/"),
+            openapi=f"{self.base}/openapi.json",
+            sitemap=self.url("sitemap.xml"),
+        )
 
     def listing_file(self, listing: Listing, number_: int, directory: str) -> bytes | Existing:
         """A listing page: the one dist/ holds when its inputs did not change (Reuse)."""

@@ -112,3 +112,8 @@ def root_of(directory: str) -> str:
 def file_of(directory: str) -> str:
     """The file a page directory is written to."""
     return f"{directory}index.html"
+
+
+def markdown_of(directory: str) -> str:
+    """The Markdown twin of a page directory's file (llmstxt.org: the page's URL + `.md`)."""
+    return f"{file_of(directory)}.md"

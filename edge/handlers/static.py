@@ -31,6 +31,7 @@ CONTENT_TYPES: dict[str, str] = {
     ".css": "text/css; charset=utf-8",
     ".xml": "application/xml; charset=utf-8",
     ".txt": "text/plain; charset=utf-8",
+    ".md": "text/markdown; charset=utf-8",
     ".json": "application/json",
     ".svg": "image/svg+xml",
     ".png": "image/png",

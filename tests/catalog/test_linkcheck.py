@@ -215,8 +215,8 @@ async def test_the_command_writes_a_report_and_fails_on_a_broken_link(
     # The submissions name a real-looking host, pinned to the loopback site by --resolve.
     base = site.with_host("www.acme.fr")
     signup, broken = base.with_path("/affiliation"), base.with_path("/missing")
-    content.add("good", submission(site=str(base), signupUrl=str(signup)))
-    content.add("broken", submission(site=str(base), signupUrl=str(broken)))
+    content.add("good", submission(site=str(base), signupUrl=str(signup), evidence=str(signup)))
+    content.add("broken", submission(site=str(base), signupUrl=str(broken), evidence=str(signup)))
     content.add("draft", submission(status="unpublished", signupUrl="http://unused.invalid/"))
     report, summary = tmp_path / "out" / "report.json", tmp_path / "summary.md"
     args = [
@@ -227,13 +227,14 @@ async def test_the_command_writes_a_report_and_fails_on_a_broken_link(
     assert done.returncode == 1, done.stderr
     assert "broken: signupUrl" in done.stdout and "http_error" in done.stdout
     written = json.loads(report.read_text())
-    assert written["summary"]["ok"] == 1 and written["summary"]["http_error"] == 1
+    assert written["summary"]["ok"] == 3 and written["summary"]["http_error"] == 1
     assert {r["slug"] for r in written["results"]} == {"good", "broken"}  # never the draft
     assert "| broken | signupUrl | http_error | HTTP 404 |" in summary.read_text()
 
     only = await asyncio.to_thread(_run, *args, "--only", "good", "--per-host-seconds", "0.01")
     assert only.returncode == 0, only.stdout + only.stderr
-    assert [r["slug"] for r in json.loads(report.read_text())["results"]] == ["good"]
+    checked = [(r["slug"], r["field"]) for r in json.loads(report.read_text())["results"]]
+    assert checked == [("good", "signupUrl"), ("good", "evidence")]
 
 
 @pytest.mark.parametrize(

@@ -204,9 +204,11 @@ async def test_a_redirect_keeps_the_query_as_it_was_sent(client, built_dist, que
 
 
 async def test_api_routes_take_precedence(client):
-    resp = await client.get("/v1/programs")
+    resp = await client.get("/v1/me")
     assert resp.status == 401  # the API answered (it wants a key), not the site
     assert resp.headers["Content-Type"].startswith("application/json")
+    resp = await client.get("/v1/programs")
+    assert resp.status == 200 and "data" in await resp.json()  # the API's page, public
     resp = await client.get("/v1/nope")
     await assert_api_error(resp, 404, "not_found")  # the API's JSON 404, not 404.html
 
