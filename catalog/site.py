@@ -68,7 +68,7 @@ TEMPLATES_DIR = templates_dir()
 SITE_NAME = "Affiliate Programme Directory"
 CSS_SOURCE = "static/site.css"
 # Copied as they are, next to the fingerprinted stylesheet.
-STATIC_FILES = ("static/favicon.svg",)
+STATIC_FILES = ("static/favicon.svg", "static/search.js")
 PAGE_TEMPLATES = (
     "home.html",
     "listing.html",
@@ -84,6 +84,7 @@ PAGE_TEMPLATES = (
     "robots.txt",
     "program.md",
     "llms.txt",
+    "search.html",
 )
 # Stands for a page's relative root inside a cached card (see _Renderer.card).
 ROOT_MARK = Markup("<root>")
@@ -135,6 +136,27 @@ _MARKDOWN_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]<>#|"})
 def markdown_text(text: object) -> str:
     """`text` for a Markdown page: one line, its Markdown characters escaped."""
     return " ".join(str(text).split()).translate(_MARKDOWN_SPECIAL)
+
+
+SEARCH_DIR = "search/"
+SEARCH_INDEX = "search.json"
+
+
+def search_index(programs: Sequence[Program]) -> bytes:
+    """What the search page searches, in directory order: each programme's slug, name,
+    commission and score, and the text its words come from (name, pitch, host, commission)."""
+    return orjson.dumps(
+        [
+            {
+                "slug": p.slug,
+                "name": p.name,
+                "commission": p.commission,
+                "score": p.score,
+                "text": " ".join((p.name, p.pitch, p.host, p.commission)),
+            }
+            for p in programs
+        ]
+    )
 
 
 def label_text(kind: Kind, value: str) -> str:
@@ -423,6 +445,8 @@ class _Renderer:
             urls.append(self.url(directory))
         yield file_of("about/"), self.about()
         urls.append(self.url("about/"))
+        yield file_of(SEARCH_DIR), self.search_page()
+        yield SEARCH_INDEX, search_index(programs)
         # The API's docs (written by the build beside the site, catalog.docpages).
         urls.extend(self.url(path) for path in guides.urls())
         yield "404.html", self.not_found()
@@ -625,6 +649,19 @@ class _Renderer:
             jsonld=json_ld(seo.graph(crumbs)),
         )
         return self.page("about.html", **ctx)
+
+    def search_page(self) -> bytes:
+        """The search page: a form, and a script that reads `search.json` (no server code)."""
+        ctx = self.common(SEARCH_DIR, "search")
+        links, _ = self.crumbs(ctx["root"], [("Search", SEARCH_DIR)])
+        ctx.update(
+            title="Search programmes",
+            description="Find affiliate programmes by name, pitch, site or commission.",
+            breadcrumbs=links,
+            robots="noindex",  # a page of results per query: nothing for a search engine
+            jsonld="",
+        )
+        return self.page("search.html", **ctx)
 
     def not_found(self) -> bytes:
         # Served for any missing path at any depth: links must not be relative to it.

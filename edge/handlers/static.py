@@ -33,6 +33,7 @@ CONTENT_TYPES: dict[str, str] = {
     ".txt": "text/plain; charset=utf-8",
     ".md": "text/markdown; charset=utf-8",
     ".json": "application/json",
+    ".js": "text/javascript; charset=utf-8",
     ".svg": "image/svg+xml",
     ".png": "image/png",
     ".ico": "image/vnd.microsoft.icon",

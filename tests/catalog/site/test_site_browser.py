@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import urldefrag
 
 import pytest
+from selenium.webdriver.support.ui import WebDriverWait
 
 DESKTOP = (1280, 900)
 MOBILE = (390, 844)
@@ -153,3 +154,38 @@ def test_the_api_docs(browser, site_server, artifacts, capsys, path, heading):
     )
     assert missing == []
     screenshot(browser, artifacts, path.strip("/").replace("/", "-"), capsys)
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("factur", ["Factureo"]),
+        ("ACADEMIE code", ["Académie du Code"]),  # any case, accents optional
+        ("zzzz-nothing", []),
+    ],
+)
+def test_search_page(browser, site_server, query, expected):
+    url = f"{site_server}/search/?q={query}"
+    open_page(browser, url)
+    status = browser.find_element("id", "search-status")
+    WebDriverWait(browser, 10).until(lambda _: "match" in status.text)
+    found = [e.text for e in browser.find_elements("css selector", "#search-results li a")]
+    assert [name for name in expected if name in found] == expected
+    if not expected:
+        assert found == [] and status.text == "0 programmes match."
+    assert console_problems(browser) == []
+    if found:  # each result leads to its programme's page
+        href = browser.find_element("css selector", "#search-results li a").get_attribute("href")
+        assert status_of(href) == 200
+
+
+def test_the_header_search_box_leads_to_the_search_page(browser, site_server):
+    open_page(browser, site_server + "/about/")
+    box = browser.find_element("css selector", "form.search-box input[name=q]")
+    box.send_keys("dormio")
+    box.submit()
+    WebDriverWait(browser, 10).until(lambda driver: "/search/" in driver.current_url)
+    status = browser.find_element("id", "search-status")
+    WebDriverWait(browser, 10).until(lambda _: "match" in status.text)
+    assert "Dormio" in [e.text for e in browser.find_elements("css selector", "#search-results a")]
+    assert console_problems(browser) == []

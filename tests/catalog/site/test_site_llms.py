@@ -3,6 +3,7 @@ each linking to its Markdown page, and those pages hold the terms and the score'
 
 from __future__ import annotations
 
+import json
 import re
 import urllib.request
 from pathlib import Path
@@ -102,3 +103,25 @@ def test_the_edge_serves_them_with_their_types(
         assert answer.status == 200
         assert answer.headers["Content-Type"] == content_type
         assert answer.read() == (built_dist / path.lstrip("/")).read_bytes()
+
+
+def test_the_search_index_lists_every_published_programme_in_order(built_dist: Path) -> None:
+    index = json.loads((built_dist / "search.json").read_bytes())
+    rows = (built_dist / "api" / "rows.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [entry["slug"] for entry in index] == [json.loads(row)["slug"] for row in rows]
+    assert {entry["slug"] for entry in index} == published_slugs()
+    for entry in index:
+        assert entry["name"] in entry["text"] and entry["commission"] in entry["text"]
+
+
+def test_only_the_search_page_may_run_a_script(built_dist: Path) -> None:
+    csp = re.compile(r'http-equiv="Content-Security-Policy" content="([^"]+)"')
+    for page in [built_dist / "index.html", built_dist / "programs" / "factureo" / "index.html"]:
+        policy = csp.search(page.read_text(encoding="utf-8"))[1]  # type: ignore[index]
+        assert "script-src" not in policy and "form-action 'self'" in policy
+    search = (built_dist / "search" / "index.html").read_text(encoding="utf-8")
+    policy = csp.search(search)[1]  # type: ignore[index]
+    assert "script-src 'self'" in policy and "connect-src 'self'" in policy
+    assert "'unsafe-inline'" not in policy
+    assert '<script src="../static/search.js"></script>' in search
+    assert "<noscript>" in search and 'name="robots" content="noindex"' in search
