@@ -89,6 +89,8 @@ VALIDATION_SOURCES = (
     "contract/openapi.py",
     "contract/ratelimit.py",
     "contract/endpoints.py",
+    "contract/searchindex.py",
+    "contract/textsearch.py",
 )
 
 

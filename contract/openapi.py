@@ -34,7 +34,7 @@ PRINTABLE_PATTERN = r"^[^\u0000-\u001f\u007f-\u009f]+$"
 # Dates are written with ASCII digits only (`\d` of the spec, in ECMA-262's sense).
 DATE_PATTERN = v.DATE_PATTERN.replace(r"\d", "[0-9]")
 MAX_STRING = 200  # edge.query.MAX_STRING
-MAX_CURSOR = 256  # edge.query.MAX_CURSOR
+MAX_CURSOR = 512  # edge.query.MAX_CURSOR
 # What a cursor looks like (edge.cursor): base64url of its payload, a dot, base64url of its
 # 12-byte signature (16 characters). Its payload (version, endpoint, filters digest,
 # position) is never shorter than 30 bytes, 40 characters. Still opaque: a string of this
@@ -167,7 +167,10 @@ def param_schema(p: Param) -> dict[str, Any]:
     """The JSON Schema of a query parameter, as strict as `edge.query` is."""
     if p.kind == "enum":
         assert p.enum is not None
-        return {"type": "string", "enum": list(p.enum)}
+        enum_schema: dict[str, Any] = {"type": "string", "enum": list(p.enum)}
+        if p.default is not None:
+            enum_schema["default"] = p.default
+        return enum_schema
     if p.kind == "integer":
         schema: dict[str, Any] = {"type": "integer"}
         if p.minimum is not None:
@@ -185,7 +188,7 @@ def param_schema(p: Param) -> dict[str, Any]:
         return {"type": "string", "format": "date", "pattern": DATE_PATTERN}
     if p.kind == "instant":
         return {"type": "string", "format": "date-time", "pattern": v.INSTANT_PATTERN}
-    if p.kind == "string":
+    if p.kind in ("string", "search"):
         return {
             "type": "string",
             "minLength": 1,

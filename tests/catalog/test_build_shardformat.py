@@ -1,4 +1,4 @@
-"""Shard format 2: every page in api/shards.jsonl, found through the manifest's byte ranges."""
+"""Shard format 3: every page in api/shards.jsonl, found through the manifest's byte ranges."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import orjson
 import pytest
 from buildkit import Content, submission
 
+from contract import searchindex
 from contract import shardformat as sf
 
 
@@ -37,7 +38,7 @@ def test_a_range_request_gives_one_combination(content: Content, no_site: None) 
     catalogue(content)
     content.build()
     manifest = orjson.loads((content.out / sf.MANIFEST).read_bytes())
-    assert manifest["format"] == sf.FORMAT_VERSION == 2
+    assert manifest["format"] == sf.FORMAT_VERSION == 3
     blob = (content.out / sf.SHARDS).read_bytes()
     directory = sf.load(content.out)
     assert set(manifest["shards"]) == set(directory.shards)
@@ -55,8 +56,9 @@ def test_a_rebuild_after_one_change_writes_a_handful_of_files(
     content.build()
     content.add("prog-0", submission(vertical="saas", cookieDays="365"))  # re-scored
     result = content.build()
-    # rows, keys, shards, the programme's document, the manifest; the rest is linked
-    assert result.written == 5
+    # rows, keys, shards, search index, the programme's document, the manifest; the rest is
+    # linked
+    assert result.written == 6
     assert result.written + result.linked == result.files
 
 
@@ -119,9 +121,45 @@ def missing_shards(root: Path) -> None:
     (root / sf.SHARDS).unlink()
 
 
+def rewrite_search(change: Callable[[dict], None]) -> Callable[[Path], None]:
+    def breakage(root: Path) -> None:
+        doc = orjson.loads((root / sf.SEARCH).read_bytes())
+        change(doc)
+        (root / sf.SEARCH).write_bytes(orjson.dumps(doc))
+
+    breakage.__name__ = f"search_{change.__name__}"
+    return breakage
+
+
+def other_build(doc: dict) -> None:
+    doc["buildId"] = "another"
+
+
+def repeated_rank_in_order(doc: dict) -> None:
+    doc["orders"]["name"][0] = doc["orders"]["name"][1]
+
+
+def posting_out_of_bounds(doc: dict) -> None:
+    word = next(iter(doc["tokens"]))
+    doc["tokens"][word] = [*doc["tokens"][word], 10**6]
+
+
+def short_column(doc: dict) -> None:
+    doc["columns"]["cookieDays"].pop()
+
+
+def missing_search(root: Path) -> None:
+    (root / sf.SEARCH).unlink()
+
+
 @pytest.mark.parametrize(
     "breakage",
     [
+        rewrite_search(other_build),
+        rewrite_search(repeated_rank_in_order),
+        rewrite_search(posting_out_of_bounds),
+        rewrite_search(short_column),
+        missing_search,
         rewrite_manifest(grow_last_range),
         rewrite_manifest(shift_first_range),
         rewrite_manifest(miscount),
@@ -146,6 +184,14 @@ def test_load_refuses_an_inconsistent_build(
         sf.load(content.out)
 
 
+def bare_search(build_id: str, n: int) -> bytes:
+    """A consistent api/search.json for n rows that hold nothing searchable."""
+    columns = {name: [0] * n for name in searchindex.COLUMNS}
+    orders = {sort: list(range(n)) for sort in searchindex.ORDERED_SORTS}
+    doc = {"buildId": build_id, "columns": columns, "orders": orders, "tokens": {}, "prefixes": {}}
+    return orjson.dumps(doc)
+
+
 def test_load_refuses_a_short_page_before_the_last(tmp_path: Path) -> None:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(sf, "PAGE_SIZE", 2)
@@ -154,6 +200,7 @@ def test_load_refuses_a_short_page_before_the_last(tmp_path: Path) -> None:
             sf.ROWS: sf.encode_rows(rows),
             sf.KEYS: sf.encode_keys("b", [1] * 4, [f"s{i}" for i in range(4)]),
             sf.SHARDS: b"[0]\n[1,2]\n[3]\n",  # 3 pages for 4 ranks in pages of 2
+            sf.SEARCH: bare_search("b", 4),
         }
         index = {"any.any.any.any": [4, 0, len(files[sf.SHARDS])]}
         files[sf.MANIFEST] = sf.encode_manifest("b", {"programs": 4}, index)

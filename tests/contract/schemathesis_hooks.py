@@ -1,11 +1,14 @@
 """Schemathesis hooks for the contract run (loaded with SCHEMATHESIS_HOOKS=schemathesis_hooks).
 
-JSON Schema cannot say two rules of the API, so a request that the document calls valid
+JSON Schema cannot say three rules of the API, so a request that the document calls valid
 can still be refused with a documented 400:
 - a cursor is valid only for the endpoint and the filters it was issued with;
-- `from` must not be later than `to`.
+- `from` must not be later than `to`;
+- `q` holds 1 to `textsearch.MAX_TERMS` words of at least `textsearch.MIN_TERM` letters or
+  digits once accents are folded (contract.textsearch), which no portable pattern says.
 For *positive* cases only (the ones schemathesis expects the API to accept), this hook makes
-the request obey those rules before it is sent: it swaps `from`/`to` when reversed and drops
+the request obey those rules before it is sent: it swaps `from`/`to` when reversed, keeps
+the first words of a `q` with too many and adds one to a `q` with none, and drops
 a cursor the API did not issue for these filters (every cursor, when the edge's secret is
 not given in CONTRACT_CURSOR_SECRET: none can be checked then). Negative cases are sent as
 generated, and every check still runs on every response.
@@ -21,13 +24,17 @@ from typing import Any
 
 import schemathesis
 
+from contract import textsearch
 from contract.endpoints import COMMISSIONS, PROGRAMS, Endpoint
 from edge import cursor
+from edge.handlers.programs import cursor_filters
 from edge.http.errors import ApiError
 from edge.query import parse_query
 
 SECRET_ENV = "CONTRACT_CURSOR_SECRET"
 LIST_ENDPOINTS: dict[str, Endpoint] = {PROGRAMS.path: PROGRAMS, COMMISSIONS.path: COMMISSIONS}
+# Paths taking `q` (a full-text query).
+SEARCH_PATHS = {PROGRAMS.path}
 
 
 def wire(value: Any) -> str:
@@ -43,8 +50,11 @@ def issued_for(endpoint: Endpoint, query: dict[str, Any], secret: bytes) -> bool
         values = parse_query(endpoint, [(name, wire(value)) for name, value in query.items()])
     except ApiError:
         return None
-    filters = {p.name: values.get(p.name) for p in endpoint.params if p.kind != "cursor"}
-    filters.pop("limit", None)  # a cursor is not bound to the page size
+    if endpoint is PROGRAMS:
+        filters = cursor_filters(values)
+    else:
+        filters = {p.name: values.get(p.name) for p in endpoint.params if p.kind != "cursor"}
+        filters.pop("limit", None)  # a cursor is not bound to the page size
     try:
         cursor.decode(secret, values["cursor"], endpoint.name, filters)
     except ApiError:
@@ -57,9 +67,14 @@ def before_call(context: schemathesis.HookContext, case: Any, kwargs: dict[str, 
     meta = case.meta
     if meta is None or not meta.generation.mode.is_positive:
         return
-    endpoint = LIST_ENDPOINTS.get(case.operation.path)
     query = case.query
-    if endpoint is None or not isinstance(query, dict):
+    if not isinstance(query, dict):
+        return
+    if case.operation.path in SEARCH_PATHS and isinstance(query.get("q"), str):
+        terms = textsearch.query_terms(query["q"])
+        query["q"] = " ".join(terms[: textsearch.MAX_TERMS]) if terms else query["q"][:-3] + " ab"
+    endpoint = LIST_ENDPOINTS.get(case.operation.path)
+    if endpoint is None:
         return
     low, high = query.get("from"), query.get("to")
     if isinstance(low, str) and isinstance(high, str) and low > high:

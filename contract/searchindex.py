@@ -1,0 +1,178 @@
+"""`api/search.json`: what the edge needs to search, filter, sort and count the directory
+without reading a row (part of the dist format, `contract.shardformat`).
+
+One JSON object, written by the build from the rows in rank order:
+
+- `buildId`: the build it belongs to (`manifest.json`'s).
+- `columns`: per rank, the terms the typed filters and facets test: `vertical`, `model`,
+  `recurring`, `markets` (upper case), `payout`, `platform` (as written, "" in-house),
+  `commissionMode`, `cookieDays`, `minPayout`, `verifiedAge` (whole days from
+  `lastVerifiedAt` to the build's reference day, docs/scoring.md: so `verifiedWithinDays`
+  stays a pure function of the build), `createdAt` (microseconds since the epoch, UTC) and
+  `nameKey` (`textsearch.name_key`).
+- `orders`: for each sort but `score` (whose order is the rank itself), every rank once, in
+  that sort's order: `name` ascending, `cookieDays` and `createdAt` descending, ties broken
+  by slug ascending, so each order is total.
+- `tokens`: `{token: ascending ranks}` of the rows whose name, pitch, host or commission
+  holds the token (`textsearch.document_tokens`), keys sorted; `prefixes`: the same for
+  every token prefix of `textsearch.MIN_TERM` to `PREFIX_MAX` characters. Postings are in
+  rank order, which is directory order.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from contract import textsearch
+
+PATH = "api/search.json"
+
+# Sorts of /v1/programs: the first is the directory order.
+SCORE, NAME, COOKIE_DAYS, CREATED_AT = "score", "name", "cookieDays", "createdAt"
+SORTS: tuple[str, ...] = (SCORE, NAME, COOKIE_DAYS, CREATED_AT)
+# Bound of verifiedWithinDays: ten years, as cookieDays.
+VERIFIED_WITHIN_DAYS_MAX = 3650
+ORDERED_SORTS: tuple[str, ...] = (NAME, COOKIE_DAYS, CREATED_AT)  # those with an `orders` entry
+
+COLUMNS: tuple[str, ...] = (
+    "vertical",
+    "model",
+    "recurring",
+    "markets",
+    "payout",
+    "platform",
+    "commissionMode",
+    "cookieDays",
+    "minPayout",
+    "verifiedAge",
+    "createdAt",
+    "nameKey",
+)
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def instant_micros(text: str) -> int:
+    """An ISO 8601 instant with its offset as microseconds since the epoch (UTC)."""
+    moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return (moment - _EPOCH) // dt.timedelta(microseconds=1)
+
+
+def sort_key(sort: str, columns: dict[str, list[Any]], slugs: Sequence[str], rank: int) -> tuple:
+    """The ascending key of a rank under an ordered sort (directory order is the rank)."""
+    if sort == NAME:
+        return (columns["nameKey"][rank], slugs[rank])
+    if sort == COOKIE_DAYS:
+        return (-columns["cookieDays"][rank], slugs[rank])
+    if sort == CREATED_AT:
+        return (-columns["createdAt"][rank], slugs[rank])
+    raise ValueError(f"no order for sort {sort!r}")
+
+
+def reference_day(rows: Sequence[dict[str, Any]]) -> str:
+    """The build's reference day: the newest `lastVerifiedAt`, YYYY-MM-DD (docs/scoring.md)."""
+    return max((str(row["lastVerifiedAt"]) for row in rows), default="")[:10]
+
+
+def _age(verified: str, reference: str) -> int:
+    days = (dt.date.fromisoformat(reference) - dt.date.fromisoformat(verified[:10])).days
+    return max(days, 0)
+
+
+def columns_of(rows: Sequence[dict[str, Any]]) -> dict[str, list[Any]]:
+    """The `columns` member for API rows in rank order."""
+    reference = reference_day(rows)
+    return {
+        "vertical": [r["vertical"] for r in rows],
+        "model": [r["model"] for r in rows],
+        "recurring": [r["recurring"] for r in rows],
+        "markets": [sorted({m.upper() for m in r["markets"]}) for r in rows],
+        "payout": [r["payout"] for r in rows],
+        "platform": [r["platform"] for r in rows],
+        "commissionMode": [r["commissionTerms"]["mode"] for r in rows],
+        "cookieDays": [r["cookieDays"] for r in rows],
+        "minPayout": [r["minPayout"] for r in rows],
+        "verifiedAge": [_age(r["lastVerifiedAt"], reference) for r in rows],
+        "createdAt": [instant_micros(r["createdAt"]) for r in rows],
+        "nameKey": [textsearch.name_key(r["name"]) for r in rows],
+    }
+
+
+def searchable(row: dict[str, Any]) -> tuple[str, ...]:
+    """The texts `q` searches: name, pitch, host and the commission as advertised."""
+    return (row["name"], row["pitch"], row["host"], row["commission"])
+
+
+def postings(rows: Sequence[dict[str, Any]]) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+    """`tokens` and `prefixes`: ascending ranks per token and per short prefix, keys sorted."""
+    by_token: dict[str, list[int]] = {}
+    by_prefix: dict[str, list[int]] = {}
+    for rank, row in enumerate(rows):
+        words = textsearch.document_tokens(searchable(row))
+        heads = {p for word in words for p in textsearch.prefixes(word)}
+        for word in words:
+            by_token.setdefault(word, []).append(rank)
+        for head in heads:
+            by_prefix.setdefault(head, []).append(rank)
+    return (
+        {k: by_token[k] for k in sorted(by_token)},
+        {k: by_prefix[k] for k in sorted(by_prefix)},
+    )
+
+
+def encode(build_id: str, rows: Sequence[dict[str, Any]], slugs: Sequence[str]) -> bytes:
+    """`api/search.json` for API rows in rank order (`slugs[rank]` is row rank's slug)."""
+    columns = columns_of(rows)
+    ranks = range(len(rows))
+    orders = {
+        sort: sorted(ranks, key=functools.partial(sort_key, sort, columns, slugs))
+        for sort in ORDERED_SORTS
+    }
+    tokens, prefixes = postings(rows)
+    return orjson.dumps(
+        {
+            "buildId": build_id,
+            "columns": columns,
+            "orders": orders,
+            "tokens": tokens,
+            "prefixes": prefixes,
+        }
+    )
+
+
+@dataclass(frozen=True)
+class SearchIndex:
+    """`api/search.json` decoded and checked for shape (the edge checks the orders)."""
+
+    columns: dict[str, list[Any]]
+    orders: dict[str, list[int]]
+    tokens: dict[str, list[int]]
+    prefixes: dict[str, list[int]]
+
+
+class SearchFormatError(ValueError):
+    """`api/search.json` does not belong to the build or is inconsistent."""
+
+
+def decode(blob: bytes, build_id: str, total: int) -> SearchIndex:
+    """Read `api/search.json` of a build of `total` rows; SearchFormatError when it is off."""
+    doc = orjson.loads(blob)
+    if not isinstance(doc, dict) or doc.get("buildId") != build_id:
+        raise SearchFormatError(f"{PATH} belongs to another build")
+    columns, orders = doc["columns"], doc["orders"]
+    if set(columns) != set(COLUMNS) or any(len(columns[c]) != total for c in COLUMNS):
+        raise SearchFormatError(f"{PATH}: columns disagree with the rows")
+    everyone = list(range(total))
+    if set(orders) != set(ORDERED_SORTS) or any(sorted(orders[s]) != everyone for s in orders):
+        raise SearchFormatError(f"{PATH}: an order is not a permutation of the rows")
+    for member in ("tokens", "prefixes"):
+        for word, ranks in doc[member].items():
+            if not ranks or ranks != sorted(set(ranks)) or ranks[-1] >= total or ranks[0] < 0:
+                raise SearchFormatError(f"{PATH}: {member} {word!r} is not ascending ranks")
+    return SearchIndex(columns, orders, doc["tokens"], doc["prefixes"])

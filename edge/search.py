@@ -1,0 +1,410 @@
+"""Search, typed filters, sorts and facets of /v1/programs, over what the build wrote
+(`contract.searchindex`): no row is parsed, and no request sorts or walks the catalogue.
+
+Every filter of a query stands for a rank list, ascending (directory order), that holds at
+least its matches: the combination shard (vertical, model, market, recurring), each term's
+postings, the programmes of one payout, platform or commission mode, and for a threshold
+(minScore, cookieDaysMin, minPayoutMax, verifiedWithinDays) the programmes past the nearest
+of at most `MAX_EDGES` precomputed cut values. A page walks the *smallest* of those lists,
+in the order of the sort and from the cursor's position (one bisection), and keeps the rows
+that pass every filter's exact test, until `limit + 1` rows passed. A page therefore costs
+O(log n + k), k the rows of the smallest list visited; at worst the length of that list.
+
+A list is mapped into a sort's positions once per build (sorting it by that order) and kept
+in a bounded memo, as are a prefix term's merged postings and a threshold's list; under
+`sort=score` positions are ranks and nothing is mapped.
+
+Facets walk the same smallest list whole, then count each facet's values over the matches:
+O(n) at most per distinct query, and a repeat is a page-cache hit (`edge.directory`).
+"""
+
+from __future__ import annotations
+
+import functools
+from array import array
+from bisect import bisect_left, bisect_right
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import Any
+
+from contract import searchindex, textsearch
+from contract import vocabulary as v
+from contract.searchindex import SCORE
+from contract.shardformat import Combo, Directory, FormatError, combo_key
+
+# Cut values per threshold filter: every distinct value when there are at most this many,
+# otherwise values at even steps of the sorted column (a list then holds at most about
+# n / MAX_EDGES rows beyond the filter's matches).
+MAX_EDGES = 64
+# Ranks held by the memo of mapped and merged lists (4 bytes each): 16 MB.
+MEMO_RANKS = 4_000_000
+
+Key = tuple[Any, str]
+ListKey = tuple[Any, ...]  # names a narrowing list: ("shard", key), ("term", term) ...
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A parsed directory query (edge.query values), filters only."""
+
+    combo: Combo = (None, None, None, None)
+    min_score: int | None = None
+    terms: tuple[str, ...] = ()
+    cookie_days_min: int | None = None
+    min_payout_max: int | None = None
+    payout: str | None = None
+    platform: str | None = None  # folded
+    commission_mode: str | None = None
+    verified_within_days: int | None = None
+    sort: str = SCORE
+
+    @classmethod
+    def of(cls, values: dict[str, Any]) -> Query:
+        platform = values.get("platform")
+        return cls(
+            combo=(
+                values.get("vertical"),
+                values.get("model"),
+                values.get("market"),
+                values.get("recurring"),
+            ),
+            min_score=values.get("minScore"),
+            terms=values.get("q") or (),
+            cookie_days_min=values.get("cookieDaysMin"),
+            min_payout_max=values.get("minPayoutMax"),
+            payout=values.get("payout"),
+            platform=textsearch.fold(platform) if platform is not None else None,
+            commission_mode=values.get("commissionMode"),
+            verified_within_days=values.get("verifiedWithinDays"),
+            sort=values.get("sort") or SCORE,
+        )
+
+    @property
+    def plain(self) -> bool:
+        """True when only the categorical filters and minScore are set, in directory order:
+        the shard seek of `edge.directory.select_page` answers it."""
+        return (
+            self.sort == SCORE
+            and not self.terms
+            and self.cookie_days_min is None
+            and self.min_payout_max is None
+            and self.payout is None
+            and self.platform is None
+            and self.commission_mode is None
+            and self.verified_within_days is None
+        )
+
+
+class Memo:
+    """A bounded LRU of derived rank lists, charged by their length."""
+
+    def __init__(self, max_ranks: int) -> None:
+        self.max_ranks = max_ranks
+        self.size = 0
+        self._lists: OrderedDict[Hashable, array] = OrderedDict()
+
+    def get(self, key: Hashable, make: Callable[[], array]) -> array:
+        found = self._lists.get(key)
+        if found is not None:
+            self._lists.move_to_end(key)
+            return found
+        made = make()
+        if len(made) <= self.max_ranks:
+            self._lists[key] = made
+            self.size += len(made)
+            while self.size > self.max_ranks:
+                _, old = self._lists.popitem(last=False)
+                self.size -= len(old)
+        return made
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """A numeric column and its cut values, for `value >= t` (at_least) or `value <= t`."""
+
+    name: str
+    values: Sequence[float]  # by rank
+    at_least: bool
+    edges: list[float]  # ascending
+
+    @classmethod
+    def of(cls, name: str, values: Sequence[float], at_least: bool) -> Threshold:
+        distinct = sorted(set(values))
+        if len(distinct) > MAX_EDGES:
+            step = len(distinct) / MAX_EDGES
+            distinct = sorted({distinct[int(i * step)] for i in range(MAX_EDGES)} | {distinct[-1]})
+        return cls(name, values, at_least, distinct)
+
+    def edge(self, t: float) -> float | None:
+        """The cut value whose list holds every match of `t` (the nearest on the safe
+        side), or None when that list would hold every row: nothing to narrow."""
+        edges = self.edges
+        if not edges:
+            return None
+        if self.at_least:
+            i = bisect_right(edges, t) - 1  # the largest edge <= t
+            return None if i <= 0 else edges[i]
+        i = bisect_left(edges, t)  # the smallest edge >= t
+        return None if i >= len(edges) - 1 else edges[i]
+
+    def ranks(self, edge: float) -> array:
+        if self.at_least:
+            return array("I", (r for r, x in enumerate(self.values) if x >= edge))
+        return array("I", (r for r, x in enumerate(self.values) if x <= edge))
+
+
+@dataclass
+class Searcher:
+    """One build's search structures (built at load, off the event loop)."""
+
+    directory: Directory
+    total: int
+    orders: dict[str, array]  # sort -> ranks by position (not for score)
+    positions: dict[str, array]  # sort -> position by rank (not for score)
+    keys: dict[str, list[Key]]  # sort -> ascending key by position
+    by_value: dict[str, dict[str, array]]  # payout / platform (folded) / commissionMode
+    thresholds: dict[str, Threshold]
+    token_list: list[str]  # sorted
+    markets: list[frozenset[str]]
+    platform_folded: list[str]
+    memo: Memo = field(default_factory=lambda: Memo(MEMO_RANKS))
+
+    @classmethod
+    def of(cls, directory: Directory, score_keys: list[Key]) -> Searcher:
+        """Index a loaded build; FormatError when an order is not its sort's order."""
+        index = directory.search
+        columns = index.columns
+        total = len(directory.rows)
+        orders: dict[str, array] = {}
+        positions: dict[str, array] = {}
+        keys: dict[str, list[Key]] = {SCORE: score_keys}
+        for sort in searchindex.ORDERED_SORTS:
+            order = array("I", index.orders[sort])
+            by_position = [
+                searchindex.sort_key(sort, columns, directory.slugs, rank) for rank in order
+            ]
+            if any(by_position[i] >= by_position[i + 1] for i in range(total - 1)):
+                raise FormatError(f"api/search.json: the {sort} order is not sorted")
+            where = array("I", bytes(4 * total))
+            for position, rank in enumerate(order):
+                where[rank] = position
+            orders[sort], positions[sort], keys[sort] = order, where, by_position
+        platform_folded = [textsearch.fold(p) for p in columns["platform"]]
+        by_value: dict[str, dict[str, array]] = {}
+        for name, values in (
+            ("payout", columns["payout"]),
+            ("platform", platform_folded),
+            ("commissionMode", columns["commissionMode"]),
+        ):
+            groups: dict[str, array] = {}
+            for rank, value in enumerate(values):
+                groups.setdefault(value, array("I")).append(rank)
+            by_value[name] = groups
+        thresholds = {
+            "minScore": Threshold.of("minScore", directory.scores, at_least=True),
+            "cookieDaysMin": Threshold.of("cookieDaysMin", columns["cookieDays"], at_least=True),
+            "minPayoutMax": Threshold.of("minPayoutMax", columns["minPayout"], at_least=False),
+            "verifiedWithinDays": Threshold.of(
+                "verifiedWithinDays", columns["verifiedAge"], at_least=False
+            ),
+        }
+        return cls(
+            directory=directory,
+            total=total,
+            orders=orders,
+            positions=positions,
+            keys=keys,
+            by_value=by_value,
+            thresholds=thresholds,
+            token_list=list(index.tokens),
+            markets=[frozenset(m) for m in columns["markets"]],
+            platform_folded=platform_folded,
+        )
+
+    # --- the lists and tests of a query ---------------------------------------------
+
+    def term_ranks(self, term: str) -> array:
+        """The ascending ranks of the rows holding a token that starts with `term`."""
+        index = self.directory.search
+        if len(term) <= textsearch.PREFIX_MAX:
+            found = index.prefixes.get(term)
+            return self.memo.get(("prefix", term), lambda: array("I", found or ()))
+        lo = bisect_left(self.token_list, term)
+        hi = bisect_left(self.token_list, term + "\U0010ffff", lo)
+        words = self.token_list[lo:hi]
+
+        def merged() -> array:
+            if len(words) == 1:
+                return array("I", index.tokens[words[0]])
+            return array("I", sorted({r for w in words for r in index.tokens[w]}))
+
+        return self.memo.get(("term", term), merged)
+
+    def lists(self, query: Query) -> list[tuple[ListKey, array]]:
+        """(memo key, ascending ranks) of every narrowing list of the query."""
+        out: list[tuple[ListKey, array]] = []
+        if query.combo != (None, None, None, None):
+            key = combo_key(query.combo)
+            out.append((("shard", key), self.directory.shards.get(key, array("I"))))
+        for term in query.terms:
+            out.append((("term", term), self.term_ranks(term)))
+        for name, value in (
+            ("payout", query.payout),
+            ("platform", query.platform),
+            ("commissionMode", query.commission_mode),
+        ):
+            if value is not None:
+                out.append(((name, value), self.by_value[name].get(value, array("I"))))
+        for name, t in self._thresholds(query):
+            threshold = self.thresholds[name]
+            edge = threshold.edge(t)
+            if edge is not None:
+                narrowing: ListKey = (name, edge)
+                out.append(
+                    (narrowing, self.memo.get(narrowing, functools.partial(threshold.ranks, edge)))
+                )
+        return out
+
+    def _thresholds(self, query: Query) -> Iterator[tuple[str, float]]:
+        for name, t in (
+            ("minScore", query.min_score),
+            ("cookieDaysMin", query.cookie_days_min),
+            ("minPayoutMax", query.min_payout_max),
+            ("verifiedWithinDays", query.verified_within_days),
+        ):
+            if t is not None:
+                yield name, t
+
+    def test(
+        self, query: Query, lists: list[tuple[ListKey, array]], driver: ListKey | None
+    ) -> Callable[[int], bool]:
+        """The exact test of a rank against every filter but the driving list's membership."""
+        columns = self.directory.search.columns
+        equal: list[tuple[Sequence[Any], Any]] = []
+        vertical, model, market, recurring = query.combo
+        for column, value in (
+            (columns["vertical"], vertical),
+            (columns["model"], model),
+            (columns["recurring"], recurring),
+            (columns["payout"], query.payout),
+            (self.platform_folded, query.platform),
+            (columns["commissionMode"], query.commission_mode),
+        ):
+            if value is not None:
+                equal.append((column, value))
+        postings = [ranks for key, ranks in lists if key != driver and key[0] == "term"]
+        at_least: list[tuple[Sequence[float], float]] = []
+        at_most: list[tuple[Sequence[float], float]] = []
+        for name, t in self._thresholds(query):
+            h = self.thresholds[name]
+            (at_least if h.at_least else at_most).append((h.values, t))
+        markets = self.markets
+
+        def passes(rank: int) -> bool:
+            for column, value in equal:
+                if column[rank] != value:
+                    return False
+            if market is not None and market not in markets[rank]:
+                return False
+            for numbers, t in at_least:
+                if numbers[rank] < t:
+                    return False
+            for numbers, t in at_most:
+                if numbers[rank] > t:
+                    return False
+            return all(_holds(ranks, rank) for ranks in postings)
+
+        return passes
+
+    def driving(self, query: Query) -> tuple[Sequence[int], Callable[[int], bool]]:
+        """The positions (in the sort's order) to walk, and the exact test of a rank."""
+        lists = self.lists(query)
+        sort = query.sort
+        if not lists:
+            test = self.test(query, lists, None)
+            return range(self.total), test
+        key, ranks = min(lists, key=_length)
+        test = self.test(query, lists, key)
+        if sort == SCORE:
+            return ranks, test
+        where = self.positions[sort]
+        mapped = self.memo.get((sort, key), lambda: array("I", sorted(where[r] for r in ranks)))
+        return mapped, test
+
+    # --- answers ------------------------------------------------------------------
+
+    def select(self, query: Query, after: Key | None, limit: int) -> tuple[list[int], bool]:
+        """The ranks of the page after the sort key `after`, and whether more follow."""
+        walk, test = self.driving(query)
+        keys = self.keys[query.sort]
+        start = 0 if after is None else bisect_right(walk, after, key=keys.__getitem__)
+        order = self.orders.get(query.sort)
+        found: list[int] = []
+        for position in islice(walk, start, None):
+            rank = position if order is None else order[position]
+            if test(rank):
+                found.append(rank)
+                if len(found) > limit:
+                    return found[:limit], True
+        return found, False
+
+    def matches(self, query: Query) -> list[int]:
+        """Every matching rank (in no particular order): what facets count."""
+        walk, test = self.driving(query)
+        order = self.orders.get(query.sort)
+        ranks = walk if order is None else (order[p] for p in walk)
+        return [rank for rank in ranks if test(rank)]
+
+    def facets(self, query: Query) -> dict[str, Any]:
+        """`{"total": n, "facets": {facet: {value: count}}}` for the query's matches."""
+        columns = self.directory.search.columns
+        matched = self.matches(query)
+        counts: dict[str, dict[str, int]] = {}
+        for name, allowed in FACETS:
+            tally: dict[str, int] = dict.fromkeys(allowed, 0)
+            if name == "market":
+                for rank in matched:
+                    for market in columns["markets"][rank]:
+                        tally[market] = tally.get(market, 0) + 1
+            else:
+                column = columns[name]
+                for rank in matched:
+                    value = column[rank]
+                    value = _facet_value(value)
+                    tally[value] = tally.get(value, 0) + 1
+            if not allowed:  # open sets: most frequent first, then by value
+                tally = dict(sorted(tally.items(), key=lambda kv: (-kv[1], kv[0])))
+            counts[name] = tally
+        return {"total": len(matched), "facets": counts}
+
+
+def _facet_value(value: Any) -> str:
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    return str(value)
+
+
+# Each facet and its closed set of values (every one listed, zeros included); () for an
+# open set (markets, platforms), which lists only the values present.
+FACETS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("vertical", v.VERTICALS),
+    ("model", v.MODELS),
+    ("market", ()),
+    ("recurring", ("true", "false")),
+    ("payout", v.PAYOUTS),
+    ("platform", ()),
+    ("commissionMode", v.COMMISSION_MODES),
+)
+
+
+def _length(item: tuple[ListKey, array]) -> int:
+    return len(item[1])
+
+
+def _holds(ranks: array, rank: int) -> bool:
+    i = bisect_left(ranks, rank)
+    return i < len(ranks) and ranks[i] == rank
