@@ -149,6 +149,15 @@ PROGRAMS = Endpoint(
     is_list=True,
 )
 
+PROGRAM_FACETS = Endpoint(
+    name="programFacets",
+    path="/v1/programs/facets",
+    summary="How many published programmes match the filters, per value of each facet.",
+    params=DIRECTORY_FILTERS,
+    statuses=(400, 401, 429, 503),
+    resource="ProgramFacets",
+)
+
 PROGRAM = Endpoint(
     name="program",
     path="/v1/programs/{slug}",
@@ -208,4 +217,4 @@ COMMISSIONS = Endpoint(
     is_list=True,
 )
 
-ENDPOINTS: tuple[Endpoint, ...] = (PROGRAMS, PROGRAM, ME, COMMISSIONS)
+ENDPOINTS: tuple[Endpoint, ...] = (PROGRAMS, PROGRAM_FACETS, PROGRAM, ME, COMMISSIONS)

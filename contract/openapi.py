@@ -46,10 +46,11 @@ CURSOR_PATTERN = r"^[A-Za-z0-9_-]{40,}\.[A-Za-z0-9_-]{16}$"
 SERVERS = [{"url": "/", "description": "The origin this document is served from."}]
 
 # Endpoints answering conditional GETs (ETag / If-None-Match -> 304).
-CONDITIONAL: frozenset[str] = frozenset({"programs", "program", "openapi"})
+CONDITIONAL: frozenset[str] = frozenset({"programs", "programFacets", "program", "openapi"})
 
 OPERATION_IDS: dict[str, str] = {
     "programs": "listPrograms",
+    "programFacets": "getProgramFacets",
     "program": "getProgram",
     "me": "getMe",
     "commissions": "listCommissions",
@@ -57,6 +58,7 @@ OPERATION_IDS: dict[str, str] = {
 }
 TAGS: dict[str, str] = {
     "programs": "directory",
+    "programFacets": "directory",
     "program": "directory",
     "me": "account",
     "commissions": "account",

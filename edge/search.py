@@ -24,13 +24,14 @@ import functools
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
 from contract import searchindex, textsearch
 from contract import vocabulary as v
+from contract.resources import FACET_NAMES
 from contract.searchindex import SCORE
 from contract.shardformat import Combo, Directory, FormatError, combo_key
 
@@ -358,10 +359,10 @@ class Searcher:
         return [rank for rank in ranks if test(rank)]
 
     def facets(self, query: Query) -> dict[str, Any]:
-        """`{"total": n, "facets": {facet: {value: count}}}` for the query's matches."""
+        """The ProgramFacets resource (contract.resources) of the query's matches."""
         columns = self.directory.search.columns
         matched = self.matches(query)
-        counts: dict[str, dict[str, int]] = {}
+        facets = []
         for name, allowed in FACETS:
             tally: dict[str, int] = dict.fromkeys(allowed, 0)
             if name == "market":
@@ -371,13 +372,17 @@ class Searcher:
             else:
                 column = columns[name]
                 for rank in matched:
-                    value = column[rank]
-                    value = _facet_value(value)
+                    value = _facet_value(column[rank])
                     tally[value] = tally.get(value, 0) + 1
+            counted: Iterable[tuple[str, int]] = tally.items()
             if not allowed:  # open sets: most frequent first, then by value
-                tally = dict(sorted(tally.items(), key=lambda kv: (-kv[1], kv[0])))
-            counts[name] = tally
-        return {"total": len(matched), "facets": counts}
+                counted = sorted(counted, key=_by_count)
+            facets.append({"facet": name, "values": [{"value": k, "count": n} for k, n in counted]})
+        return {"total": len(matched), "facets": facets}
+
+
+def _by_count(item: tuple[str, int]) -> tuple[int, str]:
+    return -item[1], item[0]
 
 
 def _facet_value(value: Any) -> str:
@@ -388,16 +393,17 @@ def _facet_value(value: Any) -> str:
     return str(value)
 
 
-# Each facet and its closed set of values (every one listed, zeros included); () for an
+# Each facet (in the resource's order) and its closed set of values (every one listed, zeros included); () for an
 # open set (markets, platforms), which lists only the values present.
-FACETS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("vertical", v.VERTICALS),
-    ("model", v.MODELS),
-    ("market", ()),
-    ("recurring", ("true", "false")),
-    ("payout", v.PAYOUTS),
-    ("platform", ()),
-    ("commissionMode", v.COMMISSION_MODES),
+_CLOSED: dict[str, tuple[str, ...]] = {
+    "vertical": v.VERTICALS,
+    "model": v.MODELS,
+    "recurring": ("true", "false"),
+    "payout": v.PAYOUTS,
+    "commissionMode": v.COMMISSION_MODES,
+}
+FACETS: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
+    (name, _CLOSED.get(name, ())) for name in FACET_NAMES
 )
 
 

@@ -9,7 +9,7 @@ parsed, sorted or serialised here.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import quote
 
@@ -17,7 +17,7 @@ import orjson
 from aiohttp import web
 
 from accounts.keyring import Keyring
-from contract.endpoints import DIRECTORY_FILTERS, PROGRAM, PROGRAMS
+from contract.endpoints import DIRECTORY_FILTERS, PROGRAM, PROGRAM_FACETS, PROGRAMS
 from contract.searchindex import CREATED_AT, NAME, SCORE
 from contract.vocabulary import SCORE_MAX, SCORE_MIN
 from edge import appkeys, cursor
@@ -40,6 +40,14 @@ def setup(app: web.Application) -> None:
     """Register the directory routes (the build is edge.lifecycle.directory_context's)."""
     app.router.add_get(
         PROGRAMS.path, list_programs, name=PROGRAMS.name, expect_handler=ignore_expectation
+    )
+    # Before the by-slug route, which `facets` would otherwise match (the build refuses
+    # that slug: catalog.validation).
+    app.router.add_get(
+        PROGRAM_FACETS.path,
+        program_facets,
+        name=PROGRAM_FACETS.name,
+        expect_handler=ignore_expectation,
     )
     app.router.add_get(
         PROGRAM.path, get_program, name=PROGRAM.name, expect_handler=ignore_expectation
@@ -187,14 +195,51 @@ def page_headers(page: RenderedPage, origin: str, etag: str) -> dict[str, str]:
 
 
 async def list_programs(request: web.Request) -> web.StreamResponse:
+    return await _answer(request, request.rel_url.raw_query_string, render_page)
+
+
+# Facet answers share the build's page cache under keys no list query string can be: a
+# space cannot appear in a request's raw query string.
+FACETS_KEY = "facets "
+
+
+def facets_etag(build: Build, query: dict[str, Any]) -> str:
+    """A strong tag for one facets answer: the build plus the parsed filters."""
+    canonical = "\x1f".join(["facets", *(str(query.get(p.name)) for p in DIRECTORY_FILTERS)])
+    digest = hashlib.blake2b(build.list_tag + canonical.encode(), digest_size=12).hexdigest()
+    return f'"{digest}"'
+
+
+def render_facets(request: web.Request, build: Build | None) -> RenderedPage:
+    """Validate the query and count its facets in `build` (503 when there is none)."""
+    query = parse_query(PROGRAM_FACETS, request.query.items())
+    if build is None:
+        raise unavailable(
+            "the directory is not loaded yet; retry later",
+            request.app[appkeys.CONFIG].retry_after,
+        )
+    body = orjson.dumps({"data": build.searcher.facets(Query.of(query))})
+    return RenderedPage(body=body, etag=facets_etag(build, query), next_link=None)
+
+
+async def program_facets(request: web.Request) -> web.StreamResponse:
+    return await _answer(request, FACETS_KEY + request.rel_url.raw_query_string, render_facets)
+
+
+async def _answer(
+    request: web.Request,
+    key: str,
+    render: Callable[[web.Request, Build | None], RenderedPage],
+) -> web.StreamResponse:
+    """A directory answer from the build's page cache, rendered on a miss; ETag, 304 and
+    gzip alike for list pages and facets."""
     # One read of the reference: this request runs on this build even if a reload swaps it.
     build = _current(request)
-    key = request.rel_url.raw_query_string
     page = build.pages.get(key) if build is not None else None
     if page is None:
         # A bad query is answered 400, then no build 503.
-        page = render_page(request, build)
-        assert build is not None  # render_page answered 503 without one
+        page = render(request, build)
+        assert build is not None  # render answered 503 without one
         build.pages.put(key, page)
     assert build is not None  # a page was found in, or put into, its pages
     asked = request.headers

@@ -25,7 +25,7 @@ from typing import Any
 import schemathesis
 
 from contract import textsearch
-from contract.endpoints import COMMISSIONS, PROGRAMS, Endpoint
+from contract.endpoints import COMMISSIONS, PROGRAM_FACETS, PROGRAMS, Endpoint
 from edge import cursor
 from edge.handlers.programs import cursor_filters
 from edge.http.errors import ApiError
@@ -34,7 +34,7 @@ from edge.query import parse_query
 SECRET_ENV = "CONTRACT_CURSOR_SECRET"
 LIST_ENDPOINTS: dict[str, Endpoint] = {PROGRAMS.path: PROGRAMS, COMMISSIONS.path: COMMISSIONS}
 # Paths taking `q` (a full-text query).
-SEARCH_PATHS = {PROGRAMS.path}
+SEARCH_PATHS = {PROGRAMS.path, PROGRAM_FACETS.path}
 
 
 def wire(value: Any) -> str:

@@ -134,7 +134,7 @@ def reference(programmes: Sequence[Programme], params: Mapping[str, str]) -> lis
 
 
 def reference_facets(programmes: Sequence[Programme], params: Mapping[str, str]) -> dict[str, Any]:
-    """What /v1/programs/facets answers for these filters."""
+    """The ProgramFacets resource /v1/programs/facets answers for these filters."""
     kept = matching(programmes, params)
     closed: dict[str, Iterable[str]] = {
         "vertical": v.VERTICALS,
@@ -143,7 +143,7 @@ def reference_facets(programmes: Sequence[Programme], params: Mapping[str, str])
         "payout": v.PAYOUTS,
         "commissionMode": v.COMMISSION_MODES,
     }
-    facets: dict[str, dict[str, int]] = {}
+    facets: list[dict[str, Any]] = []
     for name in (
         "vertical",
         "model",
@@ -162,7 +162,8 @@ def reference_facets(programmes: Sequence[Programme], params: Mapping[str, str])
         else:
             tally = Counter(str(p[name]) for p in kept)
         if name in closed:
-            facets[name] = {value: tally.get(value, 0) for value in closed[name]}
+            counted = [(value, tally.get(value, 0)) for value in closed[name]]
         else:
-            facets[name] = dict(sorted(tally.items(), key=lambda kv: (-kv[1], kv[0])))
+            counted = sorted(tally.items(), key=lambda kv: (-kv[1], kv[0]))
+        facets.append({"facet": name, "values": [{"value": k, "count": n} for k, n in counted]})
     return {"total": len(kept), "facets": facets}
