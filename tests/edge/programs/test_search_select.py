@@ -7,13 +7,15 @@ import functools
 import random
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.distwriter import MARKETS, directory_of
+from support.sample import build_sample
 from support.searchkit import WORDS, reference, reference_facets, wordy_catalogue
 
-from contract import searchindex, textsearch
+from contract import searchindex, shardformat, textsearch
 from contract import vocabulary as v
 from contract.endpoints import PROGRAMS
 from edge.directory import Build, prepare
@@ -99,6 +101,35 @@ def test_an_empty_directory_answers_empty_pages_and_zero_counts():
     facets = build.searcher.facets(Query.of(parse_query(PROGRAMS, [("q", "cafe")])))
     assert facets["total"] == 0
     assert {f["facet"]: f["values"] for f in facets["facets"]}["market"] == []
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict[str, Any]], Build]:
+    """The sample content, built by the real build, loaded as the edge loads it."""
+    dist = build_sample(tmp_path_factory.mktemp("sample") / "dist", "--no-site")
+    directory = shardformat.load(dist)
+    return [orjson.loads(row) for row in directory.rows], prepare(directory, SECRET)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_the_sample_content_answers_as_the_reference(sample, data):
+    programmes, build = sample
+    params = data.draw(queries(programmes))
+    limit = data.draw(st.integers(1, 30))
+    assert walk(build, params, [limit] * 100) == reference(programmes, params)
+    params.pop("sort", None)
+    query = Query.of(parse_query(PROGRAMS, params.items()))
+    assert build.searcher.facets(query) == reference_facets(programmes, params)
+
+
+def test_the_sample_content_is_searchable_in_french_and_english(sample):
+    programmes, build = sample
+    found = walk(build, {"q": "ACADEMIE du code"}, [10] * 10)
+    assert found[:1] == ["academie-du-code"]
+    assert walk(build, {"q": "formations vidéo"}, [10] * 10) == reference(
+        programmes, {"q": "formations video"}
+    )
 
 
 @functools.cache
