@@ -20,13 +20,14 @@ O(n) at most per distinct query, and a repeat is a page-cache hit (`edge.directo
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from array import array
 from bisect import bisect_left, bisect_right
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import chain, islice
 from typing import Any
 
 from contract import searchindex, textsearch
@@ -39,10 +40,13 @@ from contract.shardformat import Combo, Directory, FormatError, combo_key
 # otherwise values at even steps of the sorted column (a list then holds at most about
 # n / MAX_EDGES rows beyond the filter's matches).
 MAX_EDGES = 64
+# Facet answers kept for queries one list answers exactly (a few kB each).
+EXACT_FACETS = 1024
 # Ranks held by the memo of mapped and merged lists (4 bytes each): 16 MB.
 MEMO_RANKS = 4_000_000
 
 Key = tuple[Any, str]
+_EMPTY = array("I")
 ListKey = tuple[Any, ...]  # names a narrowing list: ("shard", key), ("term", term) ...
 
 
@@ -171,6 +175,7 @@ class Searcher:
     markets: list[frozenset[str]]
     platform_folded: list[str]
     memo: Memo = field(default_factory=lambda: Memo(MEMO_RANKS))
+    _exact_facets: OrderedDict[ListKey, dict[str, Any]] = field(default_factory=OrderedDict)
 
     @classmethod
     def of(cls, directory: Directory, score_keys: list[Key]) -> Searcher:
@@ -230,15 +235,14 @@ class Searcher:
         """The ascending ranks of the rows holding a token that starts with `term`."""
         index = self.directory.search
         if len(term) <= textsearch.PREFIX_MAX:
-            found = index.prefixes.get(term)
-            return self.memo.get(("prefix", term), lambda: array("I", found or ()))
+            return index.prefixes.get(term, _EMPTY)
         lo = bisect_left(self.token_list, term)
         hi = bisect_left(self.token_list, term + "\U0010ffff", lo)
         words = self.token_list[lo:hi]
+        if len(words) <= 1:
+            return index.tokens[words[0]] if words else _EMPTY
 
         def merged() -> array:
-            if len(words) == 1:
-                return array("I", index.tokens[words[0]])
             return array("I", sorted({r for w in words for r in index.tokens[w]}))
 
         return self.memo.get(("term", term), merged)
@@ -280,28 +284,40 @@ class Searcher:
 
     def test(
         self, query: Query, lists: list[tuple[ListKey, array]], driver: ListKey | None
-    ) -> Callable[[int], bool]:
-        """The exact test of a rank against every filter but the driving list's membership."""
+    ) -> Callable[[int], bool] | None:
+        """The exact test of a rank against every filter the driving list does not already
+        guarantee; None when it guarantees them all."""
         columns = self.directory.search.columns
-        equal: list[tuple[Sequence[Any], Any]] = []
+        kind = driver[0] if driver is not None else None
         vertical, model, market, recurring = query.combo
-        for column, value in (
-            (columns["vertical"], vertical),
-            (columns["model"], model),
-            (columns["recurring"], recurring),
-            (columns["payout"], query.payout),
-            (self.platform_folded, query.platform),
-            (columns["commissionMode"], query.commission_mode),
+        if kind == "shard":  # the shard holds exactly its combination
+            vertical = model = market = recurring = None
+        equal: list[tuple[Sequence[Any], Any]] = []
+        for name, column, value in (
+            ("vertical", columns["vertical"], vertical),
+            ("model", columns["model"], model),
+            ("recurring", columns["recurring"], recurring),
+            ("payout", columns["payout"], query.payout),
+            ("platform", self.platform_folded, query.platform),
+            ("commissionMode", columns["commissionMode"], query.commission_mode),
         ):
-            if value is not None:
+            if value is not None and name != kind:
                 equal.append((column, value))
-        postings = [ranks for key, ranks in lists if key != driver and key[0] == "term"]
+        bitmaps = [
+            self.memo.get(("bits", key), functools.partial(self._bitmap, ranks))
+            for key, ranks in lists
+            if key != driver and key[0] == "term"
+        ]
         at_least: list[tuple[Sequence[float], float]] = []
         at_most: list[tuple[Sequence[float], float]] = []
         for name, t in self._thresholds(query):
+            if kind == name and driver is not None and driver[1] == t:
+                continue  # the list of exactly this cut: nothing more to test
             h = self.thresholds[name]
             (at_least if h.at_least else at_most).append((h.values, t))
         markets = self.markets
+        if not (equal or bitmaps or at_least or at_most or market is not None):
+            return None
 
         def passes(rank: int) -> bool:
             for column, value in equal:
@@ -315,34 +331,45 @@ class Searcher:
             for numbers, t in at_most:
                 if numbers[rank] > t:
                     return False
-            return all(_holds(ranks, rank) for ranks in postings)
+            return all(bits[rank] for bits in bitmaps)
 
         return passes
 
-    def driving(self, query: Query) -> tuple[Sequence[int], Callable[[int], bool]]:
-        """The positions (in the sort's order) to walk, and the exact test of a rank."""
+    def _bitmap(self, ranks: array) -> array:
+        """One byte per rank, 1 for those in `ranks`: membership in one index operation."""
+        bits = array("B", bytes(self.total))
+        for rank in ranks:
+            bits[rank] = 1
+        return bits
+
+    def driving(self, query: Query) -> tuple[ListKey, Sequence[int], Callable[[int], bool] | None]:
+        """The driving list's name, its positions (in the sort's order) to walk, and the
+        exact test of a rank."""
         lists = self.lists(query)
         sort = query.sort
         if not lists:
-            test = self.test(query, lists, None)
-            return range(self.total), test
+            return ("all",), range(self.total), self.test(query, lists, None)
         key, ranks = min(lists, key=_length)
         test = self.test(query, lists, key)
         if sort == SCORE:
-            return ranks, test
+            return key, ranks, test
         where = self.positions[sort]
         mapped = self.memo.get((sort, key), lambda: array("I", sorted(where[r] for r in ranks)))
-        return mapped, test
+        return key, mapped, test
 
     # --- answers ------------------------------------------------------------------
 
     def select(self, query: Query, after: Key | None, limit: int) -> tuple[list[int], bool]:
         """The ranks of the page after the sort key `after`, and whether more follow."""
-        walk, test = self.driving(query)
+        _, walk, test = self.driving(query)
         keys = self.keys[query.sort]
         start = 0 if after is None else bisect_right(walk, after, key=keys.__getitem__)
         order = self.orders.get(query.sort)
-        found: list[int] = []
+        if test is None:  # every position of the list matches: a slice
+            positions = walk[start : start + limit + 1]
+            found = list(positions) if order is None else [order[p] for p in positions]
+            return found[:limit], len(found) > limit
+        found = []
         for position in islice(walk, start, None):
             rank = position if order is None else order[position]
             if test(rank):
@@ -351,32 +378,38 @@ class Searcher:
                     return found[:limit], True
         return found, False
 
-    def matches(self, query: Query) -> list[int]:
-        """Every matching rank (in no particular order): what facets count."""
-        walk, test = self.driving(query)
-        order = self.orders.get(query.sort)
-        ranks = walk if order is None else (order[p] for p in walk)
-        return [rank for rank in ranks if test(rank)]
-
     def facets(self, query: Query) -> dict[str, Any]:
-        """The ProgramFacets resource (contract.resources) of the query's matches."""
+        """The ProgramFacets resource (contract.resources) of the query's matches.
+
+        When one list holds exactly the matches (no filter, one combination, one word, one
+        value), its counts are kept: each such list is counted once per build."""
+        key, walk, test = self.driving(dataclasses.replace(query, sort=SCORE))
+        if test is not None:
+            return self._count(list(filter(test, walk)))
+        found = self._exact_facets.get(key)
+        if found is None:
+            found = self._count(walk)
+            self._exact_facets[key] = found
+            if len(self._exact_facets) > EXACT_FACETS:
+                self._exact_facets.popitem(last=False)
+        else:
+            self._exact_facets.move_to_end(key)
+        return found
+
+    def _count(self, matched: Sequence[int]) -> dict[str, Any]:
         columns = self.directory.search.columns
-        matched = self.matches(query)
         facets = []
         for name, allowed in FACETS:
-            tally: dict[str, int] = dict.fromkeys(allowed, 0)
             if name == "market":
-                for rank in matched:
-                    for market in columns["markets"][rank]:
-                        tally[market] = tally.get(market, 0) + 1
+                found = Counter(chain.from_iterable(map(columns["markets"].__getitem__, matched)))
             else:
-                column = columns[name]
-                for rank in matched:
-                    value = _facet_value(column[rank])
-                    tally[value] = tally.get(value, 0) + 1
-            counted: Iterable[tuple[str, int]] = tally.items()
-            if not allowed:  # open sets: most frequent first, then by value
-                counted = sorted(counted, key=_by_count)
+                found = Counter(map(columns[name].__getitem__, matched))
+            tally = {_facet_value(value): n for value, n in found.items()}
+            counted: Iterable[tuple[str, int]]
+            if allowed:
+                counted = [(value, tally.get(value, 0)) for value in allowed]
+            else:  # open sets: most frequent first, then by value
+                counted = sorted(tally.items(), key=_by_count)
             facets.append({"facet": name, "values": [{"value": k, "count": n} for k, n in counted]})
         return {"total": len(matched), "facets": facets}
 

@@ -139,9 +139,12 @@ def repeated_rank_in_order(doc: dict) -> None:
     doc["orders"]["name"][0] = doc["orders"]["name"][1]
 
 
-def posting_out_of_bounds(doc: dict) -> None:
-    word = next(iter(doc["tokens"]))
-    doc["tokens"][word] = [*doc["tokens"][word], 10**6]
+def unsorted_words(doc: dict) -> None:
+    doc["tokens"].reverse()
+
+
+def miscounted_posting(doc: dict) -> None:
+    doc["tokens"][0][1] += 1
 
 
 def short_column(doc: dict) -> None:
@@ -152,12 +155,25 @@ def missing_search(root: Path) -> None:
     (root / sf.SEARCH).unlink()
 
 
+def posting_out_of_bounds(root: Path) -> None:
+    blob = (root / sf.POSTINGS).read_bytes()
+    (root / sf.POSTINGS).write_bytes(b"\xff\xff\xff\x00" + blob[4:])
+
+
+def truncated_postings(root: Path) -> None:
+    blob = (root / sf.POSTINGS).read_bytes()
+    (root / sf.POSTINGS).write_bytes(blob[:-2])
+
+
 @pytest.mark.parametrize(
     "breakage",
     [
         rewrite_search(other_build),
         rewrite_search(repeated_rank_in_order),
-        rewrite_search(posting_out_of_bounds),
+        rewrite_search(unsorted_words),
+        rewrite_search(miscounted_posting),
+        posting_out_of_bounds,
+        truncated_postings,
         rewrite_search(short_column),
         missing_search,
         rewrite_manifest(grow_last_range),
@@ -188,7 +204,7 @@ def bare_search(build_id: str, n: int) -> bytes:
     """A consistent api/search.json for n rows that hold nothing searchable."""
     columns = {name: [0] * n for name in searchindex.COLUMNS}
     orders = {sort: list(range(n)) for sort in searchindex.ORDERED_SORTS}
-    doc = {"buildId": build_id, "columns": columns, "orders": orders, "tokens": {}, "prefixes": {}}
+    doc = {"buildId": build_id, "columns": columns, "orders": orders, "tokens": [], "prefixes": []}
     return orjson.dumps(doc)
 
 
@@ -201,6 +217,7 @@ def test_load_refuses_a_short_page_before_the_last(tmp_path: Path) -> None:
             sf.KEYS: sf.encode_keys("b", [1] * 4, [f"s{i}" for i in range(4)]),
             sf.SHARDS: b"[0]\n[1,2]\n[3]\n",  # 3 pages for 4 ranks in pages of 2
             sf.SEARCH: bare_search("b", 4),
+            sf.POSTINGS: b"",
         }
         index = {"any.any.any.any": [4, 0, len(files[sf.SHARDS])]}
         files[sf.MANIFEST] = sf.encode_manifest("b", {"programs": 4}, index)

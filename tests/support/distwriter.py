@@ -125,12 +125,12 @@ def directory_of(programmes: Iterable[Programme], build_id: str = "in-memory") -
         slugs=[p["slug"] for p in ordered],
         shards={key: array("I", ranks) for key, ranks in shards_of(ordered).items()},
         counts={"programs": len(ordered)},
-        search=searchindex.decode(search_blob(build_id, ordered), build_id, len(ordered)),
+        search=searchindex.decode(*search_blobs(build_id, ordered), build_id, len(ordered)),
     )
 
 
-def search_blob(build_id: str, ordered: Sequence[Programme]) -> bytes:
-    """`api/search.json` of programmes in directory order."""
+def search_blobs(build_id: str, ordered: Sequence[Programme]) -> tuple[bytes, bytes]:
+    """`api/search.json` and `api/postings.bin` of programmes in directory order."""
     return searchindex.encode(build_id, ordered, [p["slug"] for p in ordered])
 
 
@@ -146,7 +146,7 @@ def write_dist(root: Path, programmes: Iterable[Programme], build_id: str) -> No
         ),
     }
     files[sf.SHARDS], index = sf.encode_shards(shards)
-    files[sf.SEARCH] = search_blob(build_id, ordered)
+    files[sf.SEARCH], files[sf.POSTINGS] = search_blobs(build_id, ordered)
     for p, row in zip(ordered, rows, strict=True):
         files[sf.program_path(p["slug"])] = sf.encode_document(row)
     for rel, data in files.items():
