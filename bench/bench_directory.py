@@ -240,6 +240,7 @@ def make_next_build(dist: Path, build_id: str) -> Path:
         shutil.rmtree(staged)
     shutil.copytree(dist, staged, copy_function=os.link)
     _replace_json(staged / "api" / "keys.json", buildId=build_id)
+    _replace_json(staged / "api" / "search.json", buildId=build_id)
     _replace_json(staged / "manifest.json", buildId=build_id)
     return staged
 

@@ -169,7 +169,7 @@ class SearchIndex:
     """`api/search.json` and `api/postings.bin` decoded and checked for shape (the edge
     checks that the orders are sorted)."""
 
-    columns: dict[str, list[Any]]
+    columns: dict[str, Any]  # numbers in arrays, other values shared (see _compact)
     orders: dict[str, array]  # 'I' arrays
     tokens: dict[str, array]  # word -> ascending ranks, words in sorted order
     prefixes: dict[str, array]
@@ -216,5 +216,30 @@ def decode(blob: bytes, postings_blob: bytes, build_id: str, total: int) -> Sear
     if at != len(flat):
         raise SearchFormatError(f"{POSTINGS} holds ranks {PATH} does not index")
     return SearchIndex(
-        columns, {sort: array("I", orders[sort]) for sort in orders}, decoded[0], decoded[1]
+        _compact(columns),
+        {sort: array("I", orders[sort]) for sort in orders},
+        decoded[0],
+        decoded[1],
     )
+
+
+# Columns held as arrays (typecode), the others as lists sharing one object per value.
+_NUMERIC = {"cookieDays": "q", "minPayout": "d", "verifiedAge": "q", "createdAt": "q"}
+
+
+def _compact(columns: dict[str, list[Any]]) -> dict[str, Any]:
+    """The columns as the edge keeps them: numbers in arrays, and one object per distinct
+    value or market list (JSON gives a new string per row: 17,000 times "monthly")."""
+    out: dict[str, Any] = {}
+    for name, values in columns.items():
+        if name in _NUMERIC:
+            out[name] = array(_NUMERIC[name], values)
+        elif name == "markets":
+            shared: dict[tuple[str, ...], tuple[str, ...]] = {}
+            out[name] = [shared.setdefault(tuple(m), tuple(m)) for m in values]
+        elif name == "nameKey":
+            out[name] = values  # nearly one per row: nothing to share
+        else:
+            canonical: dict[Any, Any] = {}
+            out[name] = [canonical.setdefault(v, v) for v in values]
+    return out

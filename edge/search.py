@@ -172,7 +172,6 @@ class Searcher:
     by_value: dict[str, dict[str, array]]  # payout / platform (folded) / commissionMode
     thresholds: dict[str, Threshold]
     token_list: list[str]  # sorted
-    markets: list[frozenset[str]]
     platform_folded: list[str]
     memo: Memo = field(default_factory=lambda: Memo(MEMO_RANKS))
     _exact_facets: OrderedDict[ListKey, dict[str, Any]] = field(default_factory=OrderedDict)
@@ -197,7 +196,10 @@ class Searcher:
             for position, rank in enumerate(order):
                 where[rank] = position
             orders[sort], positions[sort], keys[sort] = order, where, by_position
-        platform_folded = [textsearch.fold(p) for p in columns["platform"]]
+        folded: dict[str, str] = {}
+        platform_folded = [
+            folded.get(p) or folded.setdefault(p, textsearch.fold(p)) for p in columns["platform"]
+        ]
         by_value: dict[str, dict[str, array]] = {}
         for name, values in (
             ("payout", columns["payout"]),
@@ -225,7 +227,6 @@ class Searcher:
             by_value=by_value,
             thresholds=thresholds,
             token_list=list(index.tokens),
-            markets=[frozenset(m) for m in columns["markets"]],
             platform_folded=platform_folded,
         )
 
@@ -315,7 +316,7 @@ class Searcher:
                 continue  # the list of exactly this cut: nothing more to test
             h = self.thresholds[name]
             (at_least if h.at_least else at_most).append((h.values, t))
-        markets = self.markets
+        markets = columns["markets"]  # a short tuple per row: `in` is a few comparisons
         if not (equal or bitmaps or at_least or at_most or market is not None):
             return None
 

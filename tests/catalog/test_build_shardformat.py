@@ -56,8 +56,8 @@ def test_a_rebuild_after_one_change_writes_a_handful_of_files(
     content.build()
     content.add("prog-0", submission(vertical="saas", cookieDays="365"))  # re-scored
     result = content.build()
-    # rows, keys, shards, search index, the programme's document, the manifest; the rest is
-    # linked
+    # rows, keys, shards, search.json, the programme's document, the manifest; the rest is
+    # linked (postings.bin too: every programme here holds the same words)
     assert result.written == 6
     assert result.written + result.linked == result.files
 
@@ -202,7 +202,7 @@ def test_load_refuses_an_inconsistent_build(
 
 def bare_search(build_id: str, n: int) -> bytes:
     """A consistent api/search.json for n rows that hold nothing searchable."""
-    columns = {name: [0] * n for name in searchindex.COLUMNS}
+    columns = {name: [[] if name == "markets" else 0] * n for name in searchindex.COLUMNS}
     orders = {sort: list(range(n)) for sort in searchindex.ORDERED_SORTS}
     doc = {"buildId": build_id, "columns": columns, "orders": orders, "tokens": [], "prefixes": []}
     return orjson.dumps(doc)

@@ -18,6 +18,7 @@ from support.searchkit import WORDS, reference, reference_facets, wordy_catalogu
 from contract import searchindex, shardformat, textsearch
 from contract import vocabulary as v
 from contract.endpoints import PROGRAMS
+from contract.shardformat import FormatError
 from edge.directory import Build, prepare
 from edge.handlers.programs import position_of, select_rows
 from edge.query import parse_query
@@ -148,3 +149,12 @@ def test_a_20k_catalogue_answers_as_the_reference(data):
     params.pop("sort", None)
     query = Query.of(parse_query(PROGRAMS, params.items()))
     assert build.searcher.facets(query) == reference_facets(programmes, params)
+
+
+@pytest.mark.parametrize("sort", searchindex.ORDERED_SORTS)
+def test_a_build_whose_order_is_not_its_sort_is_refused(sort):
+    directory = directory_of(wordy_catalogue(random.Random(4), 30))
+    order = directory.search.orders[sort]
+    order[0], order[-1] = order[-1], order[0]
+    with pytest.raises(FormatError, match=sort):
+        prepare(directory, SECRET)
