@@ -11,11 +11,14 @@ that pass every filter's exact test, until `limit + 1` rows passed. A page there
 O(log n + k), k the rows of the smallest list visited; at worst the length of that list.
 
 A list is mapped into a sort's positions once per build (sorting it by that order) and kept
-in a bounded memo, as are a prefix term's merged postings and a threshold's list; under
-`sort=score` positions are ranks and nothing is mapped.
+in a bounded memo, as are a long term's merged postings, another term's byte-per-rank
+membership and a threshold cut's list (one pass over its column, the first time that cut
+is asked for); under `sort=score` positions are ranks and nothing is mapped.
 
-Facets walk the same smallest list whole, then count each facet's values over the matches:
-O(n) at most per distinct query, and a repeat is a page-cache hit (`edge.directory`).
+Facets walk the same smallest list whole, then count each facet's values over the matches
+in C (`collections.Counter`): O(k + m) for m matches, per distinct query; the counts of a
+list that answers a query exactly are kept, and a repeat is a page-cache hit
+(`edge.directory`).
 """
 
 from __future__ import annotations
@@ -155,6 +158,7 @@ class Threshold:
         return None if i >= len(edges) - 1 else edges[i]
 
     def ranks(self, edge: float) -> array:
+        """The ascending ranks past `edge` (one pass; the caller keeps the result)."""
         if self.at_least:
             return array("I", (r for r, x in enumerate(self.values) if x >= edge))
         return array("I", (r for r, x in enumerate(self.values) if x <= edge))
