@@ -112,7 +112,7 @@ def render(
         files[openapi.REFERENCE_PATH] = reference
     shards_blob, index = shardformat.encode_shards(shards)
     files[shardformat.SHARDS] = shards_blob
-    files[shardformat.SEARCH], files[shardformat.POSTINGS] = search_files(bid, listings)
+    files[shardformat.SEARCH], files[shardformat.BINARY] = search_files(bid, listings)
     for slug, _, _, _, _, _, row, digest, _, _ in listings:
         path = shardformat.program_path(slug)
         if live.get(path) == digest:
@@ -133,7 +133,7 @@ def render(
 
 
 def search_files(build_id: str, listings: Sequence[Listing]) -> tuple[bytes, bytes]:
-    """`api/search.json` and `api/postings.bin` (`contract.searchindex`), from the rows as
+    """`api/search.json` and `api/search.bin` (`contract.searchindex`), from the rows as
     the API serves them."""
     rows = [orjson.loads(listing.row) for listing in listings]
     return searchindex.encode(build_id, rows, [listing.slug for listing in listings])

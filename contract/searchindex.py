@@ -1,27 +1,36 @@
-"""`api/search.json` and `api/postings.bin`: what the edge needs to search, filter, sort and count the directory
-without reading a row (part of the dist format, `contract.shardformat`).
+"""`api/search.json` and `api/search.bin`: what the edge needs to search, filter, sort and
+count the directory without reading a row (part of the dist format, `contract.shardformat`).
 
-One JSON object, written by the build from the rows in rank order:
+Written by the build from the rows in rank order. `api/search.json` is a small JSON
+object; the bulk is `api/search.bin`, arrays of fixed-size little-endian numbers one after
+the other, in the order and with the lengths `sections` gives, so the edge reads each
+straight into an `array` (parsed from JSON, the 2 million numbers of 17,000 programmes
+were 70 MB of Python objects, and their leftovers kept the process 30 MB bigger).
 
-- `buildId`: the build it belongs to (`manifest.json`'s).
-- `columns`: per rank, the terms the typed filters and facets test: `vertical`, `model`,
-  `recurring`, `markets` (upper case), `payout`, `platform` (as written, "" in-house),
-  `commissionMode`, `cookieDays`, `minPayout`, `verifiedAge` (whole days from
-  `lastVerifiedAt` to the build's reference day, docs/scoring.md: so `verifiedWithinDays`
-  stays a pure function of the build), `createdAt` (microseconds since the epoch, UTC) and
-  `nameKey` (`textsearch.name_key`).
-- `orders`: for each sort but `score` (whose order is the rank itself), every rank once, in
-  that sort's order: `name` ascending, `cookieDays` and `createdAt` descending, ties broken
-  by slug ascending, so each order is total.
-- `tokens`: `[[token, count], ...]` in sorted token order, every token of the rows' name,
-  pitch, host or commission (`textsearch.document_tokens`); `prefixes`: the same for every
-  token prefix of `textsearch.MIN_TERM` to `PREFIX_MAX` characters.
+`api/search.json`:
 
-`api/postings.bin` holds the postings: for each token, then each prefix, in that order,
-the `count` ascending ranks (directory order) of the rows holding it, as unsigned 32-bit
-little-endian integers, one after the other. Binary because the edge reads them straight
-into arrays: about 1.9 million ranks for 17,000 programmes would be 70 MB of Python
-integers, transiently, when parsed from JSON.
+- `buildId`: the build it belongs to (`manifest.json`'s); `rows`: how many rows.
+- `sections`: `[[name, typecode, count], ...]`, the arrays of `api/search.bin` in order
+  (typecodes as Python's `array`: `I` unsigned 32-bit, `q` signed 64-bit, `d` float64).
+- `values`: for each categorical column (`vertical`, `model`, `recurring`, `payout`,
+  `platform` as written, "" in-house, `commissionMode`), its distinct values; the
+  section of the same name holds each row's index into them. `markets`: the distinct
+  upper-case market codes; section `marketStarts` (rows + 1 offsets) cuts section
+  `markets` (indexes into them) into each row's markets.
+- `nameKeys`: every row's `textsearch.name_key`, joined with newlines.
+- `words` and `heads`: every token of the rows' name, pitch, host or commission
+  (`textsearch.document_tokens`), sorted, and every token prefix of `textsearch.MIN_TERM`
+  to `PREFIX_MAX` characters, sorted, each joined with newlines; sections `wordCounts` and
+  `headCounts` give the length of each one's postings.
+
+Sections of `api/search.bin`, besides those above: `cookieDays`, `minPayout`,
+`verifiedAge` (whole days from `lastVerifiedAt` to the build's reference day,
+docs/scoring.md: so `verifiedWithinDays` stays a pure function of the build), `createdAt`
+(microseconds since the epoch, UTC); for each sort but `score` (whose order is the rank
+itself), `order.<sort>`: every rank once, in that sort's order (`name` ascending,
+`cookieDays` and `createdAt` descending, ties by slug ascending: each order is total);
+`postings`: for each word, then each head, in that order, the ascending ranks (directory
+order) of the rows holding it.
 """
 
 from __future__ import annotations
@@ -39,7 +48,7 @@ import orjson
 from contract import textsearch
 
 PATH = "api/search.json"
-POSTINGS = "api/postings.bin"
+BINARY = "api/search.bin"
 
 # Sorts of /v1/programs: the first is the directory order.
 SCORE, NAME, COOKIE_DAYS, CREATED_AT = "score", "name", "cookieDays", "createdAt"
@@ -134,112 +143,159 @@ def postings(rows: Sequence[dict[str, Any]]) -> tuple[dict[str, list[int]], dict
     )
 
 
+# Categorical columns, stored as value indexes; numeric ones and their array typecodes.
+CATEGORICAL = ("vertical", "model", "recurring", "payout", "platform", "commissionMode")
+NUMERIC = {"cookieDays": "I", "minPayout": "d", "verifiedAge": "I", "createdAt": "q"}
+
+
 def encode(
     build_id: str, rows: Sequence[dict[str, Any]], slugs: Sequence[str]
 ) -> tuple[bytes, bytes]:
-    """`api/search.json` and `api/postings.bin` for API rows in rank order (`slugs[rank]` is
+    """`api/search.json` and `api/search.bin` for API rows in rank order (`slugs[rank]` is
     row rank's slug)."""
     columns = columns_of(rows)
     ranks = range(len(rows))
-    orders = {
-        sort: sorted(ranks, key=functools.partial(sort_key, sort, columns, slugs))
-        for sort in ORDERED_SORTS
-    }
+    sections: list[tuple[str, array]] = []
+    values: dict[str, list[Any]] = {}
+    for name in CATEGORICAL:
+        distinct = sorted(set(columns[name]), key=str)
+        index = {value: i for i, value in enumerate(distinct)}
+        values[name] = distinct
+        sections.append((name, array("I", [index[x] for x in columns[name]])))
+    markets = sorted({m for row_markets in columns["markets"] for m in row_markets})
+    market_index = {m: i for i, m in enumerate(markets)}
+    starts, flat_markets = array("I", [0]), array("I")
+    for row_markets in columns["markets"]:
+        flat_markets.extend(market_index[m] for m in row_markets)
+        starts.append(len(flat_markets))
+    sections += [("marketStarts", starts), ("markets", flat_markets)]
+    for name, typecode in NUMERIC.items():
+        sections.append((name, array(typecode, columns[name])))
+    for sort in ORDERED_SORTS:
+        order = sorted(ranks, key=functools.partial(sort_key, sort, columns, slugs))
+        sections.append((f"order.{sort}", array("I", order)))
     tokens, prefixes = postings(rows)
+    sections.append(("wordCounts", array("I", [len(r) for r in tokens.values()])))
+    sections.append(("headCounts", array("I", [len(r) for r in prefixes.values()])))
     flat = array("I")
     for lists in (tokens, prefixes):
         for ranks_of in lists.values():
             flat.extend(ranks_of)
-    if sys.byteorder != "little":
-        flat.byteswap()
+    sections.append(("postings", flat))
     doc = orjson.dumps(
         {
             "buildId": build_id,
-            "columns": columns,
-            "orders": orders,
-            "tokens": [[word, len(r)] for word, r in tokens.items()],
-            "prefixes": [[head, len(r)] for head, r in prefixes.items()],
+            "rows": len(rows),
+            "sections": [[name, data.typecode, len(data)] for name, data in sections],
+            "values": values,
+            "markets": markets,
+            "nameKeys": "\n".join(columns["nameKey"]),
+            "words": "\n".join(tokens),
+            "heads": "\n".join(prefixes),
         }
     )
-    return doc, flat.tobytes()
+    chunks = []
+    for _, data in sections:
+        if sys.byteorder != "little":
+            data.byteswap()
+        chunks.append(data.tobytes())
+    return doc, b"".join(chunks)
 
 
 @dataclass(frozen=True)
 class SearchIndex:
-    """`api/search.json` and `api/postings.bin` decoded and checked for shape (the edge
-    checks that the orders are sorted)."""
+    """The search index decoded and checked for shape (the edge checks that the orders
+    are sorted). `columns` as `columns_of` names them: numbers in arrays, other values
+    as lists sharing one object per distinct value, markets as tuples."""
 
-    columns: dict[str, Any]  # numbers in arrays, other values shared (see _compact)
+    columns: dict[str, Any]
     orders: dict[str, array]  # 'I' arrays
     tokens: dict[str, array]  # word -> ascending ranks, words in sorted order
     prefixes: dict[str, array]
 
 
 class SearchFormatError(ValueError):
-    """`api/search.json` or `api/postings.bin` does not belong to the build or is
+    """`api/search.json` or `api/search.bin` does not belong to the build or is
     inconsistent."""
 
 
-def decode(blob: bytes, postings_blob: bytes, build_id: str, total: int) -> SearchIndex:
+def _sections(doc: dict[str, Any], blob: bytes) -> dict[str, array]:
+    out: dict[str, array] = {}
+    at = 0
+    for name, typecode, count in doc["sections"]:
+        if typecode not in ("I", "q", "d") or type(count) is not int or count < 0:
+            raise SearchFormatError(f"{PATH}: section {name!r} is not an array")
+        data = array(typecode)
+        size = data.itemsize * count
+        if at + size > len(blob):
+            raise SearchFormatError(f"{BINARY} is shorter than {PATH} says")
+        data.frombytes(blob[at : at + size])
+        if sys.byteorder != "little":
+            data.byteswap()
+        out[name] = data
+        at += size
+    if at != len(blob):
+        raise SearchFormatError(f"{BINARY} holds bytes {PATH} does not describe")
+    return out
+
+
+def decode(blob: bytes, binary: bytes, build_id: str, total: int) -> SearchIndex:
     """Read the search index of a build of `total` rows; SearchFormatError when it is off."""
     doc = orjson.loads(blob)
     if not isinstance(doc, dict) or doc.get("buildId") != build_id:
         raise SearchFormatError(f"{PATH} belongs to another build")
-    columns, orders = doc["columns"], doc["orders"]
-    if set(columns) != set(COLUMNS) or any(len(columns[c]) != total for c in COLUMNS):
-        raise SearchFormatError(f"{PATH}: columns disagree with the rows")
+    if doc["rows"] != total:
+        raise SearchFormatError(f"{PATH} describes {doc['rows']} rows, not {total}")
+    sections = _sections(doc, binary)
+    columns: dict[str, Any] = {}
+    for name in CATEGORICAL:
+        values, ids = doc["values"][name], sections[name]
+        if len(ids) != total or (ids and max(ids) >= len(values)):
+            raise SearchFormatError(f"{PATH}: column {name} disagrees with the rows")
+        columns[name] = [values[i] for i in ids]
+    for name, typecode in NUMERIC.items():
+        if len(sections[name]) != total or sections[name].typecode != typecode:
+            raise SearchFormatError(f"{PATH}: column {name} disagrees with the rows")
+        columns[name] = sections[name]
+    codes, starts, flat = doc["markets"], sections["marketStarts"], sections["markets"]
+    cuts = starts.tolist()
+    if len(cuts) != total + 1 or cuts[0] != 0 or cuts[-1] != len(flat) or cuts != sorted(cuts):
+        raise SearchFormatError(f"{PATH}: markets disagree with the rows")
+    if flat and max(flat) >= len(codes):
+        raise SearchFormatError(f"{PATH}: markets disagree with the rows")
+    shared: dict[tuple[str, ...], tuple[str, ...]] = {}
+    markets = []
+    for rank in range(total):
+        row_markets = tuple(codes[i] for i in flat[starts[rank] : starts[rank + 1]])
+        markets.append(shared.setdefault(row_markets, row_markets))
+    columns["markets"] = markets
+    names = doc["nameKeys"].split("\n") if total else []
+    if len(names) != total:
+        raise SearchFormatError(f"{PATH}: nameKeys disagree with the rows")
+    columns["nameKey"] = names
     everyone = list(range(total))
-    if set(orders) != set(ORDERED_SORTS) or any(sorted(orders[s]) != everyone for s in orders):
+    orders = {sort: sections[f"order.{sort}"] for sort in ORDERED_SORTS}
+    if any(sorted(order.tolist()) != everyone for order in orders.values()):
         raise SearchFormatError(f"{PATH}: an order is not a permutation of the rows")
-    if len(postings_blob) % 4:
-        raise SearchFormatError(f"{POSTINGS} is not whole 32-bit ranks")
-    flat = array("I")
-    flat.frombytes(postings_blob)
-    if sys.byteorder != "little":
-        flat.byteswap()
+    postings_flat = sections["postings"]
     at = 0
     decoded: list[dict[str, array]] = []
-    for member in ("tokens", "prefixes"):
+    for member, counts_name in (("words", "wordCounts"), ("heads", "headCounts")):
+        words = doc[member].split("\n") if doc[member] else []
+        counts = sections[counts_name]
+        if len(words) != len(counts) or words != sorted(set(words)):
+            raise SearchFormatError(f"{PATH}: {member} are not sorted words with counts")
         out: dict[str, array] = {}
-        previous = ""
-        for word, count in doc[member]:
-            if not isinstance(word, str) or word <= previous or type(count) is not int or count < 1:
-                raise SearchFormatError(f"{PATH}: {member} are not sorted words with counts")
-            previous = word
-            ranks = flat[at : at + count]
+        for word, count in zip(words, counts, strict=True):
+            ranks = postings_flat[at : at + count]
             at += count
             listed = ranks.tolist()
-            if len(listed) != count or listed[-1] >= total or listed != sorted(set(listed)):
-                raise SearchFormatError(f"{POSTINGS}: {member} {word!r} is not ascending ranks")
+            if not listed or len(listed) != count or listed[-1] >= total:
+                raise SearchFormatError(f"{BINARY}: {member} {word!r} is not ascending ranks")
+            if listed != sorted(set(listed)):
+                raise SearchFormatError(f"{BINARY}: {member} {word!r} is not ascending ranks")
             out[word] = ranks
         decoded.append(out)
-    if at != len(flat):
-        raise SearchFormatError(f"{POSTINGS} holds ranks {PATH} does not index")
-    return SearchIndex(
-        _compact(columns),
-        {sort: array("I", orders[sort]) for sort in orders},
-        decoded[0],
-        decoded[1],
-    )
-
-
-# Columns held as arrays (typecode), the others as lists sharing one object per value.
-_NUMERIC = {"cookieDays": "q", "minPayout": "d", "verifiedAge": "q", "createdAt": "q"}
-
-
-def _compact(columns: dict[str, list[Any]]) -> dict[str, Any]:
-    """The columns as the edge keeps them: numbers in arrays, and one object per distinct
-    value or market list (JSON gives a new string per row: 17,000 times "monthly")."""
-    out: dict[str, Any] = {}
-    for name, values in columns.items():
-        if name in _NUMERIC:
-            out[name] = array(_NUMERIC[name], values)
-        elif name == "markets":
-            shared: dict[tuple[str, ...], tuple[str, ...]] = {}
-            out[name] = [shared.setdefault(tuple(m), tuple(m)) for m in values]
-        elif name == "nameKey":
-            out[name] = values  # nearly one per row: nothing to share
-        else:
-            canonical: dict[Any, Any] = {}
-            out[name] = [canonical.setdefault(v, v) for v in values]
-    return out
+    if at != len(postings_flat):
+        raise SearchFormatError(f"{BINARY} holds postings {PATH} does not index")
+    return SearchIndex(columns, orders, decoded[0], decoded[1])

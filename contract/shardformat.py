@@ -21,7 +21,7 @@ Format version 3. Layout (all paths relative to the dist root):
   consecutive; the manifest's `[count, offset, length]` gives the combination's row count
   and the byte range of its pages (whole lines, final newline included). Page n of a
   combination is its n-th line; a combination with no rows has one page, `[]`.
-- `api/search.json` and `api/postings.bin`: the columns, sort orders and token postings
+- `api/search.json` and `api/search.bin`: the columns, sort orders and token postings
   that search, typed filters, sorts and facets are answered from (`contract.searchindex`).
 - `api/programs/<slug>.json`: `{"data": <row>}`, the by-slug document.
 
@@ -63,7 +63,7 @@ ROWS = "api/rows.jsonl"
 KEYS = "api/keys.json"
 SHARDS = "api/shards.jsonl"
 SEARCH = searchindex.PATH
-POSTINGS = searchindex.POSTINGS
+BINARY = searchindex.BINARY
 PROGRAMS_DIR = "api/programs"
 
 # (vertical, model, market, recurring); None means "any".
@@ -233,7 +233,7 @@ def _load(dir_fd: int) -> Directory:
         shards=_load_shards(_read(dir_fd, SHARDS), manifest["shards"], page_size, len(rows)),
         counts=manifest["counts"],
         search=searchindex.decode(
-            _read(dir_fd, SEARCH), _read(dir_fd, POSTINGS), build_id, len(rows)
+            _read(dir_fd, SEARCH), _read(dir_fd, BINARY), build_id, len(rows)
         ),
     )
 

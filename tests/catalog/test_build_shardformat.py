@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import random
+from array import array
 from collections.abc import Callable
 from pathlib import Path
 
 import orjson
 import pytest
 from buildkit import Content, submission
+from support.distwriter import random_programme
 
 from contract import searchindex
 from contract import shardformat as sf
@@ -56,9 +59,9 @@ def test_a_rebuild_after_one_change_writes_a_handful_of_files(
     content.build()
     content.add("prog-0", submission(vertical="saas", cookieDays="365"))  # re-scored
     result = content.build()
-    # rows, keys, shards, search.json, the programme's document, the manifest; the rest is
-    # linked (postings.bin too: every programme here holds the same words)
-    assert result.written == 6
+    # rows, keys, shards, search.json and search.bin, the programme's document, the
+    # manifest; the rest is linked
+    assert result.written == 7
     assert result.written + result.linked == result.files
 
 
@@ -135,46 +138,68 @@ def other_build(doc: dict) -> None:
     doc["buildId"] = "another"
 
 
-def repeated_rank_in_order(doc: dict) -> None:
-    doc["orders"]["name"][0] = doc["orders"]["name"][1]
-
-
 def unsorted_words(doc: dict) -> None:
-    doc["tokens"].reverse()
+    doc["words"] = "\n".join(reversed(doc["words"].split("\n")))
 
 
-def miscounted_posting(doc: dict) -> None:
-    doc["tokens"][0][1] += 1
+def short_names(doc: dict) -> None:
+    doc["nameKeys"] = doc["nameKeys"].rpartition("\n")[0]
 
 
-def short_column(doc: dict) -> None:
-    doc["columns"]["cookieDays"].pop()
+def rewrite_section(name: str, change: Callable[[array], None]) -> Callable[[Path], None]:
+    """Change one array of api/search.bin in place (its length kept)."""
+
+    def breakage(root: Path) -> None:
+        doc = orjson.loads((root / sf.SEARCH).read_bytes())
+        blob = bytearray((root / sf.BINARY).read_bytes())
+        at = 0
+        for section, typecode, count in doc["sections"]:
+            data = array(typecode)
+            size = data.itemsize * count
+            if section == name:
+                data.frombytes(bytes(blob[at : at + size]))
+                change(data)
+                blob[at : at + size] = data.tobytes()
+            at += size
+        (root / sf.BINARY).write_bytes(bytes(blob))
+
+    breakage.__name__ = f"{name}_{change.__name__}"
+    return breakage
+
+
+def repeat_first(data: array) -> None:
+    data[0] = data[1]
+
+
+def grow_first(data: array) -> None:
+    data[0] += 1
+
+
+def out_of_bounds_last(data: array) -> None:
+    data[-1] = 10**6
 
 
 def missing_search(root: Path) -> None:
     (root / sf.SEARCH).unlink()
 
 
-def posting_out_of_bounds(root: Path) -> None:
-    blob = (root / sf.POSTINGS).read_bytes()
-    (root / sf.POSTINGS).write_bytes(b"\xff\xff\xff\x00" + blob[4:])
-
-
-def truncated_postings(root: Path) -> None:
-    blob = (root / sf.POSTINGS).read_bytes()
-    (root / sf.POSTINGS).write_bytes(blob[:-2])
+def truncated_binary(root: Path) -> None:
+    blob = (root / sf.BINARY).read_bytes()
+    (root / sf.BINARY).write_bytes(blob[:-2])
 
 
 @pytest.mark.parametrize(
     "breakage",
     [
         rewrite_search(other_build),
-        rewrite_search(repeated_rank_in_order),
         rewrite_search(unsorted_words),
-        rewrite_search(miscounted_posting),
-        posting_out_of_bounds,
-        truncated_postings,
-        rewrite_search(short_column),
+        rewrite_search(short_names),
+        rewrite_section("order.name", repeat_first),
+        rewrite_section("wordCounts", grow_first),
+        rewrite_section("postings", out_of_bounds_last),
+        rewrite_section("vertical", out_of_bounds_last),
+        rewrite_section("marketStarts", grow_first),
+        truncated_binary,
         missing_search,
         rewrite_manifest(grow_last_range),
         rewrite_manifest(shift_first_range),
@@ -200,24 +225,23 @@ def test_load_refuses_an_inconsistent_build(
         sf.load(content.out)
 
 
-def bare_search(build_id: str, n: int) -> bytes:
-    """A consistent api/search.json for n rows that hold nothing searchable."""
-    columns = {name: [[] if name == "markets" else 0] * n for name in searchindex.COLUMNS}
-    orders = {sort: list(range(n)) for sort in searchindex.ORDERED_SORTS}
-    doc = {"buildId": build_id, "columns": columns, "orders": orders, "tokens": [], "prefixes": []}
-    return orjson.dumps(doc)
+def bare_search(build_id: str, slugs: list[str]) -> tuple[bytes, bytes]:
+    """A consistent search index for rows of these slugs."""
+    rng = random.Random(1)
+    return searchindex.encode(build_id, [random_programme(rng, slug) for slug in slugs], slugs)
 
 
 def test_load_refuses_a_short_page_before_the_last(tmp_path: Path) -> None:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(sf, "PAGE_SIZE", 2)
         rows = [sf.encode_row({"slug": f"s{i}"}) for i in range(4)]
+        search = bare_search("b", [f"s{i}" for i in range(4)])
         files = {
             sf.ROWS: sf.encode_rows(rows),
             sf.KEYS: sf.encode_keys("b", [1] * 4, [f"s{i}" for i in range(4)]),
             sf.SHARDS: b"[0]\n[1,2]\n[3]\n",  # 3 pages for 4 ranks in pages of 2
-            sf.SEARCH: bare_search("b", 4),
-            sf.POSTINGS: b"",
+            sf.SEARCH: search[0],
+            sf.BINARY: search[1],
         }
         index = {"any.any.any.any": [4, 0, len(files[sf.SHARDS])]}
         files[sf.MANIFEST] = sf.encode_manifest("b", {"programs": 4}, index)

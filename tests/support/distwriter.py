@@ -130,7 +130,7 @@ def directory_of(programmes: Iterable[Programme], build_id: str = "in-memory") -
 
 
 def search_blobs(build_id: str, ordered: Sequence[Programme]) -> tuple[bytes, bytes]:
-    """`api/search.json` and `api/postings.bin` of programmes in directory order."""
+    """`api/search.json` and `api/search.bin` of programmes in directory order."""
     return searchindex.encode(build_id, ordered, [p["slug"] for p in ordered])
 
 
@@ -146,7 +146,7 @@ def write_dist(root: Path, programmes: Iterable[Programme], build_id: str) -> No
         ),
     }
     files[sf.SHARDS], index = sf.encode_shards(shards)
-    files[sf.SEARCH], files[sf.POSTINGS] = search_blobs(build_id, ordered)
+    files[sf.SEARCH], files[sf.BINARY] = search_blobs(build_id, ordered)
     for p, row in zip(ordered, rows, strict=True):
         files[sf.program_path(p["slug"])] = sf.encode_document(row)
     for rel, data in files.items():
