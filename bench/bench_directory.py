@@ -240,6 +240,7 @@ def make_next_build(dist: Path, build_id: str) -> Path:
         shutil.rmtree(staged)
     shutil.copytree(dist, staged, copy_function=os.link)
     _replace_json(staged / "api" / "keys.json", buildId=build_id)
+    _replace_json(staged / "api" / "search.json", buildId=build_id)
     _replace_json(staged / "manifest.json", buildId=build_id)
     return staged
 
@@ -454,6 +455,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             ("two filters + minScore", filtered),
             (f"deep cursor (row {depth})", deep),
         ]
+        if args.search_only:
+            scenarios = scenarios[:1]
+        for name, path in SEARCH_SCENARIOS:
+            page = json.loads(get(edge_port, path, keyed)[2])
+            if "page" in page:
+                assert page["data"], f"{name}: an empty page measures nothing"
         # The same queries with the page cache off: every request seeks, signs, copies.
         uncached = start(["serve-edge", str(nocache_port), str(dist), str(db), "nocache"])
         try:
@@ -471,6 +478,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             cases += [
                 (f"{name}, no page cache", base_u + path, uncached.pid) for name, path in scenarios
             ]
+            # Search and typed filters with the page cache off: every request parses, walks
+            # its smallest list and copies rows (a page-cache hit costs what any hit does).
+            cases += [
+                (f"{name}, no page cache", base_u + path, uncached.pid)
+                for name, path in SEARCH_SCENARIOS
+            ]
+            if args.search_only:
+                cases = [c for c in cases if c[0].endswith("no page cache")]
             measured = measure_rounds(args, f"{base_b}/v1/programs", bare.pid, cases)
             results["rss_no_page_cache_kb"] = rss_kb(uncached.pid)
         finally:
@@ -479,9 +494,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         results.update(measured)
         results["wrk"].append(asdict(tiny))
         results["rss_after_kb"] = rss_kb(edge.pid)
+        results["search_vs_plain"] = search_vs_plain(results["wrk"])
 
         reloads = []
-        for i in range(args.reloads):
+        for i in range(0 if args.search_only else args.reloads):
             staged = make_next_build(dist, f"bench-reload-{i}-{time.time_ns()}")
             reloads.append(time_reload(edge_port, headers, dist, staged))
             shutil.rmtree(staged)  # now the previous build
@@ -493,6 +509,51 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if server is not None:
                 stop(server)
     return results
+
+
+# /v1/programs with search and the typed filters (bench/synth.py's words and terms), each
+# compared by latency with the plain first page, all with the page cache off.
+SEARCH_SCENARIOS = [
+    ("q=abonnement", "/v1/programs?q=abonnement"),
+    ("q, two words + market", "/v1/programs?q=livraison%20rapide&market=FR"),
+    ("q prefix (3 letters), sort=name", "/v1/programs?q=cat&sort=name"),
+    ("typed filters", "/v1/programs?cookieDaysMin=30&minPayoutMax=50&payout=monthly"),
+    (
+        "typed filters + platform, sort=cookieDays",
+        "/v1/programs?commissionMode=percentage&platform=awin&verifiedWithinDays=180"
+        "&sort=cookieDays",
+    ),
+    ("q + vertical, sort=createdAt", "/v1/programs?q=offre&vertical=saas&sort=createdAt"),
+    ("facets, q=abonnement", "/v1/programs/facets?q=abonnement"),
+    ("facets, no filter", "/v1/programs/facets"),
+]
+PLAIN_UNCACHED = "/v1/programs, no page cache"
+
+
+def search_vs_plain(runs: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Median p50/p99 of each search case and their ratio to the plain first page's, both
+    with the page cache off (target: within 2x)."""
+    by_name: dict[str, list[dict[str, Any]]] = {}
+    for run in runs:
+        by_name.setdefault(run["name"], []).append(run)
+    if PLAIN_UNCACHED not in by_name:
+        return {}
+    plain_p50 = statistics.median(r["p50_ms"] for r in by_name[PLAIN_UNCACHED])
+    plain_p99 = statistics.median(r["p99_ms"] for r in by_name[PLAIN_UNCACHED])
+    out = {"plain first page": {"p50_ms": plain_p50, "p99_ms": plain_p99}}
+    for name, _ in SEARCH_SCENARIOS:
+        measured = by_name.get(f"{name}, no page cache")
+        if not measured:
+            continue
+        p50 = statistics.median(r["p50_ms"] for r in measured)
+        p99 = statistics.median(r["p99_ms"] for r in measured)
+        out[name] = {
+            "p50_ms": p50,
+            "p99_ms": p99,
+            "p50_ratio": round(p50 / plain_p50, 2),
+            "p99_ratio": round(p99 / plain_p99, 2),
+        }
+    return out
 
 
 def measure_rounds(
@@ -546,10 +607,20 @@ def report(results: dict[str, Any]) -> None:
         f"after the reloads {results['rss_after_reloads_kb']['VmRSS'] / 1024:.0f} MB, "
         f"peak {results['rss_after_reloads_kb']['VmHWM'] / 1024:.0f} MB; target < 250 MB)"
     )
-    print(
-        "reload, manifest change to new build served (target < 2 s): "
-        + ", ".join(f"{s:.2f} s" for s in results["reload_s"])
-    )
+    if results["reload_s"]:
+        print(
+            "reload, manifest change to new build served (target < 2 s): "
+            + ", ".join(f"{s:.2f} s" for s in results["reload_s"])
+        )
+    if results.get("search_vs_plain"):
+        print("\nlatency with the page cache off, against the plain first page (target <= 2x):")
+        for name, row in results["search_vs_plain"].items():
+            ratios = (
+                f"   x{row['p50_ratio']:.2f}   x{row['p99_ratio']:.2f}"
+                if "p50_ratio" in row
+                else ""
+            )
+            print(f"  {name:<42} p50 {row['p50_ms']:6.2f} ms  p99 {row['p99_ms']:6.2f} ms{ratios}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -573,6 +644,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--depth", type=int, default=12_000, help="rows before the deep cursor")
     parser.add_argument("--reloads", type=int, default=3)
     parser.add_argument("--mini-writer", action="store_true", help="skip synth.py + build.py")
+    parser.add_argument(
+        "--search-only",
+        action="store_true",
+        help="only the plain first page and the search cases, page cache off; no reloads",
+    )
     parser.add_argument(
         "--gzip", action="store_true", help="send Accept-Encoding: gzip, as real clients do"
     )

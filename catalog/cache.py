@@ -90,6 +90,8 @@ VALIDATION_SOURCES = (
     "contract/examples.py",
     "contract/ratelimit.py",
     "contract/endpoints.py",
+    "contract/searchindex.py",
+    "contract/textsearch.py",
 )
 
 

@@ -17,7 +17,7 @@ import orjson
 from catalog import scoring
 from catalog.cache import output_digest
 from catalog.model import Existing, Listing, Program, program_of
-from contract import openapi, shardformat
+from contract import openapi, searchindex, shardformat
 from contract.resources import PROGRAM
 from contract.vocabulary import SCORE_VERSION
 
@@ -111,6 +111,7 @@ def render(
     files.update(docs or {})
     shards_blob, index = shardformat.encode_shards(shards)
     files[shardformat.SHARDS] = shards_blob
+    files[shardformat.SEARCH], files[shardformat.BINARY] = search_files(bid, listings)
     for slug, _, _, _, _, _, row, digest, _, _ in listings:
         path = shardformat.program_path(slug)
         if live.get(path) == digest:
@@ -128,6 +129,13 @@ def render(
     }
     files[shardformat.MANIFEST] = shardformat.encode_manifest(bid, all_counts, index)
     return Rendered(bid, files, all_counts)
+
+
+def search_files(build_id: str, listings: Sequence[Listing]) -> tuple[bytes, bytes]:
+    """`api/search.json` and `api/search.bin` (`contract.searchindex`), from the rows as
+    the API serves them."""
+    rows = [orjson.loads(listing.row) for listing in listings]
+    return searchindex.encode(build_id, rows, [listing.slug for listing in listings])
 
 
 _DOCUMENT_OVERHEAD = len(shardformat.encode_document(b""))  # a document's bytes beside its row

@@ -31,6 +31,7 @@ from catalog.submission import (
 from catalog.yamlstrict import BROKEN, Ambiguous, Document
 from contract import vocabulary as v
 from contract.countries import COUNTRIES, NOT_ASSIGNED
+from contract.endpoints import ENDPOINTS
 from contract.vocabulary import FLAG_PATTERN
 
 HOST_RE = re.compile(HOST_PATTERN)
@@ -307,6 +308,9 @@ def _unknown_field(key: str) -> str:
 
 
 def _slug_problem(stem: str) -> str | None:
+    if stem in RESERVED_SLUGS:
+        # /v1/programs/<slug> would be another endpoint's path.
+        return f'"{stem}" is reserved by the API (/v1/programs/{stem}); rename the file'
     if len(stem) <= v.SLUG_MAX_LENGTH and v.SLUG_RE.fullmatch(stem):
         return None
     suggestion = re.sub(r"[^a-z0-9]+", "-", stem.lower()).strip("-")[: v.SLUG_MAX_LENGTH]
@@ -315,6 +319,13 @@ def _slug_problem(stem: str) -> str | None:
         f'the file name "{stem}" is not a valid slug: lowercase letters, digits and single '
         f"hyphens, 1 to {v.SLUG_MAX_LENGTH} characters{rename}"
     )
+
+
+RESERVED_SLUGS = frozenset(
+    e.path.removeprefix("/v1/programs/")
+    for e in ENDPOINTS
+    if e.path.startswith("/v1/programs/") and "{" not in e.path
+)
 
 
 # --- checks by kind: return the normalised value or raise InvalidValueError -----------------------

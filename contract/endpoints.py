@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from contract import searchindex, textsearch
 from contract import vocabulary as v
 
 
 @dataclass(frozen=True)
 class Param:
     """One query parameter. `kind` picks the parser: enum, integer, boolean, market, date,
-    instant, string, cursor."""
+    instant, string, search (a full-text query), cursor."""
 
     name: str
     kind: str
@@ -22,7 +23,7 @@ class Param:
     enum: tuple[str, ...] | None = None
     minimum: int | None = None
     maximum: int | None = None
-    default: int | None = None
+    default: int | str | None = None
     example: str | int | bool | None = None  # shown in the OpenAPI document and docs
 
 
@@ -52,39 +53,113 @@ LIMIT = Param(
 )
 CURSOR = Param("cursor", "cursor", "Opaque cursor taken from page.nextCursor of the previous call.")
 
+# --- /v1/programs and its facets: the directory's filters -------------------------------
+
+CATEGORICAL_FILTERS = (
+    Param("vertical", "enum", "Restrict to one industry.", enum=v.VERTICALS, example="saas"),
+    Param("model", "enum", "Restrict to one payout model.", enum=v.MODELS, example="recurring"),
+    Param(
+        "market",
+        "market",
+        "Restrict to a market: an officially assigned ISO 3166-1 alpha-2 code, case-insensitive.",
+        example="FR",
+    ),
+    Param(
+        "recurring",
+        "boolean",
+        "true keeps only recurring commissions, false only the others.",
+        example=True,
+    ),
+    Param(
+        "minScore",
+        "integer",
+        f"Minimum attractiveness score, {v.SCORE_MIN} to {v.SCORE_MAX}.",
+        minimum=v.SCORE_MIN,
+        maximum=v.SCORE_MAX,
+        example=50,
+    ),
+)
+# Full-text search and the typed filters (docs/directory-api.md, "Search and typed filters").
+SEARCH_FILTERS = (
+    Param(
+        "q",
+        "search",
+        "Full-text search over name, pitch, host and commission: every word must match the "
+        "start of a word there, accents and case ignored; words shorter than "
+        f"{textsearch.MIN_TERM} characters are ignored, at most {textsearch.MAX_TERMS} words. "
+        "Results keep the order of `sort`.",
+        example="formation vidéo",
+    ),
+    Param(
+        "cookieDaysMin",
+        "integer",
+        f"Only programmes whose cookieDays is at least this, 0 to {v.COOKIE_DAYS_MAX}.",
+        minimum=0,
+        maximum=v.COOKIE_DAYS_MAX,
+        example=30,
+    ),
+    Param(
+        "minPayoutMax",
+        "integer",
+        f"Only programmes whose minPayout is at most this, 0 to {v.MIN_PAYOUT_MAX}.",
+        minimum=0,
+        maximum=v.MIN_PAYOUT_MAX,
+        example=50,
+    ),
+    Param("payout", "enum", "Restrict to one payment cadence.", enum=v.PAYOUTS, example="monthly"),
+    Param(
+        "platform",
+        "string",
+        "Restrict to one affiliate platform, by name, accents and case ignored.",
+        example="Awin",
+    ),
+    Param(
+        "commissionMode",
+        "enum",
+        "Restrict to one commissionTerms.mode.",
+        enum=v.COMMISSION_MODES,
+        example=v.PERCENTAGE,
+    ),
+    Param(
+        "verifiedWithinDays",
+        "integer",
+        "Only programmes whose terms were verified at most this many days before the build's "
+        f"reference day (the newest lastVerifiedAt of the directory), 0 to "
+        f"{searchindex.VERIFIED_WITHIN_DAYS_MAX}.",
+        minimum=0,
+        maximum=searchindex.VERIFIED_WITHIN_DAYS_MAX,
+        example=180,
+    ),
+)
+SORT = Param(
+    "sort",
+    "enum",
+    "Order of the results, ties broken by slug: score (highest first, the default), name "
+    "(A to Z, accents and case ignored), cookieDays (longest first), createdAt (newest first).",
+    enum=searchindex.SORTS,
+    default=searchindex.SCORE,
+    example=searchindex.NAME,
+)
+DIRECTORY_FILTERS = CATEGORICAL_FILTERS + SEARCH_FILTERS
+
 PROGRAMS = Endpoint(
     name="programs",
     path="/v1/programs",
-    summary="List published programmes, highest score first.",
-    params=(
-        Param("vertical", "enum", "Restrict to one industry.", enum=v.VERTICALS, example="saas"),
-        Param("model", "enum", "Restrict to one payout model.", enum=v.MODELS, example="recurring"),
-        Param(
-            "market",
-            "market",
-            "Restrict to a market: an officially assigned ISO 3166-1 alpha-2 code, case-insensitive.",
-            example="FR",
-        ),
-        Param(
-            "recurring",
-            "boolean",
-            "true keeps only recurring commissions, false only the others.",
-            example=True,
-        ),
-        Param(
-            "minScore",
-            "integer",
-            f"Minimum attractiveness score, {v.SCORE_MIN} to {v.SCORE_MAX}.",
-            minimum=v.SCORE_MIN,
-            maximum=v.SCORE_MAX,
-            example=50,
-        ),
-        LIMIT,
-        CURSOR,
-    ),
+    summary="List published programmes, highest score first unless `sort` says otherwise.",
+    params=(*DIRECTORY_FILTERS, SORT, LIMIT, CURSOR),
     statuses=(400, 401, 429, 503),
     resource="Program",
     is_list=True,
+    anonymous=True,
+)
+
+PROGRAM_FACETS = Endpoint(
+    name="programFacets",
+    path="/v1/programs/facets",
+    summary="How many published programmes match the filters, per value of each facet.",
+    params=DIRECTORY_FILTERS,
+    statuses=(400, 401, 429, 503),
+    resource="ProgramFacets",
     anonymous=True,
 )
 
@@ -157,4 +232,4 @@ COMMISSION = Endpoint(
     resource="CommissionDetail",
 )
 
-ENDPOINTS: tuple[Endpoint, ...] = (PROGRAMS, PROGRAM, ME, COMMISSIONS, COMMISSION)
+ENDPOINTS: tuple[Endpoint, ...] = (PROGRAMS, PROGRAM_FACETS, PROGRAM, ME, COMMISSIONS, COMMISSION)

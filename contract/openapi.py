@@ -54,7 +54,7 @@ CODE_LISTS: dict[str, dict[str, str]] = {
     v.CURRENCY_PATTERN: CURRENCY_CODES_DOCS,
 }
 MAX_STRING = 200  # edge.query.MAX_STRING
-MAX_CURSOR = 256  # edge.query.MAX_CURSOR
+MAX_CURSOR = 512  # edge.query.MAX_CURSOR
 # What a cursor looks like (edge.cursor): base64url of its payload, a dot, base64url of its
 # 12-byte signature (16 characters). Its payload (version, endpoint, filters digest,
 # position) is never shorter than 30 bytes, 40 characters. Still opaque: a string of this
@@ -66,10 +66,11 @@ CURSOR_PATTERN = r"^[A-Za-z0-9_-]{40,}\.[A-Za-z0-9_-]{16}$"
 SERVERS = [{"url": "/", "description": "The origin this document is served from."}]
 
 # Endpoints answering conditional GETs (ETag / If-None-Match -> 304).
-CONDITIONAL: frozenset[str] = frozenset({"programs", "program", "openapi"})
+CONDITIONAL: frozenset[str] = frozenset({"programs", "programFacets", "program", "openapi"})
 
 OPERATION_IDS: dict[str, str] = {
     "programs": "listPrograms",
+    "programFacets": "getProgramFacets",
     "program": "getProgram",
     "me": "getMe",
     "commissions": "listCommissions",
@@ -78,6 +79,7 @@ OPERATION_IDS: dict[str, str] = {
 }
 TAGS: dict[str, str] = {
     "programs": "directory",
+    "programFacets": "directory",
     "program": "directory",
     "me": "account",
     "commissions": "account",
@@ -230,7 +232,10 @@ def param_schema(p: Param) -> dict[str, Any]:
     """The JSON Schema of a query parameter, as strict as `edge.query` is."""
     if p.kind == "enum":
         assert p.enum is not None
-        return {"type": "string", "enum": list(p.enum)}
+        enum_schema: dict[str, Any] = {"type": "string", "enum": list(p.enum)}
+        if p.default is not None:
+            enum_schema["default"] = p.default
+        return enum_schema
     if p.kind == "integer":
         schema: dict[str, Any] = {"type": "integer"}
         if p.minimum is not None:
@@ -256,7 +261,7 @@ def param_schema(p: Param) -> dict[str, Any]:
         return {"type": "string", "format": "date", "pattern": DATE_PATTERN}
     if p.kind == "instant":
         return {"type": "string", "format": "date-time", "pattern": v.INSTANT_PATTERN}
-    if p.kind == "string":
+    if p.kind in ("string", "search"):
         return {
             "type": "string",
             "minLength": 1,

@@ -475,6 +475,48 @@ ERROR = Resource(
     ),
 )
 
+# GET /v1/programs/facets: how many programmes match each value of each facet.
+FACET_NAMES: tuple[str, ...] = (
+    "vertical",
+    "model",
+    "market",
+    "recurring",
+    "payout",
+    "platform",
+    "commissionMode",
+)
+FACET_VALUE = Resource(
+    "FacetValue",
+    "One value of a facet and how many matching programmes have it.",
+    (
+        F(
+            "value",
+            "string",
+            "The value as the Programme field holds it (recurring: true or false; market: the "
+            "upper-case code; platform: as written, empty for in-house programmes).",
+        ),
+        F("count", "integer", "Matching programmes with this value.", minimum=0),
+    ),
+)
+FACET = Resource(
+    "Facet",
+    "The counts of one facet. Enumerated facets list every allowed value, zeros included, "
+    "in the enumeration's order; market and platform list the values present, most "
+    "frequent first, then by value.",
+    (
+        F("facet", "string", "The Programme field counted.", enum=FACET_NAMES),
+        F("values", "array", "Each value and its count.", items="FacetValue"),
+    ),
+)
+PROGRAM_FACETS = Resource(
+    "ProgramFacets",
+    "How many programmes match the filters, and per value of each facet.",
+    (
+        F("total", "integer", "Programmes matching every filter.", minimum=0),
+        F("facets", "array", "One entry per facet, in a fixed order.", items="Facet"),
+    ),
+)
+
 RESOURCES: tuple[Resource, ...] = (
     PROGRAM,
     COMMISSION_TERMS,
@@ -492,5 +534,8 @@ RESOURCES: tuple[Resource, ...] = (
     COMMISSION_DETAIL,
     PAGE_INFO,
     ERROR,
+    FACET_VALUE,
+    FACET,
+    PROGRAM_FACETS,
 )
 BY_NAME: dict[str, Resource] = {r.name: r for r in RESOURCES}

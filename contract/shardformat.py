@@ -1,6 +1,6 @@
 """The on-disk format of the directory in dist/: written by the build, read by the edge.
 
-Format version 2. Layout (all paths relative to the dist root):
+Format version 3. Layout (all paths relative to the dist root):
 
 - `manifest.json`: the only entry point. Format version, build id, counts, page size and
   the shard index `{combo key: [row count, byte offset, byte length]}` (see below). Written
@@ -21,6 +21,8 @@ Format version 2. Layout (all paths relative to the dist root):
   consecutive; the manifest's `[count, offset, length]` gives the combination's row count
   and the byte range of its pages (whole lines, final newline included). Page n of a
   combination is its n-th line; a combination with no rows has one page, `[]`.
+- `api/search.json` and `api/search.bin`: the columns, sort orders and token postings
+  that search, typed filters, sorts and facets are answered from (`contract.searchindex`).
 - `api/programs/<slug>.json`: `{"data": <row>}`, the by-slug document.
 
 One file for every shard keeps a build at a handful of files whatever the number of
@@ -49,7 +51,10 @@ from dataclasses import dataclass
 
 import orjson
 
-FORMAT_VERSION = 2
+from contract import searchindex
+from contract.searchindex import SearchIndex
+
+FORMAT_VERSION = 3
 PAGE_SIZE = 1000
 ANY = "any"
 
@@ -57,6 +62,8 @@ MANIFEST = "manifest.json"
 ROWS = "api/rows.jsonl"
 KEYS = "api/keys.json"
 SHARDS = "api/shards.jsonl"
+SEARCH = searchindex.PATH
+BINARY = searchindex.BINARY
 PROGRAMS_DIR = "api/programs"
 
 # (vertical, model, market, recurring); None means "any".
@@ -169,6 +176,7 @@ class Directory:
     slugs: list[str]  # by rank
     shards: dict[str, array]  # combo key -> ascending ranks ('I' array)
     counts: dict[str, int]
+    search: SearchIndex
 
 
 def load(root: str | os.PathLike[str]) -> Directory:
@@ -224,6 +232,9 @@ def _load(dir_fd: int) -> Directory:
         slugs=slugs,
         shards=_load_shards(_read(dir_fd, SHARDS), manifest["shards"], page_size, len(rows)),
         counts=manifest["counts"],
+        search=searchindex.decode(
+            _read(dir_fd, SEARCH), _read(dir_fd, BINARY), build_id, len(rows)
+        ),
     )
 
 

@@ -2,7 +2,8 @@
 
 - `load_build` reads `dist/` (`contract.shardformat.load`) and precomputes what the by-slug
   endpoint answers, so that no request ever parses, sorts or serialises a programme.
-- `select_page` is the whole list query: a shard lookup, two binary searches, a slice.
+- `select_page` is the whole list query without search, typed filters or another sort: a
+  shard lookup, two binary searches, a slice; `edge.search.Searcher` answers the others.
 - `PageCache` keeps a build's rendered list pages by query string (bounded LRU).
 - `DirectoryState` holds the build being served. A reload builds a complete new `Build` off
   the event loop and then replaces the one reference, so a request that already took the
@@ -38,6 +39,7 @@ import orjson
 from contract import shardformat
 from contract.shardformat import Combo, Directory, FormatError, combo_key
 from edge.http.httpcache import GZIP_MIN_BYTES, gzip_bytes
+from edge.search import Searcher
 
 log = logging.getLogger("edge.directory")
 
@@ -164,6 +166,7 @@ class Build:
 
     directory: Directory
     index: Index
+    searcher: Searcher
     documents: dict[str, Document]  # slug -> by-slug answer
     list_tag: bytes  # seed of the list pages' entity tags: build id and cursor secret
     loaded_at: float
@@ -200,9 +203,11 @@ def prepare(directory: Directory, secret: bytes) -> Build:
     list_tag = hashlib.blake2b(
         b"list\0" + secret_print + b"\0" + directory.build_id.encode(), digest_size=12
     ).digest()
+    index = Index.of(directory)
     return Build(
         directory=directory,
-        index=Index.of(directory),
+        index=index,
+        searcher=Searcher.of(directory, index.sort_keys),
         documents=documents,
         list_tag=list_tag,
         loaded_at=time.time(),

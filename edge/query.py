@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from contract import textsearch
 from contract.countries import COUNTRIES, NOT_ASSIGNED
 from contract.endpoints import Endpoint, Param
 from contract.resources import COMMISSION_ID_PATTERN
@@ -32,9 +33,10 @@ _COMMISSION_ID = re.compile(COMMISSION_ID_PATTERN.strip("^$"))
 # Surrogates cannot arrive over HTTP (undecodable bytes become U+FFFD) but are refused too.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 MAX_STRING = 200
-# Cursors we issue are under 200 characters; the bound keeps every valid URL far below the
-# HTTP layer's 8 KiB request-line limit, even with other parameters percent-encoded.
-MAX_CURSOR = 256
+# Cursors we issue are under 500 characters (a `sort=name` cursor carries the folded name,
+# at most textsearch.NAME_KEY_MAX characters); the bound keeps every valid URL far below
+# the HTTP layer's 8 KiB request-line limit, even with other parameters percent-encoded.
+MAX_CURSOR = 512
 
 
 def _integer(p: Param, raw: str) -> int:
@@ -111,6 +113,20 @@ def _string(p: Param, raw: str) -> str:
     return raw
 
 
+def _search(p: Param, raw: str) -> tuple[str, ...]:
+    """A full-text query as its distinct folded terms (contract.textsearch)."""
+    _string(p, raw)
+    terms = textsearch.query_terms(raw)
+    if not terms:
+        raise invalid(
+            p.name,
+            f"{p.name} must hold a word of at least {textsearch.MIN_TERM} letters or digits",
+        )
+    if len(terms) > textsearch.MAX_TERMS:
+        raise invalid(p.name, f"{p.name} may hold at most {textsearch.MAX_TERMS} words")
+    return terms
+
+
 def _cursor(p: Param, raw: str) -> str:
     if len(raw) > MAX_CURSOR:
         raise ApiError("invalid_cursor", "cursor is not one this API issued", param=p.name)
@@ -125,6 +141,7 @@ PARSERS: dict[str, Callable[[Param, str], Any]] = {
     "date": _date,
     "instant": _instant,
     "string": _string,
+    "search": _search,
     "cursor": _cursor,
 }
 

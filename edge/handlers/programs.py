@@ -1,20 +1,24 @@
 """GET /v1/programs and /v1/programs/{slug}: answered from the build held in memory.
 
-A list request costs a query parse, a shard lookup, two binary searches and a copy of at
-most `limit` pre-serialised rows; no row is parsed, sorted or serialised here.
+A list request without search, typed filters or another sort costs a query parse, a shard
+lookup, two binary searches and a copy of at most `limit` pre-serialised rows; the others
+walk the smallest list of their filters from one bisection (`edge.search`). No row is
+parsed, sorted or serialised here.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
+from urllib.parse import quote
 
 import orjson
 from aiohttp import web
 
 from accounts.keyring import Keyring
-from contract.endpoints import PROGRAM, PROGRAMS
+from contract.endpoints import DIRECTORY_FILTERS, PROGRAM, PROGRAM_FACETS, PROGRAMS
+from contract.searchindex import CREATED_AT, NAME, SCORE
 from contract.vocabulary import SCORE_MAX, SCORE_MIN
 from edge import appkeys, cursor
 from edge.directory import Build, RenderedPage, select_page
@@ -24,9 +28,11 @@ from edge.http.httpcache import CACHE_CONTROL, GZIP_MIN_BYTES, VARY, accepts_gzi
 from edge.http.middlewares import ignore_expectation
 from edge.links import request_origin, valid_authority
 from edge.query import parse_query
+from edge.search import Key, Query
 
-# The list filters, in the endpoint's order: what a cursor is bound to (limit is not).
-FILTERS = ("vertical", "model", "market", "recurring", "minScore")
+# The list filters, in the endpoint's order, and the sort: what a cursor is bound to (limit
+# is not).
+FILTERS = (*(p.name for p in DIRECTORY_FILTERS), "sort")
 JSON = "application/json"
 
 
@@ -34,6 +40,14 @@ def setup(app: web.Application) -> None:
     """Register the directory routes (the build is edge.lifecycle.directory_context's)."""
     app.router.add_get(
         PROGRAMS.path, list_programs, name=PROGRAMS.name, expect_handler=ignore_expectation
+    )
+    # Before the by-slug route, which `facets` would otherwise match (the build refuses
+    # that slug: catalog.validation).
+    app.router.add_get(
+        PROGRAM_FACETS.path,
+        program_facets,
+        name=PROGRAM_FACETS.name,
+        expect_handler=ignore_expectation,
     )
     app.router.add_get(
         PROGRAM.path, get_program, name=PROGRAM.name, expect_handler=ignore_expectation
@@ -45,19 +59,62 @@ def setup(app: web.Application) -> None:
 NO_SUCH_SLUG = "no published programme has this slug"
 
 
+def cursor_filters(query: dict[str, Any]) -> dict[str, Any]:
+    """What a cursor is bound to: the filters and the sort. The default sort is left out,
+    so that a cursor of the directory order is the same whether `sort=score` is given."""
+    filters = {name: query.get(name) for name in FILTERS}
+    if filters["sort"] == SCORE:
+        filters["sort"] = None
+    return filters
+
+
 def cursor_position(
-    secret: Keyring, token: str | None, filters: dict[str, Any]
-) -> tuple[int, str] | None:
-    """The (score, slug) a cursor resumes after; ApiError(invalid_cursor) when it is not ours."""
+    secret: Keyring, token: str | None, filters: dict[str, Any], sort: str = SCORE
+) -> Key | None:
+    """The sort key a cursor resumes after, ascending in `sort`'s order: (-score, slug),
+    (name key, slug), (-cookieDays, slug) or (-createdAt, slug); ApiError(invalid_cursor)
+    when the cursor is not ours or not for these filters and sort."""
     if token is None:
         return None
     position = cursor.decode(secret, token, PROGRAMS.name, filters)
     match position:
+        case [str(name), str(slug)] if sort == NAME:
+            return name, slug
         case [int(score), str(slug)] if (
-            not isinstance(score, bool) and SCORE_MIN <= score <= SCORE_MAX
+            sort == SCORE and not isinstance(score, bool) and SCORE_MIN <= score <= SCORE_MAX
         ):
-            return score, slug
+            return -score, slug
+        case [int(value), str(slug)] if sort not in (SCORE, NAME) and not isinstance(value, bool):
+            return -value, slug
     raise ApiError("invalid_cursor", "cursor is not one this API issued", param="cursor")
+
+
+def select_rows(
+    build: Build, query: Query, after: Key | None, limit: int
+) -> tuple[Sequence[int], bool]:
+    """The ranks of the page after the sort key `after` (`cursor_position`'s), and whether
+    more follow: the shard seek for a plain query, the search walk for the others."""
+    if query.plain:
+        after_score = None if after is None else (-after[0], after[1])
+        page = select_page(
+            build.index, query.combo, min_score=query.min_score, after=after_score, limit=limit
+        )
+        return page.ranks, page.has_more
+    return build.searcher.select(query, after, limit)
+
+
+def position_of(build: Build, sort: str, rank: int) -> list[Any]:
+    """What a cursor carries for the last row of a page: its sort value and slug."""
+    directory = build.directory
+    slug = directory.slugs[rank]
+    if sort == SCORE:
+        return [directory.scores[rank], slug]
+    columns = directory.search.columns
+    if sort == NAME:
+        return [columns["nameKey"][rank], slug]
+    if sort == CREATED_AT:
+        return [columns["createdAt"][rank], slug]
+    return [columns["cookieDays"][rank], slug]
 
 
 def list_etag(build: Build, query: dict[str, Any]) -> str:
@@ -74,9 +131,13 @@ def list_etag(build: Build, query: dict[str, Any]) -> str:
 
 def next_link(request: web.Request, next_cursor: str) -> str:
     """The path and query of the next page: the same parameters, the new cursor."""
-    # Every value got here through parse_query, so it is letters and digits only (cursors
-    # are base64url and '.'): nothing to percent-encode.
-    pairs = [f"{name}={value}" for name, value in request.query.items() if name != "cursor"]
+    # Every name got here through parse_query (letters only), and so did every value, but
+    # `q` and `platform` are free text: values are percent-encoded.
+    pairs = [
+        f"{name}={quote(value, safe='')}"
+        for name, value in request.query.items()
+        if name != "cursor"
+    ]
     pairs.append(f"cursor={next_cursor}")
     return f"{request.path}?{'&'.join(pairs)}"
 
@@ -97,9 +158,10 @@ def page_body(
 def render_page(request: web.Request, build: Build | None) -> RenderedPage:
     """Validate the query and render its page from `build` (503 when there is none)."""
     query = parse_query(PROGRAMS, request.query.items())
-    filters = {name: query.get(name) for name in FILTERS}
+    filters = cursor_filters(query)
     secret = request.app[appkeys.SECRET]
-    after = cursor_position(secret, query.get("cursor"), filters)
+    wanted = Query.of(query)
+    after = cursor_position(secret, query.get("cursor"), filters, wanted.sort)
     if build is None:
         raise unavailable(
             "the directory is not loaded yet; retry later",
@@ -107,20 +169,13 @@ def render_page(request: web.Request, build: Build | None) -> RenderedPage:
         )
     directory = build.directory
     limit: int = query["limit"]
-    page = select_page(
-        build.index,
-        (filters["vertical"], filters["model"], filters["market"], filters["recurring"]),
-        min_score=filters["minScore"],
-        after=after,
-        limit=limit,
-    )
+    ranks, has_more = select_rows(build, wanted, after, limit)
     next_cursor = link = None
-    if page.has_more:
-        last = page.ranks[-1]
-        position = [directory.scores[last], directory.slugs[last]]
+    if has_more:
+        position = position_of(build, wanted.sort, ranks[-1])
         next_cursor = cursor.encode(secret, PROGRAMS.name, filters, position)
         link = next_link(request, next_cursor)
-    body = page_body(directory.rows, page.ranks, limit, page.has_more, next_cursor)
+    body = page_body(directory.rows, ranks, limit, has_more, next_cursor)
     return RenderedPage(body=body, etag=list_etag(build, query), next_link=link)
 
 
@@ -140,14 +195,51 @@ def page_headers(page: RenderedPage, origin: str, etag: str) -> dict[str, str]:
 
 
 async def list_programs(request: web.Request) -> web.StreamResponse:
+    return await _answer(request, request.rel_url.raw_query_string, render_page)
+
+
+# Facet answers share the build's page cache under keys no list query string can be: a
+# space cannot appear in a request's raw query string.
+FACETS_KEY = "facets "
+
+
+def facets_etag(build: Build, query: dict[str, Any]) -> str:
+    """A strong tag for one facets answer: the build plus the parsed filters."""
+    canonical = "\x1f".join(["facets", *(str(query.get(p.name)) for p in DIRECTORY_FILTERS)])
+    digest = hashlib.blake2b(build.list_tag + canonical.encode(), digest_size=12).hexdigest()
+    return f'"{digest}"'
+
+
+def render_facets(request: web.Request, build: Build | None) -> RenderedPage:
+    """Validate the query and count its facets in `build` (503 when there is none)."""
+    query = parse_query(PROGRAM_FACETS, request.query.items())
+    if build is None:
+        raise unavailable(
+            "the directory is not loaded yet; retry later",
+            request.app[appkeys.CONFIG].retry_after,
+        )
+    body = orjson.dumps({"data": build.searcher.facets(Query.of(query))})
+    return RenderedPage(body=body, etag=facets_etag(build, query), next_link=None)
+
+
+async def program_facets(request: web.Request) -> web.StreamResponse:
+    return await _answer(request, FACETS_KEY + request.rel_url.raw_query_string, render_facets)
+
+
+async def _answer(
+    request: web.Request,
+    key: str,
+    render: Callable[[web.Request, Build | None], RenderedPage],
+) -> web.StreamResponse:
+    """A directory answer from the build's page cache, rendered on a miss; ETag, 304 and
+    gzip alike for list pages and facets."""
     # One read of the reference: this request runs on this build even if a reload swaps it.
     build = _current(request)
-    key = request.rel_url.raw_query_string
     page = build.pages.get(key) if build is not None else None
     if page is None:
         # A bad query is answered 400, then no build 503.
-        page = render_page(request, build)
-        assert build is not None  # render_page answered 503 without one
+        page = render(request, build)
+        assert build is not None  # render answered 503 without one
         build.pages.put(key, page)
     assert build is not None  # a page was found in, or put into, its pages
     asked = request.headers

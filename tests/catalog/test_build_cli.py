@@ -240,8 +240,8 @@ def test_no_site_builds_the_apis_files_alone(content: Content, run_cli: CliRunne
     assert "docs/reference/index.html" in docs and "docs/index.html" in docs
     assert "index.html" in with_site
     assert set(api) == {
-        "api/rows.jsonl", "api/keys.json", "api/shards.jsonl",
-        "api/programs/acme.json", "api/programs/other.json",
+        "api/rows.jsonl", "api/keys.json", "api/shards.jsonl", "api/search.json",
+        "api/search.bin", "api/programs/acme.json", "api/programs/other.json",
     }  # fmt: skip
     done = run_cli(*paths, "--no-site", cwd=content.root)
     assert done.returncode == 0, done.stderr

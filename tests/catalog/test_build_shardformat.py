@@ -1,14 +1,18 @@
-"""Shard format 2: every page in api/shards.jsonl, found through the manifest's byte ranges."""
+"""Shard format 3: every page in api/shards.jsonl, found through the manifest's byte ranges."""
 
 from __future__ import annotations
 
+import random
+from array import array
 from collections.abc import Callable
 from pathlib import Path
 
 import orjson
 import pytest
 from buildkit import Content, submission
+from support.distwriter import random_programme
 
+from contract import searchindex
 from contract import shardformat as sf
 
 
@@ -37,7 +41,7 @@ def test_a_range_request_gives_one_combination(content: Content, no_site: None) 
     catalogue(content)
     content.build()
     manifest = orjson.loads((content.out / sf.MANIFEST).read_bytes())
-    assert manifest["format"] == sf.FORMAT_VERSION == 2
+    assert manifest["format"] == sf.FORMAT_VERSION == 3
     blob = (content.out / sf.SHARDS).read_bytes()
     directory = sf.load(content.out)
     assert set(manifest["shards"]) == set(directory.shards)
@@ -55,8 +59,9 @@ def test_a_rebuild_after_one_change_writes_a_handful_of_files(
     content.build()
     content.add("prog-0", submission(vertical="saas", cookieDays="365"))  # re-scored
     result = content.build()
-    # rows, keys, shards, the programme's document, the manifest; the rest is linked
-    assert result.written == 5
+    # rows, keys, shards, search.json and search.bin, the programme's document, the
+    # manifest; the rest is linked
+    assert result.written == 7
     assert result.written + result.linked == result.files
 
 
@@ -119,9 +124,83 @@ def missing_shards(root: Path) -> None:
     (root / sf.SHARDS).unlink()
 
 
+def rewrite_search(change: Callable[[dict], None]) -> Callable[[Path], None]:
+    def breakage(root: Path) -> None:
+        doc = orjson.loads((root / sf.SEARCH).read_bytes())
+        change(doc)
+        (root / sf.SEARCH).write_bytes(orjson.dumps(doc))
+
+    breakage.__name__ = f"search_{change.__name__}"
+    return breakage
+
+
+def other_build(doc: dict) -> None:
+    doc["buildId"] = "another"
+
+
+def unsorted_words(doc: dict) -> None:
+    doc["words"] = "\n".join(reversed(doc["words"].split("\n")))
+
+
+def short_names(doc: dict) -> None:
+    doc["nameKeys"] = doc["nameKeys"].rpartition("\n")[0]
+
+
+def rewrite_section(name: str, change: Callable[[array], None]) -> Callable[[Path], None]:
+    """Change one array of api/search.bin in place (its length kept)."""
+
+    def breakage(root: Path) -> None:
+        doc = orjson.loads((root / sf.SEARCH).read_bytes())
+        blob = bytearray((root / sf.BINARY).read_bytes())
+        at = 0
+        for section, typecode, count in doc["sections"]:
+            data = array(typecode)
+            size = data.itemsize * count
+            if section == name:
+                data.frombytes(bytes(blob[at : at + size]))
+                change(data)
+                blob[at : at + size] = data.tobytes()
+            at += size
+        (root / sf.BINARY).write_bytes(bytes(blob))
+
+    breakage.__name__ = f"{name}_{change.__name__}"
+    return breakage
+
+
+def repeat_first(data: array) -> None:
+    data[0] = data[1]
+
+
+def grow_first(data: array) -> None:
+    data[0] += 1
+
+
+def out_of_bounds_last(data: array) -> None:
+    data[-1] = 10**6
+
+
+def missing_search(root: Path) -> None:
+    (root / sf.SEARCH).unlink()
+
+
+def truncated_binary(root: Path) -> None:
+    blob = (root / sf.BINARY).read_bytes()
+    (root / sf.BINARY).write_bytes(blob[:-2])
+
+
 @pytest.mark.parametrize(
     "breakage",
     [
+        rewrite_search(other_build),
+        rewrite_search(unsorted_words),
+        rewrite_search(short_names),
+        rewrite_section("order.name", repeat_first),
+        rewrite_section("wordCounts", grow_first),
+        rewrite_section("postings", out_of_bounds_last),
+        rewrite_section("vertical", out_of_bounds_last),
+        rewrite_section("marketStarts", grow_first),
+        truncated_binary,
+        missing_search,
         rewrite_manifest(grow_last_range),
         rewrite_manifest(shift_first_range),
         rewrite_manifest(miscount),
@@ -146,14 +225,23 @@ def test_load_refuses_an_inconsistent_build(
         sf.load(content.out)
 
 
+def bare_search(build_id: str, slugs: list[str]) -> tuple[bytes, bytes]:
+    """A consistent search index for rows of these slugs."""
+    rng = random.Random(1)
+    return searchindex.encode(build_id, [random_programme(rng, slug) for slug in slugs], slugs)
+
+
 def test_load_refuses_a_short_page_before_the_last(tmp_path: Path) -> None:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(sf, "PAGE_SIZE", 2)
         rows = [sf.encode_row({"slug": f"s{i}"}) for i in range(4)]
+        search = bare_search("b", [f"s{i}" for i in range(4)])
         files = {
             sf.ROWS: sf.encode_rows(rows),
             sf.KEYS: sf.encode_keys("b", [1] * 4, [f"s{i}" for i in range(4)]),
             sf.SHARDS: b"[0]\n[1,2]\n[3]\n",  # 3 pages for 4 ranks in pages of 2
+            sf.SEARCH: search[0],
+            sf.BINARY: search[1],
         }
         index = {"any.any.any.any": [4, 0, len(files[sf.SHARDS])]}
         files[sf.MANIFEST] = sf.encode_manifest("b", {"programs": 4}, index)

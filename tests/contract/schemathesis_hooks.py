@@ -1,16 +1,19 @@
 """Schemathesis hooks for the contract run (loaded with SCHEMATHESIS_HOOKS=schemathesis_hooks).
 
-The document does not say three rules of the API, so a request that the document calls valid
+The document does not say four rules of the API, so a request that the document calls valid
 can still be refused with a documented 400:
 - a cursor is valid only for the endpoint and the filters it was issued with;
 - `from` must not be later than `to`;
 - a `market` is one of the officially assigned country codes (the document gives the shape,
-  two letters, and refers to the list rather than spelling 249 codes out in a pattern).
+  two letters, and refers to the list rather than spelling 249 codes out in a pattern);
+- `q` holds 1 to `textsearch.MAX_TERMS` words of at least `textsearch.MIN_TERM` letters or
+  digits once accents are folded (contract.textsearch), which no portable pattern says.
 For *positive* cases only (the ones schemathesis expects the API to accept), this hook makes
 the request obey those rules before it is sent: it swaps `from`/`to` when reversed, drops
-a market that is not assigned, and drops a cursor the API did not issue for these filters
-(every cursor, when the edge's secret is not given in CONTRACT_CURSOR_SECRET: none can be
-checked then). Negative cases are sent as
+a market that is not assigned, keeps the first words of a `q` with too many and adds one to
+a `q` with none, and drops a cursor the API did not issue for these filters (every cursor,
+when the edge's secret is not given in CONTRACT_CURSOR_SECRET: none can be checked then).
+Negative cases are sent as
 generated, and every check still runs on every response.
 
 Loaded through SCHEMATHESIS_HOOKS, or by the project's schemathesis.toml when schemathesis
@@ -24,14 +27,18 @@ from typing import Any
 
 import schemathesis
 
+from contract import textsearch
 from contract.countries import COUNTRIES
-from contract.endpoints import COMMISSIONS, PROGRAMS, Endpoint
+from contract.endpoints import COMMISSIONS, PROGRAM_FACETS, PROGRAMS, Endpoint
 from edge import cursor
+from edge.handlers.programs import cursor_filters
 from edge.http.errors import ApiError
 from edge.query import parse_query
 
 SECRET_ENV = "CONTRACT_CURSOR_SECRET"
 LIST_ENDPOINTS: dict[str, Endpoint] = {PROGRAMS.path: PROGRAMS, COMMISSIONS.path: COMMISSIONS}
+# Paths taking `q` (a full-text query).
+SEARCH_PATHS = {PROGRAMS.path, PROGRAM_FACETS.path}
 
 
 def wire(value: Any) -> str:
@@ -47,8 +54,11 @@ def issued_for(endpoint: Endpoint, query: dict[str, Any], secret: bytes) -> bool
         values = parse_query(endpoint, [(name, wire(value)) for name, value in query.items()])
     except ApiError:
         return None
-    filters = {p.name: values.get(p.name) for p in endpoint.params if p.kind != "cursor"}
-    filters.pop("limit", None)  # a cursor is not bound to the page size
+    if endpoint is PROGRAMS:
+        filters = cursor_filters(values)
+    else:
+        filters = {p.name: values.get(p.name) for p in endpoint.params if p.kind != "cursor"}
+        filters.pop("limit", None)  # a cursor is not bound to the page size
     try:
         cursor.decode(secret, values["cursor"], endpoint.name, filters)
     except ApiError:
@@ -61,16 +71,21 @@ def before_call(context: schemathesis.HookContext, case: Any, kwargs: dict[str, 
     meta = case.meta
     if meta is None or not meta.generation.mode.is_positive:
         return
-    endpoint = LIST_ENDPOINTS.get(case.operation.path)
     query = case.query
-    if endpoint is None or not isinstance(query, dict):
+    if not isinstance(query, dict):
+        return
+    if case.operation.path in SEARCH_PATHS and isinstance(query.get("q"), str):
+        terms = textsearch.query_terms(query["q"])
+        query["q"] = " ".join(terms[: textsearch.MAX_TERMS]) if terms else query["q"][:-3] + " ab"
+    market = query.get("market")  # the list and the facets take one
+    if isinstance(market, str) and market.upper() not in COUNTRIES:
+        del query["market"]
+    endpoint = LIST_ENDPOINTS.get(case.operation.path)
+    if endpoint is None:
         return
     low, high = query.get("from"), query.get("to")
     if isinstance(low, str) and isinstance(high, str) and low > high:
         query["from"], query["to"] = high, low
-    market = query.get("market")
-    if isinstance(market, str) and market.upper() not in COUNTRIES:
-        del query["market"]
     if "cursor" in query:
         secret = os.environ.get(SECRET_ENV)
         if secret is None or issued_for(endpoint, query, secret.encode()) is False:

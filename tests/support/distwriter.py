@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from contract import searchindex
 from contract import shardformat as sf
 from contract import vocabulary as v
 from contract.resources import PROGRAM
@@ -124,7 +125,13 @@ def directory_of(programmes: Iterable[Programme], build_id: str = "in-memory") -
         slugs=[p["slug"] for p in ordered],
         shards={key: array("I", ranks) for key, ranks in shards_of(ordered).items()},
         counts={"programs": len(ordered)},
+        search=searchindex.decode(*search_blobs(build_id, ordered), build_id, len(ordered)),
     )
+
+
+def search_blobs(build_id: str, ordered: Sequence[Programme]) -> tuple[bytes, bytes]:
+    """`api/search.json` and `api/search.bin` of programmes in directory order."""
+    return searchindex.encode(build_id, ordered, [p["slug"] for p in ordered])
 
 
 def write_dist(root: Path, programmes: Iterable[Programme], build_id: str) -> None:
@@ -139,6 +146,7 @@ def write_dist(root: Path, programmes: Iterable[Programme], build_id: str) -> No
         ),
     }
     files[sf.SHARDS], index = sf.encode_shards(shards)
+    files[sf.SEARCH], files[sf.BINARY] = search_blobs(build_id, ordered)
     for p, row in zip(ordered, rows, strict=True):
         files[sf.program_path(p["slug"])] = sf.encode_document(row)
     for rel, data in files.items():
