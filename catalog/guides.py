@@ -25,7 +25,15 @@ GUIDES_DIR = guides_dir()
 DOCS = "docs"
 INDEX = "README.md"
 # The guides in reading order; any other guide in the folder follows, by name.
-ORDER = ("getting-started", "pagination", "rate-limits", "caching", "errors", "amounts")
+ORDER = (
+    "getting-started",
+    "pagination",
+    "search",
+    "rate-limits",
+    "caching",
+    "errors",
+    "amounts",
+)
 
 
 def title_of(text: str) -> str:
