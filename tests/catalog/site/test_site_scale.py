@@ -30,7 +30,9 @@ def test_twenty_thousand_programmes(capsys):
             f"in {wall:.1f} s ({cpu:.1f} s CPU)"
         )
     assert cpu < CPU_SECONDS_MAX
-    assert sum(p.startswith("programs/") for p in files) == COUNT
+    # Each programme's page and its Markdown twin.
+    assert sum(p.startswith("programs/") and p.endswith(".html") for p in files) == COUNT
+    assert sum(p.startswith("programs/") and p.endswith(".md") for p in files) == COUNT
     per_vertical = -(-COUNT // len(VERTICALS) // PER_PAGE)
     per_model = -(-COUNT // len(MODELS) // PER_PAGE)
     assert f"verticals/saas/page/{per_vertical}/index.html" in files
