@@ -40,11 +40,22 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "search_programs",
         "Search affiliate programmes",
-        "Published affiliate programmes, highest score first, filtered by the arguments. "
-        "Answers the API's page: `data` (the programmes) and `page` (`hasMore`, "
-        "`nextCursor`). For the next page, call again with the same filters and "
-        "`cursor` set to `page.nextCursor`.",
+        "Published affiliate programmes matching the arguments: `q` (words that must begin "
+        "words of the name, pitch, site or commission; any case, accents optional) and the "
+        "filters, in the order `sort` names (highest score first by default). Answers the "
+        "API's page: `data` (the programmes) and `page` (`hasMore`, `nextCursor`). For the "
+        "next page, call again with the same filters and `cursor` set to `page.nextCursor`.",
         e.PROGRAMS,
+        reads_account=False,
+    ),
+    ToolSpec(
+        "count_programs",
+        "Count affiliate programmes per facet",
+        "For the same arguments as search_programs (no sort or paging), how many published "
+        "programmes match in total and per value of each facet (vertical, model, market, "
+        "recurring, payout, platform, commission mode): to see which filters are worth "
+        "trying before listing.",
+        e.PROGRAM_FACETS,
         reads_account=False,
     ),
     ToolSpec(

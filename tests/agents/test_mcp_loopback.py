@@ -95,6 +95,10 @@ async def test_every_tool_answers_what_the_api_answers(live_api: LiveApi):
         http = await api_get(live_api, "/v1/programs", {k: str(v) for k, v in filters.items()})
         assert page == http.json() and page["data"]
 
+        # count_programs: the API's facet counts for the same filters.
+        counted = answer(await client.call_tool("count_programs", {"recurring": True}))
+        http = await api_get(live_api, "/v1/programs/facets", {"recurring": "true"})
+        assert http.status == 200 and counted == http.json() and counted["data"]["total"] > 0
         # get_program: byte for byte the API's body.
         slug = first["data"][0]["slug"]
         result = await client.call_tool("get_program", {"slug": slug})

@@ -44,8 +44,14 @@ def test_each_schema_is_its_endpoints_parameters_as_the_openapi_document_has_the
         assert {"type", "description"} <= set(declared)
 
 
-def test_the_tools_cover_the_four_endpoints_and_only_the_account_ones_need_a_key():
-    assert [spec.endpoint for spec in TOOLS] == [e.PROGRAMS, e.PROGRAM, e.ME, e.COMMISSIONS]
+def test_the_tools_cover_the_endpoints_and_only_the_account_ones_need_a_key():
+    assert [spec.endpoint for spec in TOOLS] == [
+        e.PROGRAMS,
+        e.PROGRAM_FACETS,
+        e.PROGRAM,
+        e.ME,
+        e.COMMISSIONS,
+    ]
     assert [spec.name for spec in TOOLS if spec.reads_account] == [
         "get_account",
         "list_commissions",
