@@ -56,6 +56,7 @@ TEXT_LIMITS = {
 }
 STATUS_LIMIT = commission.TEXT_LIMITS["raw_status"]
 MAX_REPORTED = 20
+PROBLEMS_KEPT = 10_000  # then only the first MAX_REPORTED, and a count of the others
 FORMATS = ("csv", "jsonl")
 
 _AMOUNT_INPUT = re.compile(
@@ -83,14 +84,16 @@ class Problem:
 class ExportError(Exception):
     """The export has problems; nothing of it may be imported."""
 
-    def __init__(self, problems: list[Problem]) -> None:
-        super().__init__(f"{len(problems)} problem(s)")
+    def __init__(self, problems: list[Problem], more: int = 0) -> None:
+        super().__init__(f"{len(problems) + more} problem(s)")
         self.problems = problems
+        self.more = more  # problems found after those listed, and not kept
 
     def render(self, source: str) -> list[str]:
         lines = [p.render(source) for p in self.problems[:MAX_REPORTED]]
-        if len(self.problems) > MAX_REPORTED:
-            lines.append(f"{source}: ... and {len(self.problems) - MAX_REPORTED} more problems")
+        hidden = len(self.problems) + self.more - MAX_REPORTED
+        if hidden > 0:
+            lines.append(f"{source}: ... and {hidden} more problems")
         return lines
 
 
@@ -539,10 +542,11 @@ def decode(data: bytes) -> str:
 
 
 class FirstLines:
-    """The line each external id of a file is first seen on, in about 25 bytes an id: a
-    table (open addressing) of the ids' 128-bit digests, not the ids (a dict of them takes
-    over 100 bytes each, more than a million-row file's rows need at a time). Two ids with
-    one digest, taken for a repeat, have odds near 1e-27 in a file of a million rows."""
+    """The line each external id of a file is first seen on, in 25 to 50 bytes an id: a
+    table (open addressing, 20-byte slots kept 40 to 80% full) of the ids' 128-bit
+    digests, not the ids (a dict of them takes over 100 bytes an id: more than a
+    million-row file's rows need at a time). Two ids with one digest, taken for a repeat,
+    have odds near 1e-27 in a file of a million rows."""
 
     def __init__(self) -> None:
         self._high, self._low, self._lines = _slots(1 << 12)
@@ -600,7 +604,12 @@ def read_export(
     records = read_csv(lines, problems) if fmt == "csv" else read_jsonl(lines, problems)
     rows: list[NewCommission] = []
     first_seen = FirstLines()  # the one part of an import that grows with the file
+    more = 0
     for line, record in records:
+        if len(problems) > PROBLEMS_KEPT:  # a file all wrong: keep what will be printed
+            problems.sort(key=lambda p: p.line)
+            more += len(problems) - MAX_REPORTED
+            del problems[MAX_REPORTED:]
         row, row_problems = parse_record(record, line, network, statuses, zone, latest)
         problems.extend(row_problems)
         if row is None:
@@ -618,7 +627,7 @@ def read_export(
             rows = []
     if problems:
         problems.sort(key=lambda p: p.line)
-        raise ExportError(problems)
+        raise ExportError(problems, more)
     if rows:
         yield rows
 

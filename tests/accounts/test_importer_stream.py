@@ -136,3 +136,15 @@ async def test_a_stream_of_chunks_is_one_transaction(admin_store: AccountStore):
         account.uid, "awin", iter([commissions("A", 5, "2.00"), commissions("B", 7)])
     )
     assert (again.inserted, again.updated, again.unchanged) == (2, 5, 5)
+
+
+def test_a_file_all_wrong_keeps_the_problems_it_prints_and_counts_the_others(monkeypatch):
+    monkeypatch.setattr(importer, "PROBLEMS_KEPT", 50)
+    text = HEADER + "\n" + "".join(f"E{i},x,EUR,2026-01-01\n" for i in range(500))
+    with pytest.raises(ExportError) as refused:
+        parse_export(text, "csv", "awin", STATUSES)
+    assert len(refused.value.problems) <= 51
+    shown = refused.value.render("f")
+    assert shown[0].startswith("f:2: commissionAmount:")
+    assert shown[19].startswith("f:21: commissionAmount:")
+    assert shown[20:] == ["f: ... and 480 more problems"]
