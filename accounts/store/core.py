@@ -91,6 +91,10 @@ class Dialect:
     # sqlite3 gives up the GIL at every row, and each row then waits for the busy event
     # loop's thread; one aggregated row waits once.
     json_pages: bool
+    # The server ends a transaction left idle past a limit (PostgreSQL's
+    # idle_in_transaction_session_timeout, the store's timeout plus a second): a stream of
+    # chunks, idle while its caller reads the next one, sets STREAM_IDLE for its own.
+    idle_timeout: bool
 
 
 class Session(Protocol):
@@ -622,38 +626,33 @@ async def upsert_commissions(
     network: str,
     chunks: Iterable[Sequence[NewCommission]],
     now: str,
+    *,
+    stream: bool = False,
 ) -> ImportResult:
     """Insert or update by (account, network, external_id), chunk by chunk in the caller's
     one transaction; rows as they stand are left. Each chunk is checked (`check_batch`)
-    before it is written: an invalid row, or an external_id seen before, raises and rolls
-    the whole transaction back. `chunks` may be a generator reading a file: it runs
-    between the statements, in this transaction (memory holds one chunk at a time)."""
+    before it is written: an invalid row raises and rolls the whole transaction back.
+    `stream`: `chunks` is an iterator, e.g. a generator reading a file, run between the
+    statements (memory holds one chunk at a time), and an external_id of an earlier chunk
+    is refused too; otherwise the caller has checked the chunks together."""
     row_id = await account_id(s, account_uid)
     if s.dialect.concurrent_writes:
         # Imports of one (account, network) one at a time: each sees what the one before
         # committed, and counts inserted/updated exactly.
         key = lock_key(f"import:{row_id}:{network}")
         await s.execute("SELECT pg_advisory_xact_lock(?)", key)
+    if stream:
+        if s.dialect.idle_timeout:
+            await s.execute(f"SET LOCAL idle_in_transaction_session_timeout = {STREAM_IDLE * 1000}")
+        await s.execute(f"CREATE TEMPORARY TABLE {_STREAMED_IDS} (external_id text PRIMARY KEY)")
     latest = latest_instant()
     inserted = updated = unchanged = 0
-    first: list[str] | None = None  # the first chunk's ids, until a second one comes
-    streamed = False
     for rows in chunks:
         check_batch(rows, latest)
-        ids = [r.external_id for r in rows]
-        if first is None:
-            first = ids
-        else:
+        if stream:
             # A later chunk's repeat of an id would update a row this transaction wrote and
             # break the counts: the ids written so far are kept by the database, not here.
-            if not streamed:
-                await s.execute(
-                    f"CREATE TEMPORARY TABLE {_STREAMED_IDS} (external_id text PRIMARY KEY)"
-                )
-                await _note_written(s, first)
-                streamed = True
-                first = []
-            await _note_written(s, ids)
+            await _note_written(s, [r.external_id for r in rows])
         partial = [r.external_id for r in rows if r.stated is not None]
         complete = with_stored(rows, await stored_values(s, row_id, network, partial))
         if s.dialect.arrays:
@@ -679,10 +678,14 @@ async def upsert_commissions(
             inserted += new
             updated += written - new
             unchanged += stored - (written - new)
-    if streamed:
+    if stream:
         await s.execute(f"DROP TABLE {_STREAMED_IDS}")
     return ImportResult(inserted, updated, unchanged)
 
+
+# Seconds a stream's transaction may wait for its next chunk (a file's 10,000 rows read
+# and checked: about a second); a longer wait is a caller gone, and the server ends it.
+STREAM_IDLE = 600
 
 # The external ids a stream of chunks has written, in its transaction: a temporary table
 # (rolled back with it, dropped at its end), its primary key finding a repeat.
@@ -1098,7 +1101,7 @@ class SqlStore(abc.ABC):
         check_network(network)
         now = self._now()
         return await self._run_write(
-            lambda s: upsert_commissions(s, account_uid, network, chunks, now)
+            lambda s: upsert_commissions(s, account_uid, network, chunks, now, stream=True)
         )
 
     # --- the sync worker and the connection commands ---

@@ -4,6 +4,7 @@ store transaction that a problem anywhere rolls back."""
 from __future__ import annotations
 
 import io
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -12,7 +13,7 @@ from support.accountkit import new_account
 from accounts import importer
 from accounts.importer import ExportError, FirstLines, decode, parse_export, read_export, text_lines
 from accounts.statusmap import load_status_map
-from accounts.store import AccountStore
+from accounts.store import AccountStore, open_store
 from accounts.store.base import NewCommission
 
 STATUSES = load_status_map()
@@ -148,3 +149,22 @@ def test_a_file_all_wrong_keeps_the_problems_it_prints_and_counts_the_others(mon
     assert shown[0].startswith("f:2: commissionAmount:")
     assert shown[19].startswith("f:21: commissionAmount:")
     assert shown[20:] == ["f: ... and 480 more problems"]
+
+
+async def test_a_stream_may_wait_for_its_chunks_longer_than_the_store_timeout(database):
+    # The caller reads and checks each chunk while the transaction waits: PostgreSQL's
+    # backstop for a transaction left idle (the timeout plus a second) must not end it.
+    store = await open_store(database, writable=True, readers=1, timeout=0.2)
+    try:
+        account = await new_account(store)
+        await store.connect_network(account.uid, "awin", b"sealed")
+
+        def slow() -> Iterator[list[NewCommission]]:
+            for prefix in "AB":
+                time.sleep(1.5)  # as a chunk read on the event loop would hold it
+                yield commissions(prefix, 10)
+
+        result = await store.upsert_commission_stream(account.uid, "awin", slow())
+        assert (result.inserted, result.updated, result.unchanged) == (20, 0, 0)
+    finally:
+        await store.close()
