@@ -1,22 +1,28 @@
 """Parsing of commission exports (CSV or JSON Lines) into validated NewCommission rows.
 
-Pure functions: text in, rows or every problem found out. The admin CLI writes the rows in
-one transaction, so a file with one bad row imports nothing. The formats (columns,
-timestamps, amounts) are documented in docs/accounts.md.
+Pure functions over a stream: lines in (text_lines reads them from a file), chunks of
+valid rows out, then every problem found, if any, as ExportError. The admin CLI writes
+the chunks as they come in one store transaction (AccountStore.upsert_commission_stream),
+which that error rolls back: a file with one bad row imports nothing, and no file is held
+whole. The formats (columns, timestamps, amounts) are documented in docs/accounts.md.
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import datetime as dt
+import hashlib
 import io
+import itertools
 import json
 import re
 import unicodedata
-from collections.abc import Iterator, Mapping
+from array import array
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 from zoneinfo import ZoneInfo
 
 from accounts import commission, currencies
@@ -50,6 +56,7 @@ TEXT_LIMITS = {
 }
 STATUS_LIMIT = commission.TEXT_LIMITS["raw_status"]
 MAX_REPORTED = 20
+PROBLEMS_KEPT = 10_000  # then only the first MAX_REPORTED, and a count of the others
 FORMATS = ("csv", "jsonl")
 
 _AMOUNT_INPUT = re.compile(
@@ -77,14 +84,16 @@ class Problem:
 class ExportError(Exception):
     """The export has problems; nothing of it may be imported."""
 
-    def __init__(self, problems: list[Problem]) -> None:
-        super().__init__(f"{len(problems)} problem(s)")
+    def __init__(self, problems: list[Problem], more: int = 0) -> None:
+        super().__init__(f"{len(problems) + more} problem(s)")
         self.problems = problems
+        self.more = more  # problems found after those listed, and not kept
 
     def render(self, source: str) -> list[str]:
         lines = [p.render(source) for p in self.problems[:MAX_REPORTED]]
-        if len(self.problems) > MAX_REPORTED:
-            lines.append(f"{source}: ... and {len(self.problems) - MAX_REPORTED} more problems")
+        hidden = len(self.problems) + self.more - MAX_REPORTED
+        if hidden > 0:
+            lines.append(f"{source}: ... and {hidden} more problems")
         return lines
 
 
@@ -261,12 +270,9 @@ def parse_record(
     statuses: StatusMap,
     zone: dt.tzinfo | None = None,
     latest: str | None = None,
-    shared: dict[str, str] | None = None,
 ) -> tuple[NewCommission | None, list[Problem]]:
     """One record (canonical column names) into a commission, or the problems it has.
-    `latest`: the latest instant accepted (default: a day from now). `shared`: one text
-    object per repeated value, across the records of one file (a file's rows are held
-    until written: a currency or a programme name per row adds up)."""
+    `latest`: the latest instant accepted (default: a day from now)."""
     latest = latest or commission.latest_instant(dt.datetime.now(dt.UTC))
     problems: list[Problem] = []
     out: dict[str, Any] = {}
@@ -295,12 +301,6 @@ def parse_record(
     field("subId", lambda x: parse_text(x, TEXT_LIMITS["subId"]))
     if problems:
         return None, problems
-    if shared is not None:
-        # Values most rows repeat (a currency, a status word, a programme) kept once.
-        for name in _REPEATED:
-            value = out[name]
-            if value is not None:
-                out[name] = shared.setdefault(value, value) if len(shared) < SHARED_MAX else value
     status, raw_status = statuses.normalise(network, out["status"])
     row = NewCommission(
         stated=stated_fields(record),
@@ -321,11 +321,6 @@ def parse_record(
     if found is not None:
         return None, [Problem(line, COLUMN_OF[found[0]], found[1])]
     return row, []
-
-
-# The columns whose values repeat from row to row, and how many values are kept once.
-_REPEATED = ("programName", "programExternalId", "status", "currency")
-SHARED_MAX = 10_000
 
 
 def stated_fields(record: Mapping[str, object]) -> frozenset[str] | None:
@@ -362,15 +357,63 @@ def canonical_columns(names: list[str], line: int) -> tuple[list[str | None], li
 
 # --- Files ------------------------------------------------------------------------------
 
+# A file is read READ_BLOCK bytes at a time and written CHUNK_ROWS rows at a time: what an
+# import holds is bounded by these (and by the ids seen, for duplicates), not by the file.
+READ_BLOCK = 1 << 16
+CHUNK_ROWS = 10_000
+LINE_MAX = 1 << 20  # characters in one line of a file; no export row comes near it
+HEAD_MAX = 1 << 20  # characters at the start of a CSV where its delimiter is detected
+
+_CSV_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)")  # as open(newline="") reads lines
+_JSONL_LINE = re.compile(r"[^\n]*\n")  # "\r" before "\n" is JSON whitespace
+
+
+def text_lines(stream: BinaryIO, fmt: str) -> Iterator[str]:
+    """The lines of a UTF-8 export (a BOM dropped), each with its line end, read as a
+    stream: CSV lines end at "\r\n", "\r" or "\n", JSON Lines at "\n" only. ExportError
+    with that one problem for a byte that is not UTF-8 (at its line, counted in "\n") or
+    a line longer than LINE_MAX characters."""
+    decoder = codecs.getincrementaldecoder("utf-8-sig")()
+    ends = _CSV_LINE if fmt == "csv" else _JSONL_LINE
+    newlines = 0  # in the bytes before the block being decoded
+    count = 0  # lines given
+    tail = ""  # the start of a line whose end has not been read yet
+    while True:
+        data = stream.read(READ_BLOCK)
+        try:
+            text = tail + decoder.decode(data, final=not data)
+        except UnicodeDecodeError as exc:
+            # exc.object: the block, after at most 3 bytes of an unfinished character.
+            line = newlines + exc.object[: exc.start].count(b"\n") + 1
+            raise ExportError([Problem(line, "file", "not UTF-8 text")]) from None
+        newlines += data.count(b"\n")
+        if not data:
+            if text:
+                yield text
+            return
+        taken = 0
+        for match in ends.finditer(text):
+            if match.end() == len(text) and text.endswith("\r"):
+                break  # its "\n" may begin the next block
+            if match.end() - taken > LINE_MAX:
+                break
+            yield match.group()
+            count += 1
+            taken = match.end()
+        tail = text[taken:]
+        if len(tail) > LINE_MAX:  # ended or not: the same refusal wherever blocks are cut
+            problem = Problem(count + 1, "line", f"longer than {LINE_MAX} characters")
+            raise ExportError([problem])
+
 
 CSV_DELIMITERS = (",", ";", "\t")
 
 
-def _known_columns(text: str, delimiter: str) -> int:
+def _known_columns(head: list[str], delimiter: str) -> int:
     """How many known column names the header row has when read with `delimiter`: the
     first row with a non-blank cell, as the CSV reader sees it (quoted names unquoted, a
     row of empty cells such as ";;;" skipped, as the records' reading skips it)."""
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    reader = csv.reader(head, delimiter=delimiter)
     try:
         header = next((row for row in reader if any(_trim(cell) for cell in row)), [])
     except csv.Error:
@@ -378,15 +421,33 @@ def _known_columns(text: str, delimiter: str) -> int:
     return sum(column_key(_trim(cell)) in _CANONICAL for cell in header)
 
 
-def read_csv(text: str, problems: list[Problem]) -> Iterator[tuple[int, dict[str, object]]]:
-    """Records of a CSV export with a header row; `,`, `;` or tab separated (detected),
-    one at a time (a file of millions of rows is never held as records); the problems
-    found are appended to `problems`."""
-    if not text.strip(_BLANKS + "\r\n"):
+def _head(lines: Iterator[str]) -> tuple[list[str], bool]:
+    """The first lines, up to HEAD_MAX characters (and the line that passes it), and
+    whether they are the whole file."""
+    head: list[str] = []
+    size = 0
+    for line in lines:
+        head.append(line)
+        size += len(line)
+        if size >= HEAD_MAX:
+            return head, False
+    return head, True
+
+
+def read_csv(
+    lines: Iterable[str], problems: list[Problem]
+) -> Iterator[tuple[int, dict[str, object]]]:
+    """Records of a CSV export with a header row; `,`, `;` or tab separated (detected
+    from the header in the first HEAD_MAX characters), one at a time from its lines (as
+    text_lines or open(newline="") give them); the problems found are appended to
+    `problems`."""
+    rest = iter(lines)
+    head, whole = _head(rest)
+    if whole and not "".join(head).strip(_BLANKS + "\r\n"):
         problems.append(Problem(1, "header", "the file is empty; expected a header row"))
         return
-    delimiter = max(CSV_DELIMITERS, key=lambda d: _known_columns(text, d))  # ties: the first
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    delimiter = max(CSV_DELIMITERS, key=lambda d: _known_columns(head, d))  # ties: the first
+    reader = csv.reader(itertools.chain(head, rest), delimiter=delimiter, strict=True)
     columns: list[str | None] | None = None
     line = 1
     try:
@@ -436,13 +497,13 @@ def _no_repeats(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return result
 
 
-def read_jsonl(text: str, problems: list[Problem]) -> Iterator[tuple[int, dict[str, object]]]:
-    """Records of a JSON Lines export: one JSON object per line, blank lines ignored, one
-    at a time; the problems found are appended to `problems`."""
-    # Lines end at "\n" only (a "\r" before it is JSON whitespace): str.splitlines would
-    # also cut at U+2028, NEL and others, which JSON strings may hold as they are.
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip(_JSON_SPACE):
+def read_jsonl(
+    lines: Iterable[str], problems: list[Problem]
+) -> Iterator[tuple[int, dict[str, object]]]:
+    """Records of a JSON Lines export: one JSON object per line (lines cut at "\n" only),
+    blank lines ignored, one at a time; the problems found are appended to `problems`."""
+    for number, line in enumerate(lines, start=1):
+        if not line.strip(_JSON_SPACE + "\n"):
             continue
         try:
             value = json.loads(
@@ -480,6 +541,97 @@ def decode(data: bytes) -> str:
         raise ExportError([Problem(line, "file", "not UTF-8 text")]) from None
 
 
+class FirstLines:
+    """The line each external id of a file is first seen on, in 25 to 50 bytes an id: a
+    table (open addressing, 20-byte slots kept 40 to 80% full) of the ids' 128-bit
+    digests, not the ids (a dict of them takes over 100 bytes an id: more than a
+    million-row file's rows need at a time). Two ids with one digest, taken for a repeat,
+    have odds near 1e-27 in a file of a million rows."""
+
+    def __init__(self) -> None:
+        self._high, self._low, self._lines = _slots(1 << 12)
+        self._count = 0
+
+    def first(self, external_id: str, line: int) -> int:
+        """The line `external_id` was first seen on; `line`, noted, when it is new."""
+        digest = hashlib.blake2b(external_id.encode(), digest_size=16).digest()
+        high, low = int.from_bytes(digest[:8]), int.from_bytes(digest[8:])
+        mask = len(self._lines) - 1
+        slot = low & mask
+        while seen := self._lines[slot]:
+            if self._low[slot] == low and self._high[slot] == high:
+                return seen
+            slot = (slot + 1) & mask
+        self._high[slot], self._low[slot], self._lines[slot] = high, low, line
+        self._count += 1
+        if self._count * 5 > len(self._lines) * 4:  # 80% full: twice the size
+            old = (self._high, self._low, self._lines)
+            self._high, self._low, self._lines = _slots(2 * len(self._lines))
+            mask = len(self._lines) - 1
+            for taken in zip(*old, strict=True):
+                if taken[2]:
+                    slot = taken[1] & mask
+                    while self._lines[slot]:
+                        slot = (slot + 1) & mask
+                    self._high[slot], self._low[slot], self._lines[slot] = taken
+        return line
+
+
+def _slots(size: int) -> tuple[array[int], array[int], array[int]]:
+    """`size` free slots: the digests' two halves, and the line (0: free; lines count
+    from 1)."""
+    return array("Q", bytes(8 * size)), array("Q", bytes(8 * size)), array("I", bytes(4 * size))
+
+
+def read_export(
+    lines: Iterable[str],
+    fmt: str,
+    network: str,
+    statuses: StatusMap,
+    zone: dt.tzinfo | None = None,
+    now: dt.datetime | None = None,
+    chunk: int = CHUNK_ROWS,
+) -> Iterator[list[NewCommission]]:
+    """The commissions of an export's lines (see text_lines), `chunk` rows at a time
+    while no problem is found; after one, the rest is only checked, and ExportError with
+    every problem found ends the iteration. Whoever writes the chunks as they come does so
+    in one transaction that this error rolls back. Instants may be at most a day past
+    `now` (default: the wall clock)."""
+    latest = commission.latest_instant(now or dt.datetime.now(dt.UTC))
+    if fmt not in FORMATS:
+        raise ValueError(f"format must be one of: {', '.join(FORMATS)}")
+    problems: list[Problem] = []
+    records = read_csv(lines, problems) if fmt == "csv" else read_jsonl(lines, problems)
+    rows: list[NewCommission] = []
+    first_seen = FirstLines()  # the one part of an import that grows with the file
+    more = 0
+    for line, record in records:
+        if len(problems) > PROBLEMS_KEPT:  # a file all wrong: keep what will be printed
+            problems.sort(key=lambda p: p.line)
+            more += len(problems) - MAX_REPORTED
+            del problems[MAX_REPORTED:]
+        row, row_problems = parse_record(record, line, network, statuses, zone, latest)
+        problems.extend(row_problems)
+        if row is None:
+            continue
+        first = first_seen.first(row.external_id, line)
+        if first != line:
+            problems.append(Problem(line, "externalId", f"duplicate of line {first}"))
+            continue
+        if problems:  # a file with a problem imports nothing: keep no more of it
+            rows.clear()
+            continue
+        rows.append(row)
+        if len(rows) >= chunk:
+            yield rows
+            rows = []
+    if problems:
+        problems.sort(key=lambda p: p.line)
+        raise ExportError(problems, more)
+    if rows:
+        yield rows
+
+
 def parse_export(
     text: str,
     fmt: str,
@@ -488,33 +640,16 @@ def parse_export(
     zone: dt.tzinfo | None = None,
     now: dt.datetime | None = None,
 ) -> list[NewCommission]:
-    """Every commission of an export, or ExportError with every problem found. Instants
-    may be at most a day past `now` (default: the wall clock)."""
-    latest = commission.latest_instant(now or dt.datetime.now(dt.UTC))
-    if fmt not in FORMATS:
-        raise ValueError(f"format must be one of: {', '.join(FORMATS)}")
-    problems: list[Problem] = []
-    records = read_csv(text, problems) if fmt == "csv" else read_jsonl(text, problems)
-    rows: list[NewCommission] = []
-    first_seen: dict[str, int] = {}
-    shared: dict[str, str] = {}
-    for line, record in records:
-        row, row_problems = parse_record(record, line, network, statuses, zone, latest, shared)
-        problems.extend(row_problems)
-        if row is None:
-            continue
-        if row.external_id in first_seen:
-            problems.append(
-                Problem(line, "externalId", f"duplicate of line {first_seen[row.external_id]}")
-            )
-            continue
-        first_seen[row.external_id] = line
-        if not problems:  # a file with a problem imports nothing: keep no more of it
-            rows.append(row)
-    if problems:
-        problems.sort(key=lambda p: p.line)
-        raise ExportError(problems)
-    return rows
+    """Every commission of an export held as text, or ExportError with every problem
+    found (read_export, all at once)."""
+    lines = io.StringIO(text, newline="") if fmt == "csv" else _jsonl_lines(text)
+    return [row for rows in read_export(lines, fmt, network, statuses, zone, now) for row in rows]
+
+
+def _jsonl_lines(text: str) -> Iterator[str]:
+    # At "\n" only: str.splitlines would also cut at U+2028, NEL and others, which JSON
+    # strings may hold as they are.
+    return (match.group() for match in re.finditer(r"[^\n]*\n|[^\n]+$", text))
 
 
 def zone_named(name: str | None) -> dt.tzinfo | None:

@@ -27,7 +27,7 @@ import threading
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -35,7 +35,7 @@ from accounts import apikeys
 from accounts import backup as backup_files
 from accounts.crypto import encrypt_credentials
 from accounts.demo import DEMO_UID, seed_store
-from accounts.importer import ExportError, decode, detect_format, parse_export, zone_named
+from accounts.importer import ExportError, detect_format, read_export, text_lines, zone_named
 from accounts.keyring import RefusePasswordURL, RefuseSecret, SecretError, check_secret
 from accounts.statusmap import load_status_map
 from accounts.store import AccountStore, OutcomeUnknown, StoreError, open_store
@@ -390,27 +390,33 @@ async def credentials_reencrypt(
 async def commissions_import(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
     source = "<stdin>" if args.file == "-" else args.file
     fmt = args.format or detect_format(args.file)
-    data = await asyncio.to_thread(
-        sys.stdin.buffer.read if args.file == "-" else Path(args.file).read_bytes
-    )
-    zone = zone_named(args.timezone)
-    account = await store.account_view(args.account)
-    if account is None:
-        raise CommandError(f"no account {args.account}")
-    if args.network not in {n.network for n in account.networks}:
-        # Commissions come from the networks an account connected (docs/spec/api-spec.md); a
-        # typo in --network would otherwise make a network of its own that /v1/me never lists.
-        raise CommandError(
-            f"{args.account} has not connected {args.network}: connect it first "
-            "(network connect), or check --network"
-        )
-    rows = parse_export(decode(data), fmt, args.network, load_status_map(), zone)
-    result = await store.upsert_commissions(args.account, args.network, rows)
+    with contextlib.ExitStack() as files:
+        if args.file == "-":
+            stream: BinaryIO = sys.stdin.buffer
+        else:
+            stream = files.enter_context(await asyncio.to_thread(Path(args.file).open, "rb"))
+        zone = zone_named(args.timezone)
+        account = await store.account_view(args.account)
+        if account is None:
+            raise CommandError(f"no account {args.account}")
+        if args.network not in {n.network for n in account.networks}:
+            # Commissions come from the networks an account connected (docs/spec/api-spec.md);
+            # a typo in --network would otherwise make a network of its own that /v1/me
+            # never lists.
+            raise CommandError(
+                f"{args.account} has not connected {args.network}: connect it first "
+                "(network connect), or check --network"
+            )
+        # Read, checked and written a chunk at a time inside the store's one transaction:
+        # a problem anywhere (ExportError once the file is read) rolls it all back.
+        chunks = read_export(text_lines(stream, fmt), fmt, args.network, load_status_map(), zone)
+        result = await store.upsert_commission_stream(args.account, args.network, chunks)
+    rows = result.inserted + result.updated + result.unchanged
     return {
         "file": source,
-        "rows": len(rows),
+        "rows": rows,
         **dataclasses.asdict(result),
-        "text": f"{source}: {len(rows)} rows: {result.inserted} new, {result.updated} updated, "
+        "text": f"{source}: {rows} rows: {result.inserted} new, {result.updated} updated, "
         f"{result.unchanged} unchanged",
     }
 

@@ -483,6 +483,17 @@ class AccountStore(Protocol):
         """Insert or update by (account, network, external_id), all rows in one transaction."""
         ...
 
+    async def upsert_commission_stream(
+        self, account_uid: str, network: str, chunks: Iterable[Sequence[NewCommission]]
+    ) -> ImportResult:
+        """`upsert_commissions` of rows that come in chunks, in one transaction that holds
+        one chunk at a time: `chunks` (a plain iterator, e.g. a generator reading a file)
+        is consumed inside the transaction, between its statements, and may block there.
+        An exception it raises, an invalid row or an external_id given twice in any two
+        chunks rolls everything back (ValueError for the last two); nothing is written
+        unless every chunk is."""
+        ...
+
     # The sync worker (sync.storage adapts these to sync.ports.SyncStore).
     async def due_connections(self, attempted_before: str, limit: int) -> list[ConnectionView]:
         """Connections with credentials, last attempted before the instant (or never, or

@@ -91,6 +91,10 @@ class Dialect:
     # sqlite3 gives up the GIL at every row, and each row then waits for the busy event
     # loop's thread; one aggregated row waits once.
     json_pages: bool
+    # The server ends a transaction left idle past a limit (PostgreSQL's
+    # idle_in_transaction_session_timeout, the store's timeout plus a second): a stream of
+    # chunks, idle while its caller reads the next one, sets STREAM_IDLE for its own.
+    idle_timeout: bool
 
 
 class Session(Protocol):
@@ -617,43 +621,87 @@ async def stored_values(
 
 
 async def upsert_commissions(
-    s: Session, account_uid: str, network: str, rows: Sequence[NewCommission], now: str
+    s: Session,
+    account_uid: str,
+    network: str,
+    chunks: Iterable[Sequence[NewCommission]],
+    now: str,
+    *,
+    stream: bool = False,
 ) -> ImportResult:
-    """Insert or update by (account, network, external_id); rows as they stand are left.
-    `rows` hold no external_id twice (`check_batch`)."""
+    """Insert or update by (account, network, external_id), chunk by chunk in the caller's
+    one transaction; rows as they stand are left. Each chunk is checked (`check_batch`)
+    before it is written: an invalid row raises and rolls the whole transaction back.
+    `stream`: `chunks` is an iterator, e.g. a generator reading a file, run between the
+    statements (memory holds one chunk at a time), and an external_id of an earlier chunk
+    is refused too; otherwise the caller has checked the chunks together."""
     row_id = await account_id(s, account_uid)
     if s.dialect.concurrent_writes:
         # Imports of one (account, network) one at a time: each sees what the one before
         # committed, and counts inserted/updated exactly.
         key = lock_key(f"import:{row_id}:{network}")
         await s.execute("SELECT pg_advisory_xact_lock(?)", key)
-    partial = [r.external_id for r in rows if r.stated is not None]
-    complete = with_stored(rows, await stored_values(s, row_id, network, partial))
-    if s.dialect.arrays:
-        chunks: Iterable[tuple[int, int]] = (
-            (start, UPSERT_CHUNK) for start in range(0, len(complete), UPSERT_CHUNK)
-        )
-    else:
-        chunks = values_chunks(len(complete))
+    if stream:
+        if s.dialect.idle_timeout:
+            await s.execute(f"SET LOCAL idle_in_transaction_session_timeout = {STREAM_IDLE * 1000}")
+        await s.execute(f"CREATE TEMPORARY TABLE {_STREAMED_IDS} (external_id text PRIMARY KEY)")
+    latest = latest_instant()
     inserted = updated = unchanged = 0
-    for start, size in chunks:
-        chunk = complete[start : start + size]
-        stored = await count_stored(s, row_id, network, [r.external_id for r in chunk])
+    for rows in chunks:
+        check_batch(rows, latest)
+        if stream:
+            # A later chunk's repeat of an id would update a row this transaction wrote and
+            # break the counts: the ids written so far are kept by the database, not here.
+            await _note_written(s, [r.external_id for r in rows])
+        partial = [r.external_id for r in rows if r.stated is not None]
+        complete = with_stored(rows, await stored_values(s, row_id, network, partial))
         if s.dialect.arrays:
-            columns = [[getattr(r, name) for r in chunk] for name in _ROW_COLUMNS]
-            written = await s.execute(UPSERT_ARRAYS_SQL, row_id, network, now, now, *columns)
+            statements: Iterable[tuple[int, int]] = (
+                (start, UPSERT_CHUNK) for start in range(0, len(complete), UPSERT_CHUNK)
+            )
         else:
-            bound = [row_id, network, now, now]
-            for row in map(_ROW, chunk):
-                bound += row
-            written = await s.execute(upsert_values_sql(len(chunk)), *bound)
-        # `written` counts the rows inserted and those updated (a row left as it stood is
-        # not); no external_id twice, so the new ones are those not stored before.
-        new = len(chunk) - stored
-        inserted += new
-        updated += written - new
-        unchanged += stored - (written - new)
+            statements = values_chunks(len(complete))
+        for start, size in statements:
+            chunk = complete[start : start + size]
+            stored = await count_stored(s, row_id, network, [r.external_id for r in chunk])
+            if s.dialect.arrays:
+                columns = [[getattr(r, name) for r in chunk] for name in _ROW_COLUMNS]
+                written = await s.execute(UPSERT_ARRAYS_SQL, row_id, network, now, now, *columns)
+            else:
+                bound = [row_id, network, now, now]
+                for row in map(_ROW, chunk):
+                    bound += row
+                written = await s.execute(upsert_values_sql(len(chunk)), *bound)
+            # `written` counts the rows inserted and those updated (a row left as it stood
+            # is not); no external_id twice, so the new ones are those not stored before.
+            new = len(chunk) - stored
+            inserted += new
+            updated += written - new
+            unchanged += stored - (written - new)
+    if stream:
+        await s.execute(f"DROP TABLE {_STREAMED_IDS}")
     return ImportResult(inserted, updated, unchanged)
+
+
+# Seconds a stream's transaction may wait for its next chunk (a file's 10,000 rows read
+# and checked: about a second); a longer wait is a caller gone, and the server ends it.
+STREAM_IDLE = 600
+
+# The external ids a stream of chunks has written, in its transaction: a temporary table
+# (rolled back with it, dropped at its end), its primary key finding a repeat.
+_STREAMED_IDS = "streamed_external_ids"
+
+
+async def _note_written(s: Session, external_ids: list[str]) -> None:
+    """Add `external_ids` to the ids this stream wrote; ValueError for one written already."""
+    condition, params = _one_of(s, external_ids)
+    again = await s.fetchval(
+        f"SELECT external_id FROM {_STREAMED_IDS} WHERE external_id {condition} LIMIT 1", *params
+    )
+    if again is not None:
+        raise ValueError(f"external_id: {again!r} appears twice")
+    values = "SELECT unnest(?::text[])" if s.dialect.arrays else "SELECT value FROM json_each(?)"
+    await s.execute(f"INSERT INTO {_STREAMED_IDS} (external_id) {values}", *params)
 
 
 async def count_stored(s: Session, row_id: int, network: str, external_ids: list[str]) -> int:
@@ -807,7 +855,7 @@ async def write_sync_window(
     )
     if held is None:
         raise Conflict(f"{account_uid}/{network}: the lease of {worker} has ended")
-    result = await upsert_commissions(s, account_uid, network, rows, now)
+    result = await upsert_commissions(s, account_uid, network, (rows,), now)
     if position is not None:
         await s.execute(
             "UPDATE networks SET sync_position = ? "
@@ -907,10 +955,11 @@ async def replace_credentials(
 # --- The store --------------------------------------------------------------------------
 
 
-def check_batch(rows: Sequence[NewCommission]) -> None:
-    """Every row valid, no external_id twice; ValueError says which is not."""
+def check_batch(rows: Sequence[NewCommission], latest: str | None = None) -> None:
+    """Every row valid (instants up to `latest`, default a day from now), no external_id
+    twice; ValueError says which is not."""
     seen: set[str] = set()
-    latest = latest_instant()
+    latest = latest or latest_instant()
     for row in rows:
         check_commission(row, latest)
         if row.external_id in seen:
@@ -1041,7 +1090,18 @@ class SqlStore(abc.ABC):
         check_batch(rows)
         now = self._now()
         return await self._run_write(
-            lambda s: upsert_commissions(s, account_uid, network, rows, now)
+            lambda s: upsert_commissions(s, account_uid, network, (rows,), now)
+        )
+
+    async def upsert_commission_stream(
+        self, account_uid: str, network: str, chunks: Iterable[Sequence[NewCommission]]
+    ) -> ImportResult:
+        """`upsert_commissions` of every row of `chunks`, one chunk at a time, all in one
+        transaction (see AccountStore)."""
+        check_network(network)
+        now = self._now()
+        return await self._run_write(
+            lambda s: upsert_commissions(s, account_uid, network, chunks, now, stream=True)
         )
 
     # --- the sync worker and the connection commands ---
