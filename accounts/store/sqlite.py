@@ -65,6 +65,7 @@ from accounts.store.core import (
     history_migration,
     sync_migration,
 )
+from accounts.store.summary import sqlite_migration as daily_migration
 
 T = TypeVar("T")
 
@@ -176,6 +177,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             END""",
         ),
     ),
+    # Per-day totals kept by row triggers (accounts.store.summary).
+    daily_migration(),
 )
 
 
