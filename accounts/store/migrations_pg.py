@@ -141,7 +141,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             FOR EACH STATEMENT EXECUTE FUNCTION commission_history_write()""",
         ),
     ),
-    # Per-day totals kept by statement triggers (accounts.store.summary).
+    # Per-day and per-month totals kept by statement triggers (accounts.store.summary).
     daily_migration(),
 )
 

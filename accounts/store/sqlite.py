@@ -177,7 +177,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             END""",
         ),
     ),
-    # Per-day totals kept by row triggers (accounts.store.summary).
+    # Per-day and per-month totals kept by row triggers (accounts.store.summary).
     daily_migration(),
 )
 

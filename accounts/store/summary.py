@@ -1,12 +1,14 @@
-"""Per-day commission totals: the `commission_daily` table, the triggers that keep it, and
-the summary read over it.
+"""Commission totals: the `commission_daily` and `commission_monthly` tables, the triggers
+that keep them, and the summary read over them.
 
-One row per (account, UTC day of transacted_at, network, status, currency) holds the
-number of commissions, the sum of their commission amounts and the sum of their sale
-amounts (with the number of rows that have one). Triggers on `commissions` keep it in the
-statement's own transaction, whatever writes (the sync's upsert, an import, a correction,
-a deletion, an account's cascade): the totals are exact at every instant, and no caller
-has to remember them.
+One row per (account, UTC day of transacted_at, network, status, currency), and one per
+(account, UTC month, network, status, currency), holds the number of commissions, the sum
+of their commission amounts and the sum of their sale amounts (with the number of rows
+that have one). Triggers on `commissions` keep both in the statement's own transaction,
+whatever writes (the sync's upsert, an import, a correction, a deletion, an account's
+cascade): the totals are exact at every instant, and no caller has to remember them. A
+summary by month reads whole months from the monthly table and the part-months at either
+end of its period from the daily one; a summary by day reads the daily table.
 
 Exact sums without a decimal type on SQLite: an amount has at most 18 digits before the
 point and 12 after (accounts.commission), so it is an integer N of 1e-12 units with
@@ -30,12 +32,10 @@ from typing import Any
 SCALE = 12  # digits after the point: accounts.commission.AMOUNT_SCALE
 LIMB_DIGITS = 10
 LIMBS = ("hi", "mid", "lo")
-KEY = ("account_id", "day", "network", "status", "currency")
 COMMISSION_LIMBS = tuple(f"commission_{limb}" for limb in LIMBS)
 SALE_LIMBS = tuple(f"sale_{limb}" for limb in LIMBS)
 # Every column after the key, in the order the triggers write them.
 TOTALS = ("row_count", *COMMISSION_LIMBS, "sale_rows", *SALE_LIMBS)
-_KEY_LIST = ", ".join(KEY)
 _ZEROS = "0" * (LIMB_DIGITS * len(LIMBS))
 _SCALE_ZEROS = "0" * SCALE
 
@@ -51,42 +51,69 @@ def amount_units(text: str) -> int:
     return -units if negative else units
 
 
+_UNIT = 10**SCALE
+_MID = 10**LIMB_DIGITS
+_HI = 10 ** (2 * LIMB_DIGITS)
+
+
 def units_amount(units: int) -> str:
     """An integer of 1e-12 units as amount text, in the fewest digits that are exact:
     no exponent, no trailing zero after the point ("12.3", "100", "-0.000000000001")."""
+    whole, fraction = divmod(-units if units < 0 else units, _UNIT)
     sign = "-" if units < 0 else ""
-    whole, fraction = divmod(abs(units), 10**SCALE)
-    digits = f"{fraction:0{SCALE}d}".rstrip("0")
-    return f"{sign}{whole}.{digits}" if digits else f"{sign}{whole}"
+    if not fraction:
+        return f"{sign}{whole}"
+    return f"{sign}{whole}.{fraction:0{SCALE}d}".rstrip("0")
 
 
-def joined(limbs: Sequence[Any]) -> int:
-    """hi, mid, lo limb sums (int, or Decimal from PostgreSQL) as one integer of units."""
-    total = 0
-    for limb in limbs:
-        total = total * 10**LIMB_DIGITS + int(limb)
-    return total
+def joined(hi: Any, mid: Any, lo: Any) -> int:
+    """The limb sums (ints, or Decimals from PostgreSQL) as one integer of units."""
+    return int(hi) * _HI + int(mid) * _MID + int(lo)
 
 
-# --- The table and its triggers --------------------------------------------------------
+# --- The tables and their triggers ------------------------------------------------------
 
 
-def daily_table(integer: str, text: str, checks: Sequence[str] = ()) -> str:
-    """CREATE TABLE commission_daily in a layer's spelling of integers and text."""
+@dataclass(frozen=True, slots=True)
+class Grain:
+    """One table of totals: per UTC day, or per UTC month, of transacted_at."""
+
+    name: str  # its key column: day (YYYY-MM-DD) or month (YYYY-MM)
+    table: str
+    width: int  # the leading characters of transacted_at that make the key
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        return ("account_id", self.name, "network", "status", "currency")
+
+    def of(self, column: str) -> str:
+        """The grain's key of a transacted_at column, in SQL."""
+        return f"substr({column}, 1, {self.width})"
+
+
+DAY = Grain("day", "commission_daily", 10)
+# A summary by month reads whole months here: an 18-month account is some 1,500 rows of
+# totals instead of 45,000 days.
+MONTH = Grain("month", "commission_monthly", 7)
+GRAINS = (DAY, MONTH)
+
+
+def totals_table(grain: Grain, integer: str, text: str, checks: Sequence[str] = ()) -> str:
+    """CREATE TABLE of `grain`'s totals in a layer's spelling of integers and text."""
     limbs = ",\n            ".join(
         f"{name} {integer} NOT NULL DEFAULT 0" for name in (*COMMISSION_LIMBS, *SALE_LIMBS)
     )
     extra = "".join(f",\n            {check}" for check in checks)
-    return f"""CREATE TABLE commission_daily (
+    return f"""CREATE TABLE {grain.table} (
             account_id {integer} NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
-            day {text} NOT NULL,
+            {grain.name} {text} NOT NULL,
             network {text} NOT NULL,
             status {text} NOT NULL,
             currency {text} NOT NULL,
             row_count {integer} NOT NULL CHECK (row_count >= 0),
             sale_rows {integer} NOT NULL CHECK (sale_rows >= 0),
             {limbs},
-            PRIMARY KEY ({_KEY_LIST}){extra}
+            PRIMARY KEY ({", ".join(grain.key)}){extra}
         )"""
 
 
@@ -116,17 +143,17 @@ def _sqlite_limbs(digits: str, sign: str) -> list[str]:
     ]
 
 
-def sqlite_parts(prefix: str, source: str = "") -> str:
+def sqlite_parts(grain: Grain, prefix: str, source: str = "") -> str:
     """SELECT of each row's key and its totals (1, limbs...) on SQLite: `prefix` `NEW.` or
     `OLD.` in a trigger, `` with `source` `FROM commissions` for the backfill."""
     p = prefix
     rows = (
-        f"SELECT {p}account_id AS account_id, substr({p}transacted_at, 1, 10) AS day, "
+        f"SELECT {p}account_id AS account_id, {grain.of(p + 'transacted_at')} AS {grain.name}, "
         f"{p}network AS network, {p}status AS status, {p}currency AS currency, "
         f"{p}commission_amount AS c, {p}sale_amount AS s {source}"
     )
     signed = (
-        "SELECT account_id, day, network, status, currency, "
+        f"SELECT account_id, {grain.name}, network, status, currency, "
         "CASE WHEN substr(c, 1, 1) = '-' THEN -1 ELSE 1 END AS cs, "
         f"{_sqlite_digits('c')} AS cd, "
         "CASE WHEN s IS NULL THEN 0 ELSE 1 END AS sn, "
@@ -136,49 +163,53 @@ def sqlite_parts(prefix: str, source: str = "") -> str:
     )
     totals = ["1", *_sqlite_limbs("cd", "cs"), "sn", *_sqlite_limbs("sd", "ss")]
     return (
-        f"SELECT {_KEY_LIST}, "
+        f"SELECT {', '.join(grain.key)}, "
         + ", ".join(f"{expr} AS {name}" for expr, name in zip(totals, TOTALS, strict=True))
         + f" FROM ({signed})"
     )
 
 
-def _grouped(parts: str) -> str:
-    """The per-row totals of `parts` summed by key."""
+def _grouped(grain: Grain, parts: str) -> str:
+    """The per-row totals of `parts` summed by `grain`'s key."""
+    key = ", ".join(grain.key)
     sums = ", ".join(f"sum({name}) AS {name}" for name in TOTALS)
-    return f"SELECT {_KEY_LIST}, {sums} FROM ({parts}) AS r GROUP BY {_KEY_LIST}"
+    return f"SELECT {key}, {sums} FROM ({parts}) AS r GROUP BY {key}"
 
 
-def _add(parts: str) -> str:
-    """Upsert the totals of `parts` into commission_daily (`WHERE true`: SQLite's
+def _add(grain: Grain, parts: str) -> str:
+    """Upsert the totals of `parts` into `grain`'s table (`WHERE true`: SQLite's
     INSERT ... SELECT ... ON CONFLICT needs it to parse)."""
-    columns = ", ".join((*KEY, *TOTALS))
-    sets = ", ".join(f"{name} = commission_daily.{name} + excluded.{name}" for name in TOTALS)
+    key = ", ".join(grain.key)
+    columns = ", ".join((*grain.key, *TOTALS))
+    sets = ", ".join(f"{name} = {grain.table}.{name} + excluded.{name}" for name in TOTALS)
     return (
-        f"INSERT INTO commission_daily ({columns}) SELECT {columns} FROM ({parts}) AS p "
-        f"WHERE true ORDER BY {_KEY_LIST} "
-        f"ON CONFLICT ({_KEY_LIST}) DO UPDATE SET {sets}"
+        f"INSERT INTO {grain.table} ({columns}) SELECT {columns} FROM ({parts}) AS p "
+        f"WHERE true ORDER BY {key} ON CONFLICT ({key}) DO UPDATE SET {sets}"
     )
 
 
-def _subtract(parts: str) -> str:
-    """Take the totals of `parts` (summed by key) from their rows of commission_daily.
+def _subtract(grain: Grain, parts: str) -> str:
+    """Take the totals of `parts` (summed by key) from their rows of `grain`'s table.
     An UPDATE, never an insert: a row being removed was counted, and during an account's
     cascade its totals may already be gone (no row to recreate for a deleted account)."""
-    sets = ", ".join(f"{name} = commission_daily.{name} - o.{name}" for name in TOTALS)
-    match = " AND ".join(f"commission_daily.{name} = o.{name}" for name in KEY)
-    return f"UPDATE commission_daily SET {sets} FROM ({_grouped(parts)}) AS o WHERE {match}"
+    t = grain.table
+    sets = ", ".join(f"{name} = {t}.{name} - o.{name}" for name in TOTALS)
+    match = " AND ".join(f"{t}.{name} = o.{name}" for name in grain.key)
+    return f"UPDATE {t} SET {sets} FROM ({_grouped(grain, parts)}) AS o WHERE {match}"
 
 
-def _drop_empty(keys: str) -> str:
-    """Delete the rows of the keys `keys` selects that no commission counts any more."""
-    match = " AND ".join(f"commission_daily.{name} = k.{name}" for name in KEY)
-    return (
-        f"DELETE FROM commission_daily WHERE row_count = 0 AND EXISTS "
-        f"(SELECT 1 FROM ({keys}) AS k WHERE {match})"
+def _drop_empty(grain: Grain, keys: str) -> str:
+    """Delete the rows of `grain`'s table whose key `keys` selects (with `transacted_at`
+    for the time) that no commission counts any more."""
+    t = grain.table
+    match = " AND ".join(
+        f"{t}.{name} = {grain.of('k.transacted_at') if name == grain.name else 'k.' + name}"
+        for name in grain.key
     )
+    return f"DELETE FROM {t} WHERE row_count = 0 AND EXISTS (SELECT 1 FROM ({keys}) AS k WHERE {match})"
 
 
-# What moves a commission between aggregate rows or changes their totals.
+# What moves a commission between rows of totals or changes them.
 _COUNTED = (
     "account_id",
     "transacted_at",
@@ -188,39 +219,59 @@ _COUNTED = (
     "commission_amount",
     "sale_amount",
 )
+_KEYED = ("account_id", "transacted_at", "network", "status", "currency")
+
+
+def _backfill(grain: Grain, parts: str) -> str:
+    columns = ", ".join((*grain.key, *TOTALS))
+    return f"INSERT INTO {grain.table} ({columns}) " + _grouped(grain, parts)
 
 
 def sqlite_migration() -> tuple[str, ...]:
-    """Migration 4 on SQLite: the table, its backfill, one row trigger per kind of write."""
-    new, old = sqlite_parts("NEW."), sqlite_parts("OLD.")
-    old_key = "SELECT " + ", ".join(
-        f"{'substr(OLD.transacted_at, 1, 10)' if k == 'day' else 'OLD.' + k} AS {k}" for k in KEY
-    )
+    """Migration 4 on SQLite: the tables, their backfill, one row trigger per kind of
+    write keeping both."""
+    old_key = "SELECT " + ", ".join(f"OLD.{name} AS {name}" for name in _KEYED)
     changed = " OR ".join(f"OLD.{name} IS NOT NEW.{name}" for name in _COUNTED)
+
+    def body(*steps: str) -> str:
+        return "".join(f"\n                {step};" for step in steps)
+
+    inserts = body(*(_add(g, sqlite_parts(g, "NEW.")) for g in GRAINS))
+    updates = body(
+        *(
+            step
+            for g in GRAINS
+            for step in (
+                _subtract(g, sqlite_parts(g, "OLD.")),
+                _add(g, sqlite_parts(g, "NEW.")),
+                _drop_empty(g, old_key),
+            )
+        )
+    )
+    deletes = body(
+        *(
+            step
+            for g in GRAINS
+            for step in (_subtract(g, sqlite_parts(g, "OLD.")), _drop_empty(g, old_key))
+        )
+    )
     return (
-        daily_table("INTEGER", "TEXT", SQLITE_CHECKS),
-        f"INSERT INTO commission_daily ({', '.join((*KEY, *TOTALS))}) "
-        + _grouped(sqlite_parts("", "FROM commissions")),
-        f"""CREATE TRIGGER commission_daily_insert AFTER INSERT ON commissions
-            BEGIN
-                {_add(new)};
+        *(totals_table(g, "INTEGER", "TEXT", SQLITE_CHECKS) for g in GRAINS),
+        *(_backfill(g, sqlite_parts(g, "", "FROM commissions")) for g in GRAINS),
+        f"""CREATE TRIGGER commission_totals_insert AFTER INSERT ON commissions
+            BEGIN{inserts}
             END""",
-        f"""CREATE TRIGGER commission_daily_update AFTER UPDATE ON commissions
+        f"""CREATE TRIGGER commission_totals_update AFTER UPDATE ON commissions
             FOR EACH ROW WHEN {changed}
-            BEGIN
-                {_subtract(old)};
-                {_add(new)};
-                {_drop_empty(old_key)};
+            BEGIN{updates}
             END""",
-        f"""CREATE TRIGGER commission_daily_delete AFTER DELETE ON commissions
-            BEGIN
-                {_subtract(old)};
-                {_drop_empty(old_key)};
+        f"""CREATE TRIGGER commission_totals_delete AFTER DELETE ON commissions
+            BEGIN{deletes}
             END""",
     )
 
 
-def pg_parts(source: str) -> str:
+def pg_parts(grain: Grain, source: str) -> str:
     """SELECT of each row's key and its totals from `source` (a table or transition
     table) on PostgreSQL: the limbs from exact `numeric`."""
     unit = f"1{_SCALE_ZEROS}"
@@ -242,7 +293,8 @@ def pg_parts(source: str) -> str:
         *limbs("sale_amount"),
     ]
     return (
-        "SELECT account_id, substr(transacted_at, 1, 10) AS day, network, status, currency, "
+        f"SELECT account_id, {grain.of('transacted_at')} AS {grain.name}, network, status, "
+        "currency, "
         + ", ".join(f"{expr} AS {name}" for expr, name in zip(totals, TOTALS, strict=True))
         + f" FROM {source}"
     )
@@ -260,37 +312,45 @@ def _pg_function(name: str, body: Iterable[str]) -> str:
 
 
 def pg_migration() -> tuple[str, ...]:
-    """Migration 4 on PostgreSQL: the table, its backfill, and one statement-level trigger
-    per kind of write, set-based over its transition tables."""
-    old_keys = (
-        "SELECT DISTINCT account_id, substr(transacted_at, 1, 10) AS day, network, status, "
-        "currency FROM old_rows"
-    )
+    """Migration 4 on PostgreSQL: the tables, their backfill, and one statement-level
+    trigger per kind of write, set-based over its transition tables."""
+    old_keys = f"SELECT DISTINCT {', '.join(_KEYED)} FROM old_rows"
     return (
-        daily_table("bigint", 'text COLLATE "C"'),
-        f"INSERT INTO commission_daily ({', '.join((*KEY, *TOTALS))}) "
-        + _grouped(pg_parts("commissions")),
-        _pg_function("commission_daily_insert", [_add(_grouped(pg_parts("new_rows")))]),
+        *(totals_table(g, "bigint", 'text COLLATE "C"') for g in GRAINS),
+        *(_backfill(g, pg_parts(g, "commissions")) for g in GRAINS),
         _pg_function(
-            "commission_daily_update",
+            "commission_totals_insert",
+            [_add(g, _grouped(g, pg_parts(g, "new_rows"))) for g in GRAINS],
+        ),
+        _pg_function(
+            "commission_totals_update",
             [
-                _subtract(pg_parts("old_rows")),
-                _add(_grouped(pg_parts("new_rows"))),
-                _drop_empty(old_keys),
+                step
+                for g in GRAINS
+                for step in (
+                    _subtract(g, pg_parts(g, "old_rows")),
+                    _add(g, _grouped(g, pg_parts(g, "new_rows"))),
+                    _drop_empty(g, old_keys),
+                )
             ],
         ),
         _pg_function(
-            "commission_daily_delete", [_subtract(pg_parts("old_rows")), _drop_empty(old_keys)]
+            "commission_totals_delete",
+            [
+                step
+                for g in GRAINS
+                for step in (_subtract(g, pg_parts(g, "old_rows")), _drop_empty(g, old_keys))
+            ],
         ),
-        """CREATE TRIGGER commission_daily_insert AFTER INSERT ON commissions
+        """CREATE TRIGGER commission_totals_insert AFTER INSERT ON commissions
             REFERENCING NEW TABLE AS new_rows
-            FOR EACH STATEMENT EXECUTE FUNCTION commission_daily_insert()""",
-        """CREATE TRIGGER commission_daily_update AFTER UPDATE ON commissions
+            FOR EACH STATEMENT EXECUTE FUNCTION commission_totals_insert()""",
+        """CREATE TRIGGER commission_totals_update AFTER UPDATE ON commissions
             REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-            FOR EACH STATEMENT EXECUTE FUNCTION commission_daily_update()""",
-        """CREATE TRIGGER commission_daily_delete AFTER DELETE ON commissions
+            FOR EACH STATEMENT EXECUTE FUNCTION commission_totals_update()""",
+        """CREATE TRIGGER commission_totals_delete AFTER DELETE ON commissions
             REFERENCING OLD TABLE AS old_rows
-            FOR EACH STATEMENT EXECUTE FUNCTION commission_daily_delete()""",
+            FOR EACH STATEMENT EXECUTE FUNCTION commission_totals_delete()""",
     )
 
 
@@ -323,17 +383,16 @@ class SummaryRow:
     commission: str  # amount text, exact (`units_amount`)
     sale: str | None  # None when no commission of the group reports a sale amount
 
-
-# The SQL of each grouping key over commission_daily (and over commissions' `day`).
-GROUP_SQL = {"network": "network", "status": "status", "day": "day", "month": "substr(day, 1, 7)"}
+    def key(self, group_by: Sequence[str]) -> tuple[str | None, ...]:
+        """What the rows are ordered by: the keys of `group_by` in order, the currency."""
+        return (*(getattr(self, name) for name in group_by), self.currency)
 
 
 def _filters(
-    query: SummaryQuery, day: str, first: str = "", last: str = ""
+    query: SummaryQuery, column: str, bounds: tuple[str | None, str | None]
 ) -> tuple[list[str], list[Any]]:
-    """Conditions and parameters of the filters; `day` the column the period bounds,
-    `first` and `last` what makes a date its first and last value (the day's first and
-    last second for transacted_at, whose fixed form compares as text)."""
+    """Conditions and parameters of the filters; `column` the one `bounds` (inclusive,
+    None for none) range over."""
     where = ["account_id = (SELECT id FROM accounts WHERE uid = ?)"]
     params: list[Any] = [query.account_uid]
     if query.network is not None:
@@ -342,27 +401,82 @@ def _filters(
     if query.status is not None:
         where.append("status = ?")
         params.append(query.status)
-    if query.since is not None:
-        where.append(f"{day} >= ?")
-        params.append(query.since.isoformat() + first)
-    if query.until is not None:
-        where.append(f"{day} <= ?")
-        params.append(query.until.isoformat() + last)
+    lower, upper = bounds
+    if lower is not None:
+        where.append(f"{column} >= ?")
+        params.append(lower)
+    if upper is not None:
+        where.append(f"{column} <= ?")
+        params.append(upper)
     return where, params
 
 
+def _text(day: dt.date | None, width: int = 10, suffix: str = "") -> str | None:
+    """A date bound as the text it is compared with (YYYY-MM-DD, YYYY-MM, a timestamp)."""
+    return None if day is None else day.isoformat()[:width] + suffix
+
+
+def _last_day(day: dt.date) -> dt.date:
+    following = (day.replace(day=28) + dt.timedelta(days=4)).replace(day=1)
+    return following - dt.timedelta(days=1)
+
+
+def spans(
+    since: dt.date | None, until: dt.date | None
+) -> list[tuple[Grain, str | None, str | None]]:
+    """The period as ranges of the totals tables, (grain, first key, last key): the whole
+    months from commission_monthly, the part-months at either end from commission_daily."""
+    out: list[tuple[Grain, str | None, str | None]] = []
+    if since is not None and since.day != 1:
+        head_end = _last_day(since)
+        if until is not None and until <= head_end:
+            return [(DAY, since.isoformat(), until.isoformat())]
+        out.append((DAY, since.isoformat(), head_end.isoformat()))
+        since = head_end + dt.timedelta(days=1)
+    if until is not None and until != _last_day(until):
+        tail_start = until.replace(day=1)
+        out.append((DAY, tail_start.isoformat(), until.isoformat()))
+        until = tail_start - dt.timedelta(days=1)
+    if since is None or until is None or since <= until:
+        out.append((MONTH, _text(since, MONTH.width), _text(until, MONTH.width)))
+    return out
+
+
 def summary_sql(query: SummaryQuery) -> tuple[str, list[Any]]:
-    """The groups' totals from commission_daily: rows of (keys..., currency, count, the
-    commission limbs, sale_rows, the sale limbs), ordered by the keys as given."""
-    where, params = _filters(query, "day")
-    keys = [GROUP_SQL[name] for name in query.group_by] + ["currency"]
-    sums = ", ".join(f"sum({name})" for name in TOTALS)
+    """The groups' totals: rows of (keys..., currency, count, the commission limbs,
+    sale_rows, the sale limbs), ordered by the keys as given. By day from commission_daily;
+    otherwise whole months from commission_monthly and part-months from commission_daily."""
+    by_day = "day" in query.group_by
+    ranges = (
+        [(DAY, _text(query.since), _text(query.until))]
+        if by_day
+        else spans(query.since, query.until)
+    )
+    parts, params = [], []
+    for grain, lower, upper in ranges:
+        where, more = _filters(query, grain.name, (lower, upper))
+        time = f"day, {MONTH.of('day')} AS month" if by_day else f"{MONTH.of(grain.name)} AS month"
+        parts.append(
+            f"SELECT {time}, network, status, currency, {', '.join(TOTALS)} "
+            f"FROM {grain.table} WHERE {' AND '.join(where)}"
+        )
+        params += more
+    keys = [*query.group_by, "currency"]
+    sums = ", ".join(f"sum({name}) AS {name}" for name in TOTALS)
     positions = ", ".join(str(n) for n in range(1, len(keys) + 1))
     sql = (
-        f"SELECT {', '.join(keys)}, {sums} FROM commission_daily WHERE {' AND '.join(where)} "
+        f"SELECT {', '.join(keys)}, {sums} FROM ({' UNION ALL '.join(parts)}) AS t "
         f"GROUP BY {positions} ORDER BY {positions}"
     )
     return sql, params
+
+
+def summary_json_sql(query: SummaryQuery) -> tuple[str, list[Any]]:
+    """`summary_sql` folded into one JSON array (Dialect.json_pages): one row crosses from
+    SQLite to Python instead of one per group. The sums are integers: exact in JSON."""
+    sql, params = summary_sql(query)
+    columns = ", ".join((*query.group_by, "currency", *TOTALS))
+    return f"SELECT json_group_array(json_array({columns})) FROM ({sql}) AS s", params
 
 
 def changed_rows_sql(query: SummaryQuery) -> tuple[str, list[Any]]:
@@ -370,7 +484,12 @@ def changed_rows_sql(query: SummaryQuery) -> tuple[str, list[Any]]:
     (account_id, updated_at) index; only the rows changed since are read."""
     assert query.updated_since is not None
     day = "substr(transacted_at, 1, 10)"
-    where, params = _filters(query, "transacted_at", "T00:00:00Z", "T23:59:59Z")
+    # transacted_at compares as text: a day's bounds are its first and last second.
+    bounds = (
+        _text(query.since, suffix="T00:00:00Z"),
+        _text(query.until, suffix="T23:59:59Z"),
+    )
+    where, params = _filters(query, "transacted_at", bounds)
     where.append("updated_at >= ?")
     params.append(query.updated_since)
     sql = (
@@ -384,19 +503,17 @@ def summary_rows(group_by: Sequence[str], rows: Iterable[Sequence[Any]]) -> list
     """SummaryRows of `summary_sql`'s result rows."""
     out = []
     width = len(group_by)
+    absent = dict.fromkeys(("network", "status", "day", "month"))
     for row in rows:
-        values = dict(zip(group_by, row[:width], strict=True))
-        count, *commission, sale_rows, s_hi, s_mid, s_lo = row[width + 1 :]
+        values = {**absent, **dict(zip(group_by, row, strict=False))}
+        count, c_hi, c_mid, c_lo, sale_rows, s_hi, s_mid, s_lo = row[width + 1 :]
         out.append(
             SummaryRow(
-                network=values.get("network"),
-                status=values.get("status"),
-                day=values.get("day"),
-                month=values.get("month"),
                 currency=row[width],
                 count=int(count),
-                commission=units_amount(joined(commission)),
-                sale=units_amount(joined((s_hi, s_mid, s_lo))) if int(sale_rows) else None,
+                commission=units_amount(joined(c_hi, c_mid, c_lo)),
+                sale=units_amount(joined(s_hi, s_mid, s_lo)) if sale_rows else None,
+                **values,
             )
         )
     return out

@@ -24,10 +24,13 @@ from accounts.store.core import apply_migrations
 from accounts.store.sqlite import MIGRATIONS, _Session, database_path, run_sync
 from accounts.store.summary import (
     COMMISSION_LIMBS,
+    GRAINS,
     SALE_LIMBS,
+    Grain,
     SummaryQuery,
     amount_units,
     joined,
+    spans,
     units_amount,
 )
 
@@ -108,11 +111,12 @@ async def raw_execute(database: str, sql: str) -> None:
 Totals = tuple[int, int, int, int]  # count, commission units, rows with a sale, sale units
 
 
-def brute_force(rows: Iterable[Sequence[Any]]) -> dict[tuple[Any, ...], Totals]:
-    """(account_id, day, network, status, currency) -> totals, from commission rows."""
+def brute_force(rows: Iterable[Sequence[Any]], grain: Grain) -> dict[tuple[Any, ...], Totals]:
+    """(account_id, day or month, network, status, currency) -> totals, from the rows."""
     out: dict[tuple[Any, ...], list[int]] = {}
     for account, transacted, network, status, currency, commission, sale in rows:
-        totals = out.setdefault((account, transacted[:10], network, status, currency), [0] * 4)
+        key = (account, transacted[: grain.width], network, status, currency)
+        totals = out.setdefault(key, [0] * 4)
         totals[0] += 1
         totals[1] += amount_units(commission)
         if sale is not None:
@@ -121,15 +125,15 @@ def brute_force(rows: Iterable[Sequence[Any]]) -> dict[tuple[Any, ...], Totals]:
     return {key: (t[0], t[1], t[2], t[3]) for key, t in out.items()}
 
 
-async def stored_totals(database: str) -> dict[tuple[Any, ...], Totals]:
+async def stored_totals(database: str, grain: Grain) -> dict[tuple[Any, ...], Totals]:
     rows = await raw_fetch(
         database,
-        "SELECT account_id, day, network, status, currency, row_count, "
+        f"SELECT {', '.join(grain.key)}, row_count, "
         f"{', '.join(COMMISSION_LIMBS)}, sale_rows, {', '.join(SALE_LIMBS)} "
-        "FROM commission_daily",
+        f"FROM {grain.table}",
     )
     return {
-        tuple(row[:5]): (int(row[5]), joined(row[6:9]), int(row[9]), joined(row[10:13]))
+        tuple(row[:5]): (int(row[5]), joined(*row[6:9]), int(row[9]), joined(*row[10:13]))
         for row in rows
     }
 
@@ -143,7 +147,9 @@ async def rows_of(database: str) -> list[tuple[Any, ...]]:
 
 
 async def assert_aggregates_exact(database: str) -> None:
-    assert await stored_totals(database) == brute_force(await rows_of(database))
+    rows = await rows_of(database)
+    for grain in GRAINS:
+        assert await stored_totals(database, grain) == brute_force(rows, grain), grain.name
 
 
 def expected_summary(
@@ -236,7 +242,9 @@ async def test_random_writes_keep_the_aggregates_exact(writable, database: str):
     # An account's deletion cascades to its commissions and to their totals.
     await raw_execute(database, "DELETE FROM accounts WHERE uid = 'acc_gone'")
     await assert_aggregates_exact(database)
-    assert not [key for key in await stored_totals(database) if key[0] == account_ids["acc_gone"]]
+    for grain in GRAINS:
+        stored = await stored_totals(database, grain)
+        assert not [key for key in stored if key[0] == account_ids["acc_gone"]]
 
 
 async def test_filters_and_updated_since(writable, database: str):
@@ -274,6 +282,42 @@ async def test_filters_and_updated_since(writable, database: str):
         SummaryQuery("acc_f", ("network",), updated_since="2999-01-01T00:00:00Z")
     )
     assert not await store.commission_summary(SummaryQuery("acc_nobody", ()))
+
+
+DATES = st.one_of(st.none(), st.dates(dt.date(2023, 11, 1), dt.date(2024, 4, 30)))
+
+
+@given(DATES, DATES)
+def test_a_period_is_whole_months_and_part_months_exactly(since, until):
+    """spans() covers each day of the period once, and no other (a day per month key)."""
+    if since is not None and until is not None and since > until:
+        return
+    first, last = dt.date(2023, 10, 1), dt.date(2024, 5, 31)  # beyond the drawn dates
+    covered: list[dt.date] = []
+    for grain, lower, upper in spans(since, until):
+        day = first
+        while day <= last:
+            key = day.isoformat()[: grain.width]
+            inside = (lower is None or key >= lower) and (upper is None or key <= upper)
+            if inside and (grain.name == "day" or day.day == 1):  # a month's days once
+                covered += [day] if grain.name == "day" else month_days(day)
+            day += dt.timedelta(days=1)
+    wanted = [
+        first + dt.timedelta(days=n)
+        for n in range((last - first).days + 1)
+        if (since is None or first + dt.timedelta(days=n) >= since)
+        and (until is None or first + dt.timedelta(days=n) <= until)
+    ]
+    assert sorted(covered) == wanted
+
+
+def month_days(start: dt.date) -> list[dt.date]:
+    out = []
+    day = start
+    while day.month == start.month:
+        out.append(day)
+        day += dt.timedelta(days=1)
+    return out
 
 
 @given(st.integers(min_value=-(10**30) + 1, max_value=10**30 - 1))

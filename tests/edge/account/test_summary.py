@@ -161,6 +161,11 @@ async def test_totals_are_exact_per_group_and_currency(edge_client, dataset):
         {"to": "2025-12-31"},
         {"network": "awin", "status": "paid", "from": "2026-01-10", "to": "2026-01-20"},
         {"network": "nowhere"},
+        # Part-months at either end (daily totals) around whole months (monthly totals).
+        {"from": "2025-12-25", "to": "2026-02-10"},
+        {"from": "2025-12-15"},
+        {"to": "2026-01-30"},
+        {"from": "2025-12-01", "to": "2026-01-31"},
     ],
 )
 async def test_filters_match_the_list(edge_client, dataset, filters):
