@@ -112,10 +112,12 @@ Totals = tuple[int, int, int, int]  # count, commission units, rows with a sale,
 
 
 def brute_force(rows: Iterable[Sequence[Any]], grain: Grain) -> dict[tuple[Any, ...], Totals]:
-    """(account_id, day or month, network, status, currency) -> totals, from the rows."""
+    """Key of `grain` (account_id, day or month, ...) -> totals, from the rows."""
     out: dict[tuple[Any, ...], list[int]] = {}
     for account, transacted, network, status, currency, commission, sale in rows:
-        key = (account, transacted[: grain.width], network, status, currency)
+        values = {"account_id": account, grain.name: transacted[: grain.width]}
+        values.update(network=network, status=status, currency=currency)
+        key = tuple(values[name] for name in grain.key)
         totals = out.setdefault(key, [0] * 4)
         totals[0] += 1
         totals[1] += amount_units(commission)
