@@ -239,12 +239,7 @@ def sqlite_store(wanted: dict[str, int]) -> tuple[Path, Path]:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     if shutil.which("wrk") is None:
         sys.exit("wrk is not installed: apt-get install -y wrk")
-    wanted = {
-        "accounts": args.accounts,
-        "commissions": args.commissions,
-        "others": args.others,
-        "seed": args.seed,
-    }
+    wanted = base.params(args)
     database, stamp = sqlite_store(wanted)
     meta = json.loads(stamp.read_text()) if stamp.exists() else {}
     if meta.get("params") != wanted or not database.exists():

@@ -10,12 +10,14 @@ from dataclasses import dataclass
 
 from contract import searchindex, textsearch
 from contract import vocabulary as v
+from contract.resources import SUMMARY_GROUPS
 
 
 @dataclass(frozen=True)
 class Param:
     """One query parameter. `kind` picks the parser: enum, integer, boolean, market, date,
-    instant, string, search (a full-text query), cursor."""
+    instant, string, search (a full-text query), cursor, or groups (a comma-separated list
+    of distinct `enum` values)."""
 
     name: str
     kind: str
@@ -40,6 +42,8 @@ class Endpoint:
     # True: a request without an Authorization header is answered as the public, under the
     # anonymous plan's per-address limit; one with the header is authenticated as always.
     anonymous: bool = False
+    # True: `data` is an array of the resource, the whole answer in one (no page).
+    complete_list: bool = False
 
 
 LIMIT = Param(
@@ -223,6 +227,31 @@ COMMISSIONS = Endpoint(
     is_list=True,
 )
 
+# The longest period a summary by day covers: its rows stay bounded without pages.
+SUMMARY_DAY_PERIOD_MAX = 366
+
+COMMISSION_SUMMARY = Endpoint(
+    name="commission_summary",
+    path="/v1/commissions/summary",
+    summary="Totals of the account's commissions per group and currency, exact, never "
+    "converted nor summed across currencies.",
+    params=(
+        *(p for p in COMMISSIONS.params if p.name not in ("limit", "cursor")),
+        Param(
+            "groupBy",
+            "groups",
+            "What to group by besides the currency (always a key): a comma-separated list of "
+            f"distinct values among {', '.join(SUMMARY_GROUPS)}; its order is the rows' order. "
+            f"With day, from and to are required, at most {SUMMARY_DAY_PERIOD_MAX} days "
+            "apart.",
+            enum=SUMMARY_GROUPS,
+        ),
+    ),
+    statuses=(400, 401, 429, 503),
+    resource="CommissionTotal",
+    complete_list=True,
+)
+
 COMMISSION = Endpoint(
     name="commission",
     path="/v1/commissions/{id}",
@@ -232,4 +261,12 @@ COMMISSION = Endpoint(
     resource="CommissionDetail",
 )
 
-ENDPOINTS: tuple[Endpoint, ...] = (PROGRAMS, PROGRAM_FACETS, PROGRAM, ME, COMMISSIONS, COMMISSION)
+ENDPOINTS: tuple[Endpoint, ...] = (
+    PROGRAMS,
+    PROGRAM_FACETS,
+    PROGRAM,
+    ME,
+    COMMISSIONS,
+    COMMISSION_SUMMARY,
+    COMMISSION,
+)

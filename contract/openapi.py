@@ -75,6 +75,7 @@ OPERATION_IDS: dict[str, str] = {
     "me": "getMe",
     "commissions": "listCommissions",
     "commission": "getCommission",
+    "commission_summary": "summarizeCommissions",
     "openapi": "getOpenApiDocument",
 }
 TAGS: dict[str, str] = {
@@ -84,6 +85,7 @@ TAGS: dict[str, str] = {
     "me": "account",
     "commissions": "account",
     "commission": "account",
+    "commission_summary": "account",
     "openapi": "meta",
 }
 
@@ -201,6 +203,8 @@ def resource_schema(resource: Resource) -> dict[str, Any]:
 
 
 def envelope_name(endpoint: Endpoint) -> str:
+    if endpoint.complete_list:
+        return f"{endpoint.resource}s"
     return f"{endpoint.resource}List" if endpoint.is_list else f"{endpoint.resource}Response"
 
 
@@ -216,6 +220,13 @@ def envelope_schema(endpoint: Endpoint) -> dict[str, Any]:
                 "page": _ref("schemas", "PageInfo"),
             },
             "required": ["data", "page"],
+        }
+    if endpoint.complete_list:
+        return {
+            "type": "object",
+            "description": f"Every {endpoint.resource} of the answer, in one (no page).",
+            "properties": {"data": {"type": "array", "items": item}},
+            "required": ["data"],
         }
     return {
         "type": "object",
@@ -268,6 +279,16 @@ def param_schema(p: Param) -> dict[str, Any]:
             "maxLength": MAX_STRING,
             "pattern": PRINTABLE_PATTERN,
         }
+    if p.kind == "groups":
+        # Sent comma-separated (the parameter's style form, explode false).
+        assert p.enum is not None
+        return {
+            "type": "array",
+            "items": {"type": "string", "enum": list(p.enum)},
+            "minItems": 1,
+            "maxItems": len(p.enum),
+            "uniqueItems": True,
+        }
     if p.kind == "cursor":
         return {
             "type": "string",
@@ -287,6 +308,9 @@ def query_parameter(p: Param) -> dict[str, Any]:
         "description": p.description,
         "schema": param_schema(p),
     }
+    if p.kind == "groups":
+        # One parameter, its values comma-separated: `groupBy=month,network`.
+        parameter.update(style="form", explode=False)
     if p.example is not None:
         parameter["example"] = p.example
     return parameter

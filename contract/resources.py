@@ -437,6 +437,64 @@ COMMISSION_DETAIL = Resource(
     ),
 )
 
+# What /v1/commissions/summary groups by besides the currency, which is always a key.
+SUMMARY_GROUPS: tuple[str, ...] = ("network", "status", "day", "month")
+
+COMMISSION_TOTAL = Resource(
+    "CommissionTotal",
+    "The totals of one group of the account's commissions, within one currency: amounts are "
+    "never converted nor added across currencies.",
+    (
+        F(
+            "network",
+            "string",
+            "The group's network; null when not grouped by network.",
+            nullable=True,
+        ),
+        F(
+            "status",
+            "string",
+            "The group's normalised status; null when not grouped by status.",
+            nullable=True,
+            enum=v.COMMISSION_STATUSES,
+        ),
+        F(
+            "day",
+            "string",
+            "The group's UTC day of transactedAt (YYYY-MM-DD); null when not grouped by day.",
+            nullable=True,
+            format="date",
+        ),
+        F(
+            "month",
+            "string",
+            "The group's UTC month of transactedAt (YYYY-MM); null when not grouped by month.",
+            nullable=True,
+            pattern=r"^[0-9]{4}-[0-9]{2}$",
+        ),
+        F(
+            "currency",
+            "string",
+            "ISO 4217 currency code of every amount of the group.",
+            pattern=v.CURRENCY_PATTERN,
+        ),
+        F("count", "integer", "Number of commissions in the group.", minimum=1),
+        F(
+            "commission",
+            "number",
+            "Sum of the group's commission amounts, exact: written in the fewest digits "
+            "that are exact (no trailing zero after the point), never rounded.",
+        ),
+        F(
+            "sale",
+            "number",
+            "Sum of the group's sale amounts that the networks reported, exact; null when no "
+            "commission of the group reports one.",
+            nullable=True,
+        ),
+    ),
+)
+
 PAGE_INFO = Resource(
     "PageInfo",
     "Where a list page stands.",
@@ -532,6 +590,7 @@ RESOURCES: tuple[Resource, ...] = (
     COMMISSION,
     STATUS_CHANGE,
     COMMISSION_DETAIL,
+    COMMISSION_TOTAL,
     PAGE_INFO,
     ERROR,
     FACET_VALUE,

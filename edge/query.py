@@ -133,6 +133,21 @@ def _cursor(p: Param, raw: str) -> str:
     return raw
 
 
+def _groups(p: Param, raw: str) -> tuple[str, ...]:
+    """A comma-separated list of distinct values of `p.enum`, in the order given."""
+    assert p.enum is not None
+    wanted = (
+        f"{p.name} must be a comma-separated list of distinct values among: {', '.join(p.enum)}"
+    )
+    items = raw.split(",", len(p.enum))  # one more than can be valid: the rest is not split
+    if len(items) > len(p.enum) or len(set(items)) < len(items):
+        raise invalid(p.name, wanted)
+    for item in items:
+        if item not in p.enum:
+            raise invalid(p.name, wanted)
+    return tuple(items)
+
+
 PARSERS: dict[str, Callable[[Param, str], Any]] = {
     "integer": _integer,
     "boolean": _boolean,
@@ -143,6 +158,7 @@ PARSERS: dict[str, Callable[[Param, str], Any]] = {
     "string": _string,
     "search": _search,
     "cursor": _cursor,
+    "groups": _groups,
 }
 
 

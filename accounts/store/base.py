@@ -31,6 +31,7 @@ from operator import attrgetter
 from typing import Any, NoReturn, Protocol, TypeVar
 
 from accounts import commission
+from accounts.store.summary import SummaryQuery, SummaryRow
 from contract import vocabulary
 from contract.resources import SYNC_REASON_CODE_PATTERN
 
@@ -436,6 +437,11 @@ class AccountStore(Protocol):
         ...
 
     # Reads for the admin CLI.
+    async def commission_summary(self, query: SummaryQuery) -> list[SummaryRow]:
+        """Totals of the account's commissions per group of `query.group_by` and currency,
+        ordered by the keys as given: exact, never summed across currencies."""
+        ...
+
     async def account_view(self, uid: str) -> AccountView | None: ...
 
     async def list_keys(self, account_uid: str) -> list[KeyView]: ...

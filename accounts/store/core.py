@@ -66,6 +66,15 @@ from accounts.store.base import (
     latest_instant,
     with_stored,
 )
+from accounts.store.summary import (
+    SummaryQuery,
+    SummaryRow,
+    changed_rows_sql,
+    summary_json_sql,
+    summary_rows,
+    summary_sql,
+    summed_rows,
+)
 from contract import vocabulary as v
 from contract.resources import HISTORY_MAX
 
@@ -457,6 +466,22 @@ async def find_commission(s: Session, account_uid: str, seq: int) -> CommissionD
             )
         recorded = replaced
     return CommissionDetail(CommissionRow(*columns), tuple(history))
+
+
+async def commission_summary(s: Session, query: SummaryQuery) -> list[SummaryRow]:
+    """The account's totals per group: from the per-day totals, never the commission rows;
+    with `updated_since`, from the rows changed since (the only ones read)."""
+    if query.updated_since is None:
+        if not s.dialect.json_pages:
+            sql, params = summary_sql(query)
+            return summary_rows(query.group_by, await s.fetch(sql, *params))
+        sql, params = summary_json_sql(query)
+        rows = summary_rows(query.group_by, orjson.loads(await s.fetchval(sql, *params)))
+        # The aggregate keeps the subquery's order; sorting makes sure of it.
+        rows.sort(key=lambda row: row.key(query.group_by))
+        return rows
+    sql, params = changed_rows_sql(query)
+    return summed_rows(query.group_by, await s.fetch(sql, *params))
 
 
 async def find_account(s: Session, uid: str) -> AccountView | None:
@@ -1004,6 +1029,11 @@ class SqlStore(abc.ABC):
     async def commission(self, account_uid: str, seq: int) -> CommissionDetail | None:
         """The account's commission `seq` with its history, or None."""
         return await self._run_read(lambda s: find_commission(s, account_uid, seq))
+
+    async def commission_summary(self, query: SummaryQuery) -> list[SummaryRow]:
+        """The account's commission totals per group and currency (see AccountStore)."""
+        # One statement: no snapshot needed.
+        return await self._run_read(lambda s: commission_summary(s, query), snapshot=False)
 
     # --- admin reads ---
 

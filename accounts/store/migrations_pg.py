@@ -28,6 +28,7 @@ from accounts.store.core import (
     lock_key,
     sync_migration,
 )
+from accounts.store.summary import pg_migration as daily_migration
 
 # Append new migrations (and their SQLite twins); never edit one that has shipped.
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
@@ -140,6 +141,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             FOR EACH STATEMENT EXECUTE FUNCTION commission_history_write()""",
         ),
     ),
+    # Per-day and per-month totals kept by statement triggers (accounts.store.summary).
+    daily_migration(),
 )
 
 LATEST = len(MIGRATIONS)

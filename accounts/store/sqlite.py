@@ -65,6 +65,7 @@ from accounts.store.core import (
     history_migration,
     sync_migration,
 )
+from accounts.store.summary import sqlite_migration as daily_migration
 
 T = TypeVar("T")
 
@@ -178,6 +179,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             END""",
         ),
     ),
+    # Per-day and per-month totals kept by row triggers (accounts.store.summary).
+    daily_migration(),
 )
 
 

@@ -1,7 +1,8 @@
-"""GET /v1/me, GET /v1/commissions and GET /v1/commissions/{id}: the calling account, its
-commissions, and one of them with its history.
+"""GET /v1/me, GET /v1/commissions, GET /v1/commissions/summary and GET
+/v1/commissions/{id}: the calling account, its commissions, their totals, and one of them
+with its history.
 
-All three answer with `Cache-Control: private, no-store` and `Vary: Authorization,
+All four answer with `Cache-Control: private, no-store` and `Vary: Authorization,
 Accept-Encoding`: the data belongs to one account, changes at any time and includes
 financial figures, so no cache, shared or private, should keep a copy (see docs/accounts.md).
 Bodies of `GZIP_MIN_BYTES` or more are gzip-coded when the client accepts it; no
@@ -29,10 +30,17 @@ from accounts.store.base import (
     commission_id,
     format_timestamp,
 )
-from contract.endpoints import COMMISSION, COMMISSIONS, ME
+from accounts.store.summary import SummaryQuery, SummaryRow
+from contract.endpoints import (
+    COMMISSION,
+    COMMISSION_SUMMARY,
+    COMMISSIONS,
+    ME,
+    SUMMARY_DAY_PERIOD_MAX,
+)
 from edge import appkeys, cursor
 from edge.auth.authenticate import Principal, unverifiable
-from edge.http.errors import ApiError, not_found, unavailable
+from edge.http.errors import ApiError, invalid, not_found, unavailable
 from edge.http.httpcache import GZIP_MIN_BYTES, VARY, accepts_gzip, gzip_bytes
 from edge.http.middlewares import ignore_expectation
 from edge.links import request_origin
@@ -93,6 +101,44 @@ def commission_detail_json(detail: CommissionDetail) -> dict[str, Any]:
     body = commission_json(detail.row)
     body["statusHistory"] = [status_change_json(change) for change in detail.history]
     return body
+
+
+def total_json(row: SummaryRow) -> dict[str, Any]:
+    """A CommissionTotal, members in resource order; exact sums as JSON numbers."""
+    return {
+        "network": row.network,
+        "status": row.status,
+        "day": row.day,
+        "month": row.month,
+        "currency": row.currency,
+        "count": row.count,
+        "commission": amount(row.commission),
+        "sale": None if row.sale is None else amount(row.sale),
+    }
+
+
+def summary_query(account_uid: str, params: dict[str, Any]) -> SummaryQuery:
+    """The store's query of validated summary parameters. A summary by day needs a bounded
+    period (its rows come in one answer, without pages): invalid_parameter on groupBy."""
+    group_by: tuple[str, ...] = params.get("groupBy", ())
+    since: dt.date | None = params.get("from")
+    until: dt.date | None = params.get("to")
+    if "day" in group_by and (
+        since is None or until is None or (until - since).days >= SUMMARY_DAY_PERIOD_MAX
+    ):
+        raise invalid(
+            "groupBy",
+            f"groupBy=day needs from and to, at most {SUMMARY_DAY_PERIOD_MAX} days apart",
+        )
+    return SummaryQuery(
+        account_uid=account_uid,
+        group_by=group_by,
+        network=params.get("network"),
+        status=params.get("status"),
+        since=since,
+        until=until,
+        updated_since=updated_since(params.get("updatedSince")),
+    )
 
 
 def account_json(
@@ -249,6 +295,23 @@ async def commissions(request: web.Request) -> web.Response:
     return json_response(request, body, headers)
 
 
+async def commission_summary(request: web.Request) -> web.Response:
+    """The caller's commission totals per group and currency, all in one answer."""
+    principal: Principal = request[appkeys.PRINCIPAL]
+    params = parse_query(COMMISSION_SUMMARY, request.query.items())
+    query = summary_query(principal.account_uid, params)  # the key's account only
+    try:
+        rows = await request.app[appkeys.STORE].commission_summary(query)
+    except StoreUnavailable as exc:
+        log.warning("commission summary unavailable: %s", exc)
+        raise unavailable(
+            "commissions cannot be read right now; retry later",
+            request.app[appkeys.CONFIG].retry_after,
+        ) from None
+    body = orjson.dumps({"data": [total_json(row) for row in rows]})
+    return json_response(request, body, PRIVATE_HEADERS)
+
+
 async def commission(request: web.Request) -> web.Response:
     """One of the caller's commissions with its history. Query parameters are ignored: it
     takes none, and 400 is not among its statuses (as /v1/me)."""
@@ -278,4 +341,8 @@ def setup(app: web.Application) -> None:
     """Register the account routes (the store is edge.lifecycle.store_context's)."""
     app.router.add_get(ME.path, me, expect_handler=ignore_expectation)
     app.router.add_get(COMMISSIONS.path, commissions, expect_handler=ignore_expectation)
+    # Before /v1/commissions/{id}: routes match in the order they were added.
+    app.router.add_get(
+        COMMISSION_SUMMARY.path, commission_summary, expect_handler=ignore_expectation
+    )
     app.router.add_get(COMMISSION.path, commission, expect_handler=ignore_expectation)
