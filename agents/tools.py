@@ -86,6 +86,17 @@ TOOLS: tuple[ToolSpec, ...] = (
         e.COMMISSIONS,
         reads_account=True,
     ),
+    ToolSpec(
+        "sum_commissions",
+        "Total the account's commissions",
+        "Totals of the account's commissions (count, commission, sale) for the same filters "
+        "as list_commissions, grouped by `groupBy` (comma-separated among network, status, "
+        "day, month) and always by currency: each row is within one currency, and rows of "
+        "different currencies must never be added together. Answers every row at once. "
+        "Needs the server to have an API key.",
+        e.COMMISSION_SUMMARY,
+        reads_account=True,
+    ),
 )
 
 # An unknown argument's name is quoted back up to this length (it comes from the client).
@@ -93,7 +104,22 @@ MAX_NAME_SHOWN = 64
 
 # The JSON Schema keywords of a parameter's schema that its tool's input schema keeps.
 JSON_SCHEMA_KEYWORDS = frozenset(
-    ("type", "enum", "minimum", "maximum", "default", "pattern", "minLength", "maxLength", "format")
+    (
+        "type",
+        "enum",
+        "minimum",
+        "maximum",
+        "default",
+        "pattern",
+        "minLength",
+        "maxLength",
+        "format",
+        # A list parameter (groupBy): its values and how many.
+        "items",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+    )
 )
 
 # What a valid value of each parameter kind looks like, for the message of a refusal.
@@ -211,6 +237,8 @@ def _query_value(param: Param, value: Any) -> str:
         return "true" if value else "false"
     if param.kind == "integer":
         return str(int(value))  # 10.0 is a valid JSON Schema integer; the API wants 10
+    if param.kind == "groups":
+        return ",".join(value)  # a JSON list; the API reads the values comma-separated
     return str(value)
 
 

@@ -126,6 +126,14 @@ async def test_every_tool_answers_what_the_api_answers(live_api: LiveApi):
         )
         assert following == http.json()
 
+        # sum_commissions: the API's totals, never across currencies.
+        grouped = {"groupBy": ["network", "month"], "from": "2020-01-01"}
+        totals = answer(await client.call_tool("sum_commissions", grouped))
+        query = {"groupBy": "network,month", "from": "2020-01-01"}
+        http = await api_get(live_api, "/v1/commissions/summary", query)
+        assert http.status == 200 and totals == http.json() and totals["data"]
+        assert all(row["currency"] for row in totals["data"])
+
 
 async def test_the_apis_errors_are_tool_errors(live_api: LiveApi):
     cases = [
@@ -168,7 +176,7 @@ async def test_arguments_out_of_the_contract_are_refused_before_any_request(live
 
 async def test_without_a_key_the_account_tools_say_a_key_is_needed(live_api):
     async with Client(mcp_command("--api-url", live_api.base_url)) as client:
-        for tool in ("get_account", "list_commissions"):
+        for tool in ("get_account", "list_commissions", "sum_commissions"):
             error = failure(await client.call_tool(tool, {}))
             assert error["code"] == "missing_api_key" and error["status"] == 401
             assert "AFFDIR_API_KEY" in error["message"]

@@ -1,20 +1,21 @@
 """Schemathesis hooks for the contract run (loaded with SCHEMATHESIS_HOOKS=schemathesis_hooks).
 
-The document does not say four rules of the API, so a request that the document calls valid
+The document does not say five rules of the API, so a request that the document calls valid
 can still be refused with a documented 400:
 - a cursor is valid only for the endpoint and the filters it was issued with;
 - `from` must not be later than `to`;
 - a `market` is one of the officially assigned country codes (the document gives the shape,
   two letters, and refers to the list rather than spelling 249 codes out in a pattern);
 - `q` holds 1 to `textsearch.MAX_TERMS` words of at least `textsearch.MIN_TERM` letters or
-  digits once accents are folded (contract.textsearch), which no portable pattern says.
+  digits once accents are folded (contract.textsearch), which no portable pattern says;
+- a summary grouped by `day` needs `from` and `to` at most 366 days apart.
 For *positive* cases only (the ones schemathesis expects the API to accept), this hook makes
 the request obey those rules before it is sent: it swaps `from`/`to` when reversed, drops
 a market that is not assigned, keeps the first words of a `q` with too many and adds one to
-a `q` with none, and drops a cursor the API did not issue for these filters (every cursor,
-when the edge's secret is not given in CONTRACT_CURSOR_SECRET: none can be checked then).
-Negative cases are sent as
-generated, and every check still runs on every response.
+a `q` with none, gives a summary by day a period of a quarter, and drops a cursor the API
+did not issue for these filters (every cursor, when the edge's secret is not given in
+CONTRACT_CURSOR_SECRET: none can be checked then). Negative cases are sent as generated, and
+every check still runs on every response.
 
 Loaded through SCHEMATHESIS_HOOKS, or by the project's schemathesis.toml when schemathesis
 runs from the repository's root.
@@ -29,7 +30,7 @@ import schemathesis
 
 from contract import textsearch
 from contract.countries import COUNTRIES
-from contract.endpoints import COMMISSIONS, PROGRAM_FACETS, PROGRAMS, Endpoint
+from contract.endpoints import COMMISSION_SUMMARY, COMMISSIONS, PROGRAM_FACETS, PROGRAMS, Endpoint
 from edge import cursor
 from edge.handlers.programs import cursor_filters
 from edge.http.errors import ApiError
@@ -77,6 +78,15 @@ def before_call(context: schemathesis.HookContext, case: Any, kwargs: dict[str, 
     if case.operation.path in SEARCH_PATHS and isinstance(query.get("q"), str):
         terms = textsearch.query_terms(query["q"])
         query["q"] = " ".join(terms[: textsearch.MAX_TERMS]) if terms else query["q"][:-3] + " ab"
+    if case.operation.path == COMMISSION_SUMMARY.path:
+        groups = query.get("groupBy")
+        named = groups if isinstance(groups, list) else str(groups or "").split(",")
+        if "day" in named:
+            # A day per row is bounded by a period of at most 366 days (documented in prose).
+            query["from"], query["to"] = "2025-01-01", "2025-03-31"
+        low, high = query.get("from"), query.get("to")
+        if isinstance(low, str) and isinstance(high, str) and low > high:
+            query["from"], query["to"] = high, low
     market = query.get("market")  # the list and the facets take one
     if isinstance(market, str) and market.upper() not in COUNTRIES:
         del query["market"]
