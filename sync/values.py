@@ -26,9 +26,6 @@ _CANONICAL = re.compile(r"[1-9][0-9]{3}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9
 # take Decimal's path (its context rounds beyond 28 digits, and that stays as it is).
 _INT_FAST = 10**18
 _INT_SLOW = -_INT_FAST
-# Enum members as module constants: looking one up on its class costs ten times as much,
-# and these are read for every amount of every record.
-_CENTS = AmountFormat.CENTS
 _DMY = re.compile(
     r"(?P<d>[0-9]{2})/(?P<m>[0-9]{2})/(?P<y>[0-9]{4})(?:\s+(?P<t>[0-9]{2}:[0-9]{2}(?::[0-9]{2})?))?"
 )
@@ -78,7 +75,7 @@ def parse_amount(value: object, fmt: AmountFormat, name: str = "amount") -> str:
     """Signed plain decimal text (the store's amount form) from a wire amount."""
     if type(value) is int and _INT_SLOW < value < _INT_FAST:
         # Most networks' amounts: no Decimal needed for an exact answer.
-        if fmt is not _CENTS:
+        if fmt is not AmountFormat.CENTS:
             return str(value)
         if value < 0:
             digits = str(-value).rjust(3, "0")
@@ -103,7 +100,7 @@ def parse_amount(value: object, fmt: AmountFormat, name: str = "amount") -> str:
         raise ValueProblem(f"{name}: not a number")
     if not number.is_finite() or abs(number.adjusted()) > _EXPONENT_LIMIT:
         raise ValueProblem(f"{name}: out of range")
-    if fmt is _CENTS:
+    if fmt is AmountFormat.CENTS:
         if number != number.to_integral_value():
             raise ValueProblem(f"{name}: cents must be whole")
         number = number.scaleb(-2)

@@ -23,10 +23,6 @@ from sync.values import (
 )
 
 PAID = "paid"
-# Enum members as module constants: looking one up on its class costs ten times as much,
-# and these are read for every record.
-_FROM_CONNECTION = CurrencySource.CONNECTION
-_FROM_RECORD = CurrencySource.RECORD
 Send = Callable[[HttpRequest], Awaitable[HttpResponse]]
 
 
@@ -157,12 +153,14 @@ def resolve_currency(ctx: CallContext, record_currency: object) -> str:
     """The record's currency, or the connection's where the spec allows: ValueProblem when
     neither is known (the record is refused, never given a guessed currency)."""
     source = ctx.spec.currency_source
-    from_record = parse_currency(record_currency) if source is not _FROM_CONNECTION else None
+    from_record = (
+        parse_currency(record_currency) if source is not CurrencySource.CONNECTION else None
+    )
     if from_record:
         return from_record
-    if source is not _FROM_RECORD and ctx.currency:
+    if source is not CurrencySource.RECORD and ctx.currency:
         return ctx.currency
-    if source is _FROM_CONNECTION:
+    if source is CurrencySource.CONNECTION:
         raise ValueProblem(
             "currency: the connection declares none and the network sends none",
             "currency_missing",
@@ -224,21 +222,19 @@ def transaction(ctx: CallContext, f: Fields) -> Transaction:
             program_id,
             sub_id,
         )
-    # NewCommission's fields by position (a keyword call costs twice as much, once for
-    # every record), then the sync's own by name.
     return Transaction(
-        external_id,
-        PAID if f.paid_reason else ctx.status(raw),  # status
-        raw,  # raw_status
-        parse_amount(f.commission, amount_format, "commission"),  # commission_amount
-        resolve_currency(ctx, f.currency),  # currency
-        parse_timestamp(f.transacted_at, "transaction date"),  # transacted_at
-        program_name,  # program_name
-        program_id,  # program_external_id
-        None if f.sale is None else parse_amount(f.sale, amount_format, "sale"),  # sale_amount
-        None if clicked is None else parse_timestamp(clicked, "click date"),  # clicked_at
-        sub_id,  # sub_id
-        stated,
+        external_id=external_id,
+        status=PAID if f.paid_reason else ctx.status(raw),
+        raw_status=raw,
+        commission_amount=parse_amount(f.commission, amount_format, "commission"),
+        currency=resolve_currency(ctx, f.currency),
+        transacted_at=parse_timestamp(f.transacted_at, "transaction date"),
+        program_name=program_name,
+        program_external_id=program_id,
+        sale_amount=None if f.sale is None else parse_amount(f.sale, amount_format, "sale"),
+        clicked_at=None if clicked is None else parse_timestamp(clicked, "click date"),
+        sub_id=sub_id,
+        stated=stated,
         network=spec.network,
         sub_ids=sub_ids,
         status_reason=f.paid_reason or f.status_reason,
