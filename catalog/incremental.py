@@ -187,7 +187,7 @@ def score(published: Sequence[Checked], records: cache.Records) -> tuple[list[Li
         stored = outcomes.get(item.key) if item.key is not None else None
         remembered = stored[LISTING_AT] if stored is not None else None
         if remembered is not None:
-            listing = _new(Listing, remembered)
+            listing = Listing._make(remembered)
             kept.append(listing)
             verified.append(listing.verified)
         else:
@@ -227,27 +227,24 @@ def validate(
     taken_ns = time.time_ns()
     results: list[Checked | None] = [None] * len(sources)
     todo: list[tuple[int, Source, os.stat_result | None]] = []
-    # The loop every cached rebuild runs 20,000 times: locals, and no call per file but the
-    # stat when the file is unchanged.
-    stat_of, trusted, key_at = os.stat, cache.trusted, cache.KEY_AT
     entries, outcomes = previous.fingerprints, previous.outcomes
     new_entries, new_outcomes = records.fingerprints, records.outcomes
     for index, source in enumerate(sources):
         path = source.path
         try:
-            found = stat_of(path)
+            found = os.stat(path)
         except OSError:
             todo.append((index, source, None))
             continue
         entry = entries.get(path)
-        if entry is not None and trusted(entry, found):
-            key = entry[key_at]
+        if entry is not None and cache.trusted(entry, found):
+            key = entry[cache.KEY_AT]
             stored = outcomes.get(key)
             if stored is not None:
                 # Unchanged since a trusted fingerprint: the entry stays as it is.
                 new_entries[path] = entry
                 new_outcomes[key] = stored
-                results[index] = _new(Checked, (source, _outcome(stored), key, True))
+                results[index] = Checked(source, _outcome(stored), key, True)
                 continue
         todo.append((index, source, found))
 
@@ -307,21 +304,13 @@ def _checked(stem: str, data: bytes) -> tuple[list[Any], dict[str, Any] | None]:
 def _outcome(stored: list) -> Outcome:
     """The outcome a cache entry stores (see `cache.Records.outcomes`), without its record."""
     status, problems, warnings, line, column, _ = stored
-    return _new(
-        Outcome,
-        (
-            status,
-            None,
-            [Problem(*p) for p in problems] if problems else [],
-            [Problem(*p) for p in warnings] if warnings else [],
-            (line, column),
-        ),
+    return Outcome(
+        status,
+        None,
+        [Problem(*p) for p in problems] if problems else [],
+        [Problem(*p) for p in warnings] if warnings else [],
+        (line, column),
     )
-
-
-# NamedTuples made from their values in order, without the generated __new__ (a Python
-# call with defaults): a cached rebuild makes three for each of 20,000 files.
-_new = tuple.__new__
 
 
 def _hit(
