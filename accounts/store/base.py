@@ -28,12 +28,20 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from operator import attrgetter
-from typing import Any, NoReturn, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, NoReturn, ParamSpec, Protocol, TypeVar
 
 from accounts import commission
 from accounts.store.summary import SummaryQuery, SummaryRow
 from contract import vocabulary
 from contract.resources import SYNC_REASON_CODE_PATTERN
+
+if TYPE_CHECKING:
+    from collections.abc import Coroutine
+
+    from accounts.store.core import Session
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 TIMESTAMP_PATTERN = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z"
@@ -420,6 +428,25 @@ class SealedCredentials:
 class AccountStore(Protocol):
     """Narrow async API of an account store. Every method may raise StoreUnavailable; a
     write raises only when it did not commit (or OutcomeUnknown: see the module docstring)."""
+
+    # The two doors: any operation of a session (accounts.store.core.Session).
+    async def read(
+        self,
+        fn: Callable[Concatenate[Session, _P], Coroutine[Any, Any, _R]],
+        *args: _P.args,
+        **kwargs: _P.kwargs,
+    ) -> _R:
+        """`fn(session, *args, **kwargs)` on a read connection, seeing one state."""
+        ...
+
+    async def write(
+        self,
+        fn: Callable[Concatenate[Session, _P], Coroutine[Any, Any, _R]],
+        *args: _P.args,
+        **kwargs: _P.kwargs,
+    ) -> _R:
+        """`fn(session, *args, **kwargs)` in one write transaction; returns once committed."""
+        ...
 
     # Read paths of the API (never select network credentials).
     async def lookup_key(self, key_hash: str) -> KeyRecord | None:

@@ -31,7 +31,7 @@ import secrets
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any, Protocol, TypeVar
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 import orjson
 
@@ -79,6 +79,7 @@ from contract import vocabulary as v
 from contract.resources import HISTORY_MAX
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 
 # --- What a layer provides --------------------------------------------------------------
@@ -1014,6 +1015,26 @@ class SqlStore(abc.ABC):
 
     def _now(self) -> str:
         return format_timestamp(self._clock())
+
+    # --- the two doors: any operation of a session, read-only or in one write transaction ---
+
+    async def read(
+        self,
+        fn: Callable[Concatenate[Session, P], Coroutine[Any, Any, T]],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T:
+        """`fn(session, *args, **kwargs)` on a read connection, its statements seeing one state."""
+        return await self._run_read(lambda s: fn(s, *args, **kwargs))
+
+    async def write(
+        self,
+        fn: Callable[Concatenate[Session, P], Coroutine[Any, Any, T]],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T:
+        """`fn(session, *args, **kwargs)` in one write transaction; returns once committed."""
+        return await self._run_write(lambda s: fn(s, *args, **kwargs))
 
     # --- reads of the API ---
 
