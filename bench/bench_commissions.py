@@ -56,6 +56,10 @@ BARE_BODY = b'{"data":[],"page":{"limit":25,"hasMore":false,"nextCursor":null}}'
 PAGE = 25
 SUMMARY = "summary, groupBy=month,network"  # the whole history: 18 months
 SUMMARY_QUARTER = "summary, groupBy=month,network, one quarter"
+# "What did I earn last month, per network": a whole month, from the monthly totals.
+SUMMARY_MONTH = "summary, groupBy=network, one month"
+# "... and this month so far, and how much is pending": a part-month, from the daily totals.
+SUMMARY_TO_DATE = "summary, groupBy=network,status, month to date"
 
 
 # --- the store -------------------------------------------------------------------------
@@ -413,6 +417,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "summary one quarter / first page p99": round(
                 single[SUMMARY_QUARTER]["p99_ms"] / first["p99_ms"], 3
             ),
+            "summary one month / first page p50": round(
+                single[SUMMARY_MONTH]["p50_ms"] / first["p50_ms"], 3
+            ),
+            "summary one month / first page p99": round(
+                single[SUMMARY_MONTH]["p99_ms"] / first["p99_ms"], 3
+            ),
+            "summary month to date / first page p50": round(
+                single[SUMMARY_TO_DATE]["p50_ms"] / first["p50_ms"], 3
+            ),
+            "summary month to date / first page p99": round(
+                single[SUMMARY_TO_DATE]["p99_ms"] / first["p99_ms"], 3
+            ),
             "first page rps / bare rps": round(load["first page"]["rps"] / bare_rps, 3),
             "first page rps / /v1/me rps": round(
                 load["first page"]["rps"] / load["/v1/me (same middlewares, no store call)"]["rps"],
@@ -463,6 +479,10 @@ def measured_pages(database: Path, depth: int) -> dict[str, str]:
         SUMMARY: "/v1/commissions/summary?groupBy=month,network",
         SUMMARY_QUARTER: "/v1/commissions/summary?groupBy=month,network"
         "&from=2025-04-01&to=2025-06-30",
+        # The generated history ends on 2026-06-24: May is the last whole month.
+        SUMMARY_MONTH: "/v1/commissions/summary?groupBy=network&from=2026-05-01&to=2026-05-31",
+        SUMMARY_TO_DATE: "/v1/commissions/summary?groupBy=network,status"
+        "&from=2026-06-01&to=2026-06-24",
         # Part-months at both ends: daily totals beside the monthly ones.
         "summary, groupBy=month,network, 2025-04-15 to 2025-07-14": (
             "/v1/commissions/summary?groupBy=month,network&from=2025-04-15&to=2025-07-14"

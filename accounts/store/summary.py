@@ -8,7 +8,8 @@ that have one). Triggers on `commissions` keep both in the statement's own trans
 whatever writes (the sync's upsert, an import, a correction, a deletion, an account's
 cascade): the totals are exact at every instant, and no caller has to remember them. A
 summary by month reads whole months from the monthly table and the part-months at either
-end of its period from the daily one; a summary by day reads the daily table.
+end of its period from the daily one (from the monthly one when nothing of their month lies
+outside them: a month to date); a summary by day reads the daily table.
 
 Exact sums without a decimal type on SQLite: an amount has at most 18 digits before the
 point and 12 after (accounts.commission), so it is an integer N of 1e-12 units with
@@ -449,10 +450,41 @@ def spans(
     return out
 
 
+def _part_month(query: SummaryQuery, lower: str, upper: str) -> tuple[list[str], list[Any]]:
+    """The SELECTs of a part-month [lower, upper] (days of one month) and their parameters:
+    its monthly totals when the account has no commission (of the filters) in that month
+    outside the part, else its daily totals. A month to date is the usual case (nothing is
+    dated after today), which then reads one month's totals instead of a row per day; two
+    index probes decide, in the statement, so the answer stays one consistent read."""
+    day = dt.date.fromisoformat(lower)
+    first, last = day.replace(day=1), _last_day(day)
+    probes, probe_params = [], []
+    for start, end in (
+        (first, day - dt.timedelta(days=1)),
+        (dt.date.fromisoformat(upper) + dt.timedelta(days=1), last),
+    ):
+        if start <= end:
+            where, more = _filters(query, DAY.name, (start.isoformat(), end.isoformat()))
+            probes.append(f"EXISTS (SELECT 1 FROM {DAY.table} WHERE {' AND '.join(where)})")
+            probe_params += more
+    elsewhere = " OR ".join(probes)
+    month = lower[: MONTH.width]
+    monthly, monthly_params = _filters(query, MONTH.name, (month, month))
+    daily, daily_params = _filters(query, DAY.name, (lower, upper))
+    columns = f"network, status, currency, {', '.join(TOTALS)}"
+    return [
+        f"SELECT month, {columns} FROM {MONTH.table} "
+        f"WHERE {' AND '.join(monthly)} AND NOT ({elsewhere})",
+        f"SELECT {MONTH.of('day')} AS month, {columns} FROM {DAY.table} "
+        f"WHERE {' AND '.join(daily)} AND ({elsewhere})",
+    ], [*monthly_params, *probe_params, *daily_params, *probe_params]
+
+
 def summary_sql(query: SummaryQuery) -> tuple[str, list[Any]]:
     """The groups' totals: rows of (keys..., currency, count, the commission limbs,
     sale_rows, the sale limbs), ordered by the keys as given. By day from commission_daily;
-    otherwise whole months from commission_monthly and part-months from commission_daily."""
+    otherwise whole months from commission_monthly and part-months from commission_daily
+    (or from commission_monthly when nothing of their month lies outside them)."""
     by_day = "day" in query.group_by
     ranges = (
         [(DAY, _text(query.since), _text(query.until))]
@@ -461,6 +493,12 @@ def summary_sql(query: SummaryQuery) -> tuple[str, list[Any]]:
     )
     parts, params = [], []
     for grain, lower, upper in ranges:
+        if grain is DAY and not by_day:
+            assert lower is not None and upper is not None  # spans() bounds a part-month
+            more_parts, more = _part_month(query, lower, upper)
+            parts += more_parts
+            params += more
+            continue
         where, more = _filters(query, grain.name, (lower, upper))
         # The month column itself where there is one: a grouping by it then follows the
         # primary key's order (no sort), which an expression would not.

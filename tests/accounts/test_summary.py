@@ -286,6 +286,58 @@ async def test_filters_and_updated_since(writable, database: str):
     assert not await store.commission_summary(SummaryQuery("acc_nobody", ()))
 
 
+PERIODS = (
+    ("2026-01-01", "2026-01-31"),  # a whole month
+    ("2026-01-15", "2026-01-31"),  # a part-month with nothing of its month outside it
+    ("2026-01-31", "2026-01-31"),  # a part-month: the 30th lies outside it
+    ("2026-01-30", "2026-02-10"),  # a whole head, a tail with nothing after it
+    ("2026-01-31", "2026-03-14"),  # a head missing the 30th, a tail missing the 15th
+    ("2026-03-01", "2026-03-14"),  # nothing inside, something after
+    ("2026-03-01", "2026-03-20"),  # a month to date
+    ("2026-02-02", "2026-02-27"),  # nothing at all
+)
+
+
+@pytest.mark.parametrize("network", [None, "cj"])
+async def test_periods_sum_exactly_the_days_they_cover(writable, database: str, network):
+    """Every period, whole months or parts (read from the monthly totals when nothing of
+    the month lies outside the part, from the daily ones otherwise), equals the brute-force
+    sum of the rows it covers."""
+    store = writable
+    await store.create_account(None, "pro", uid="acc_p")
+    rng = random.Random(11)
+    for net in NETWORKS:
+        rows = [random_commission(rng, f"{net}{n}") for n in range(25)]
+        await store.upsert_commissions("acc_p", net, rows)
+    (account,) = (r[0] for r in await raw_fetch(database, "SELECT id FROM accounts"))
+    stored = [r for r in await rows_of(database) if r[0] == account]
+    for since, until in PERIODS:
+        covered = [
+            r
+            for r in stored
+            if since <= r[1][:10] <= until and (network is None or r[2] == network)
+        ]
+        for group_by in (("month", "network"), ("network", "status"), ()):
+            query = SummaryQuery(
+                "acc_p",
+                group_by,
+                network=network,
+                since=dt.date.fromisoformat(since),
+                until=dt.date.fromisoformat(until),
+            )
+            got = [
+                (
+                    *(getattr(row, name) for name in group_by),
+                    row.currency,
+                    row.count,
+                    Decimal(row.commission),
+                    None if row.sale is None else Decimal(row.sale),
+                )
+                for row in await store.commission_summary(query)
+            ]
+            assert got == expected_summary(covered, account, group_by), (since, until, group_by)
+
+
 DATES = st.one_of(st.none(), st.dates(dt.date(2023, 11, 1), dt.date(2024, 4, 30)))
 
 
