@@ -150,7 +150,7 @@ async def network_sync(
             sync_store,
             connection,
             decrypt=credential_opener(keyring),
-            map_status=_status_mapper(),
+            map_status=load_status_map().status,
             settings=SyncSettings(base_urls=dict(base_urls)),
             # As a worker's run: over before its lease, which no other worker then takes.
             deadline=SystemClock().monotonic() + lease * LEASE_SHARE,
@@ -175,11 +175,6 @@ async def network_sync(
         f"{counts.inserted} new, {counts.updated} updated, {counts.unchanged} unchanged, "
         f"{counts.refused} refused, {counts.windows_ok}/{counts.windows_planned} windows",
     }
-
-
-def _status_mapper() -> Any:
-    table = load_status_map()
-    return lambda network, raw: table.normalise(network, raw)[0]
 
 
 async def credentials_reencrypt(

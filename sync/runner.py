@@ -20,6 +20,7 @@ from typing import Any
 import aiohttp
 
 from accounts.commission import latest_instant, problem
+from accounts.statusmap import MapStatus
 from accounts.store.base import SYNC_REASON_MAX
 from sync.clock import Clock, SystemClock
 from sync.connectors import CONNECTORS
@@ -43,7 +44,6 @@ from sync.planner import PlannedWindow, plan, split
 from sync.ports import Connection, Decrypt, SyncStore
 from sync.ratelimit import Limiters, credential_key
 from sync.spec import ConnectorSpec, CurrencySource, Rate
-from sync.statuses import MapStatus
 
 log = logging.getLogger("sync.runner")
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import aiohttp
 
+from accounts.statusmap import MapStatus
 from accounts.store.base import StoreError, StoreUnavailable
 from sync.clock import Clock, SystemClock
 from sync.errors import InternalFault
@@ -32,7 +33,6 @@ from sync.model import Counts, Outcome, Reason, SyncReport
 from sync.ports import Connection, Decrypt, SyncStore
 from sync.ratelimit import Limiters
 from sync.runner import SyncSettings, sync_connection
-from sync.statuses import MapStatus
 
 log = logging.getLogger("sync.worker")
 

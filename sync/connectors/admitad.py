@@ -47,14 +47,6 @@ SPEC = ConnectorSpec(
     amount_format=AmountFormat.STRING,
     currency_source=CurrencySource.RECORD,
     sub_id_field="subid",
-    status_words={
-        "pending": "pending",
-        "approved": "approved",
-        # Contested in the wild (pending / approved / hold): approved, rawStatus kept.
-        "approved but stalled": "approved",
-        "declined": "declined",
-        "paid": "paid",
-    },
     # Statuses change retroactively (hold times run to months): status_updated reports
     # them. An amount or payment change without a status update has no filter [U], so
     # the re-scan stays for those.
@@ -69,6 +61,10 @@ SPEC = ConnectorSpec(
     ),
     rescan_catches="amount changes without a status change, and payments",
     page_size=500,
+    notes=(
+        "`approved_but_stalled` is read three ways in the wild (pending, approved, hold):"
+        " accounts/data/status_map.json maps it to approved, the word kept as rawStatus.",
+    ),
 )
 
 

@@ -46,19 +46,6 @@ SPEC = ConnectorSpec(
     amount_format=AmountFormat.CENTS,
     currency_source=CurrencySource.RECORD,
     sub_id_field="subId",
-    status_words={
-        "pending": "pending",
-        "en attente": "pending",
-        "accepted": "approved",
-        "accepted locked": "approved",
-        "validated": "approved",
-        "validee": "approved",
-        "refused": "declined",
-        "refusee": "declined",
-        "cancelled": "declined",
-        "paid": "paid",
-        "payee": "paid",
-    },
     # The standard lock period is 20 days, after which a conversion no longer changes; no
     # publisher-side filter by change date is published: the re-scan covers the lock.
     rescan=dt.timedelta(days=45),

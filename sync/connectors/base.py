@@ -8,11 +8,11 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from accounts.statusmap import MapStatus
 from sync.errors import MalformedResponse, UnexpectedStatus
 from sync.http import HttpRequest, HttpResponse
 from sync.model import Refused, Transaction, Window
 from sync.spec import AmountFormat, ConnectorSpec, CurrencySource
-from sync.statuses import MapStatus
 from sync.values import (
     ValueProblem,
     decode_json,

@@ -48,13 +48,6 @@ SPEC = ConnectorSpec(
     amount_format=AmountFormat.STRING,
     currency_source=CurrencySource.RECORD,
     sub_id_field="publisher_reference",
-    status_words={
-        "pending": "pending",
-        "approved": "approved",
-        "rejected": "declined",
-        "reversed": "declined",
-        "paid": "paid",
-    },
     # date_type=last_modified reports every change: no re-scan.
     rescan=dt.timedelta(0),
     horizon=dt.timedelta(days=730),

@@ -50,17 +50,6 @@ SPEC = ConnectorSpec(
     # The currency field name is unconfirmed [U]: a record's `currency`, else the connection's.
     currency_source=CurrencySource.RECORD_OR_CONNECTION,
     sub_id_field="epi1",
-    status_words={
-        "p": "pending",
-        "pending": "pending",
-        "a": "approved",
-        "accepted": "approved",
-        "approved": "approved",
-        "d": "declined",
-        "denied": "declined",
-        "declined": "declined",
-        "paid": "paid",
-    },
     # Advertisers get 30 days to validate, then auto-approval. No publisher-side filter
     # by modification date is published [U]: the re-scan is the one way to learn of changes.
     rescan=dt.timedelta(days=60),
