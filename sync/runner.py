@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime as dt
-import hashlib
 import logging
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -31,7 +30,6 @@ from sync.errors import (
     CredentialsUnreadable,
     CurrencyMissing,
     MalformedResponse,
-    PageLimit,
     RunDeadline,
     SyncError,
     UnsupportedNetwork,
@@ -40,6 +38,7 @@ from sync.errors import (
 )
 from sync.http import HttpRequest, HttpResponse, NetworkClient, RetryPolicy
 from sync.model import Counts, Outcome, Position, Reason, Refused, SyncReport, Transaction, Window
+from sync.paginators import PageLimits, pages
 from sync.planner import PlannedWindow, plan, split
 from sync.ports import Connection, Decrypt, SyncStore
 from sync.ratelimit import Limiters, credential_key
@@ -188,7 +187,9 @@ async def sync_connection(
         )
         run.counts.windows_planned = len(windows)
         sent_before = client.sent
-        limits = _Limits(settings.max_pages, latest_instant(clock.now()), clock, deadline)
+        limits = _Limits(
+            PageLimits(settings.max_pages, clock, deadline), latest_instant(clock.now())
+        )
         try:
             await _authenticate(connector, ctx, send)
             await _windows(store, connection, connector, ctx, send, windows, run, limits)
@@ -250,16 +251,11 @@ async def open_credentials(
 
 @dataclass(frozen=True, slots=True)
 class _Limits:
-    """What bounds one run's fetching: pages per window, the latest instant a record may
-    carry (accounts.commission), and the time limit (on clock.monotonic())."""
+    """What bounds one run's fetching: its pages (per window, and the time limit) and the
+    latest instant a record may carry (accounts.commission)."""
 
-    max_pages: int
+    pages: PageLimits
     latest: str
-    clock: Clock
-    deadline: float | None
-
-    def past_deadline(self) -> bool:
-        return self.deadline is not None and self.clock.monotonic() >= self.deadline
 
 
 async def _authenticate(connector: Connector, ctx: CallContext, send: Send) -> None:
@@ -300,7 +296,7 @@ async def _windows(
             item = queue.popleft()
             if item.advances and run.forward_blocked:
                 continue
-            if limits.past_deadline():
+            if limits.pages.past_deadline():
                 run.stopped_early = True
                 return
             failed: str | None = None
@@ -398,20 +394,12 @@ async def fetch_window(
 
     A record outside accounts.commission's definition is refused (`record_invalid`). An id
     sent twice is kept once when both copies are equal; copies that differ are refused
-    (`record_ambiguous`): which one the network meant cannot be told. A page state seen
-    before (a cursor or offset that loops) is a MalformedResponse; more than max_pages
-    pages a PageLimit; the deadline passed between pages a RunDeadline."""
-    network = ctx.spec.network
+    (`record_ambiguous`): which one the network meant cannot be told. The pages are
+    walked by sync.paginators.pages, which bounds them."""
     rows: dict[str, Transaction] = {}
     ambiguous: set[str] = set()
     refused: list[Refused] = []
-    states: set[bytes] = set()
-    state = None
-    for number in range(limits.max_pages):
-        if number and limits.past_deadline():
-            raise RunDeadline(f"{network}: the run reached its time limit within a window")
-        response = await send(connector.request(ctx, window, state))
-        page = connector.parse(ctx, window, state, response)
+    async for page in pages(connector, ctx, send, window, limits.pages):
         for row in page.transactions:
             found = problem(row, limits.latest)
             if found is not None:
@@ -433,15 +421,7 @@ async def fetch_window(
                     )
                 )
         refused.extend(page.refused)
-        if page.next is None:
-            return list(rows.values()), refused
-        # A digest, not the state: a hostile cursor may be megabytes long.
-        seen = hashlib.sha256(repr(page.next).encode()).digest()
-        if seen in states:
-            raise MalformedResponse(f"{network}: the pages loop (a page state came back)")
-        states.add(seen)
-        state = page.next
-    raise PageLimit(f"{network}: more than {limits.max_pages} pages for one window")
+    return list(rows.values()), refused
 
 
 def shown(message: str, limit: int = SYNC_REASON_MAX) -> str:

@@ -108,7 +108,7 @@ class Admitad(Connector):
                 (start, window.start.strftime("%d.%m.%Y")),
                 (end, last_day(window).strftime("%d.%m.%Y")),
                 ("limit", str(ctx.page_size)),
-                ("offset", str(state or 0)),
+                ("offset", str(state)),
                 ("order_by", "datetime"),
             ),
             headers=dict(ctx.auth_headers),
@@ -122,8 +122,7 @@ class Admitad(Connector):
         if not isinstance(results, list) or not isinstance(count, int):
             raise MalformedResponse("admitad: the answer lacks results or _meta.count")
         done, refused = collect(ctx, results, read)
-        offset = (state or 0) + len(results)
-        return Page(done, refused, offset if results and offset < count else None)
+        return Page(done, refused, records=len(results), total=count)
 
 
 def read(record: dict[str, Any]) -> Fields:

@@ -67,7 +67,7 @@ class Affilae(Connector):
                 ("from", iso_z(window.start)),
                 ("to", iso_z(last_second(window))),
                 ("limit", str(ctx.page_size)),
-                ("offset", str(state or 0)),
+                ("offset", str(state)),
                 ("orderBy", "date"),
                 ("sort", "asc"),
             ),
@@ -82,8 +82,7 @@ class Affilae(Connector):
         if not isinstance(data, list) or not isinstance(total, int):
             raise MalformedResponse("affilae: the answer lacks conversions.data or total")
         done, refused = collect(ctx, data, read)
-        offset = (state or 0) + len(data)
-        return Page(done, refused, offset if data and offset < total else None)
+        return Page(done, refused, records=len(data), total=total)
 
 
 def read(record: dict[str, Any]) -> Fields:

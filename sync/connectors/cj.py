@@ -128,8 +128,8 @@ class CJ(Connector):
         following = None
         if not result["payloadComplete"]:
             following = member(result, "maxCommissionId")
-            if following is None or str(following) == state:
-                raise MalformedResponse("cj: payload incomplete but the watermark did not move")
+            if following is None:
+                raise MalformedResponse("cj: payload incomplete but no maxCommissionId")
             following = str(following)
         return Page(done, refused, following)
 

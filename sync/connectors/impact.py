@@ -115,8 +115,6 @@ class Impact(Connector):
         if following is not None:
             parts = urlsplit(str(following))
             following = parts.path + (f"?{parts.query}" if parts.query else "")
-            if following == state:
-                raise MalformedResponse("impact: the next page is the same page")
         return Page(done, refused, following)
 
 

@@ -99,8 +99,6 @@ class Partnerize(Connector):
         records = [member(c, "conversion_data") for c in conversions]
         done, refused = collect(ctx, records, read)
         following = next_cursor(member(body, "hypermedia", "pagination", "next_page"))
-        if following is not None and following == state:
-            raise MalformedResponse("partnerize: the cursor did not move")
         return Page(done, refused, following)
 
 

@@ -93,7 +93,7 @@ class Tradedoubler(Connector):
                 ("fromDate", window.start.strftime("%Y%m%d")),
                 ("toDate", last_day(window).strftime("%Y%m%d")),
                 ("limit", str(ctx.page_size)),
-                ("offset", str(state or 0)),
+                ("offset", str(state)),
             ),
             headers={**ctx.auth_headers, "Accept": "application/json"},
         )
@@ -106,8 +106,7 @@ class Tradedoubler(Connector):
         if not isinstance(items, list) or not isinstance(total, int):
             raise MalformedResponse("tradedoubler: the answer lacks items or total")
         done, refused = collect(ctx, items, read)
-        offset = (state or 0) + len(items)
-        return Page(done, refused, offset if items and offset < total else None)
+        return Page(done, refused, records=len(items), total=total)
 
 
 def read(record: dict[str, Any]) -> Fields:
