@@ -29,7 +29,7 @@ from sync.connectors import CONNECTORS
 from sync.http import NetworkClient, RetryPolicy
 from sync.model import SyncReport
 from sync.ratelimit import Limiters
-from sync.runner import SyncSettings, sync_connection
+from sync.runner import Syncer, SyncSettings, sync_connection
 
 # Small pages so that a handful of recorded records spans several pages.
 TEST_PAGE_SIZES = {"impact": 1, "tradedoubler": 1, "partnerize": 1, "affilae": 1, "admitad": 1}
@@ -130,21 +130,19 @@ async def run_sync(
     session = aiohttp.ClientSession()
     limiters = Limiters(clock)
 
-    async def run(network: str, **overrides: Any) -> SyncReport:
+    async def run(network: str, deadline: float | None = None, **overrides: Any) -> SyncReport:
         conn = overrides.pop("connection", None) or connection(network)
         cfg = overrides.pop("settings", settings)
-        client = NetworkClient(session, clock, cfg.retry, rand=lambda: 0.5)
-        return await sync_connection(
+        syncer = Syncer(
             overrides.pop("store", store),
-            conn,
-            decrypt=overrides.pop("decrypt", decrypt),
-            map_status=overrides.pop("map_status", map_status),
-            clock=clock,
-            settings=cfg,
-            client=client,
-            limiters=limiters,
+            overrides.pop("decrypt", decrypt),
+            overrides.pop("map_status", map_status),
+            NetworkClient(session, clock, cfg.retry, rand=lambda: 0.5),
+            limiters,
+            cfg,
             **overrides,
         )
+        return await sync_connection(syncer, conn, deadline=deadline)
 
     yield run
     await session.close()
