@@ -174,8 +174,6 @@ def resolve_currency(ctx: CallContext, record_currency: object) -> str:
     raise ValueProblem("currency: missing", "currency_missing")
 
 
-# Not frozen: one is made for every record and read once, and a frozen dataclass's
-# __init__ (object.__setattr__ per field) costs several times a plain one's.
 @dataclass(slots=True)
 class Fields:
     """One record's fields, as the connector read them from the wire."""
