@@ -187,8 +187,8 @@ async def _sync(syncer: Syncer, connection: Connection, run: _Run, deadline: flo
     )
     run.counts.windows_planned = len(windows)
     send = _sender(syncer, ctx, deadline)
-    pages = PageLimits(syncer.settings.max_pages, clock, deadline)
-    limits = _Limits(pages, latest_instant(clock.now()))
+    paging = PageLimits(syncer.settings.max_pages, clock, deadline)
+    limits = _Limits(paging, latest_instant(clock.now()))
     sent_before = syncer.client.sent
     try:
         await _authenticate(connector, ctx, send)
