@@ -17,12 +17,12 @@ This file is the table of contents; `catalog.pipeline.build` runs the stages in 
                                     stops the build, every problem reported at once
     score      catalog.scoring      score the published programmes, put them in order
     shard      catalog.sharding     the ranks each combination of the filters lists
-    site       catalog.site         the HTML directory (templates/)
-    assemble   catalog.rendering    every byte of the new dist/, in memory
-    write      catalog.writing      swap the new dist/ in, atomically
+    write      catalog.writing      the HTML directory (catalog.site, templates/) and every
+                                    byte of the API's files (catalog.rendering), swapped
+                                    into dist/ atomically
 
-`catalog.incremental` lets a rebuild skip what did not change (validate, score, site and
-write go through it); `catalog.cli` is the command line. The same command runs as
+`catalog.incremental` lets a rebuild skip what did not change (validate, score and write
+go through it); `catalog.cli` is the command line. The same command runs as
 `python -m catalog`, and as `affdir-build` once the project is installed: this file is
 not installed, as a top-level module named `build` would shadow the PyPA `build` package.
 """

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -20,6 +20,8 @@ from contract.vocabulary import COMMISSION_STATUSES
 
 UNKNOWN = "unknown"
 DEFAULT_TABLE = "*"
+# (network, the network's word or None) -> the API's status: what the sync maps words with.
+MapStatus = Callable[[str, str | None], str]
 _SEPARATORS = re.compile(r"[\s_-]+")
 
 
@@ -32,6 +34,8 @@ def fold(word: str) -> str:
 
 @dataclass(frozen=True)
 class StatusMap:
+    """The table of every network's words: the one the sync, the importer and the tests use."""
+
     tables: Mapping[str, Mapping[str, str]]
 
     def normalise(self, network: str, raw: str | None) -> tuple[str, str | None]:
@@ -40,6 +44,10 @@ class StatusMap:
             return UNKNOWN, None
         table = self.tables.get(network, self.tables.get(DEFAULT_TABLE, {}))
         return table.get(fold(raw), UNKNOWN), raw
+
+    def status(self, network: str, raw: str | None) -> str:
+        """The API's status for the network's word (a MapStatus)."""
+        return self.normalise(network, raw)[0]
 
     @property
     def networks(self) -> tuple[str, ...]:

@@ -16,11 +16,10 @@ from accounts.crypto import CredentialsError, decrypt_credentials, encrypt_crede
 from accounts.keyring import Keyring
 from accounts.statusmap import load_status_map
 from accounts.store import AccountStore, ConnectionView
-from sync.clock import SystemClock
 from sync.connectors import CONNECTORS
 from sync.model import Position
 from sync.ports import Connection
-from sync.runner import SyncSettings, sync_connection
+from sync.runner import SyncSettings, sync_connection, syncing
 from sync.spec import CurrencySource
 from sync.storage import AccountSyncStore, connection_of, credential_opener
 from sync.worker import LEASE_SHARE
@@ -145,16 +144,14 @@ async def network_sync(
             f"{args.account}/{args.network} is being synced by {view.lease_owner} now; "
             "try again when it is done"
         )
+    settings = SyncSettings(base_urls=dict(base_urls))
     try:
-        report = await sync_connection(
-            sync_store,
-            connection,
-            decrypt=credential_opener(keyring),
-            map_status=_status_mapper(),
-            settings=SyncSettings(base_urls=dict(base_urls)),
+        async with syncing(
+            sync_store, credential_opener(keyring), load_status_map().status, settings
+        ) as syncer:
             # As a worker's run: over before its lease, which no other worker then takes.
-            deadline=SystemClock().monotonic() + lease * LEASE_SHARE,
-        )
+            deadline = syncer.client.clock.monotonic() + lease * LEASE_SHARE
+            report = await sync_connection(syncer, connection, deadline=deadline)
     finally:
         await sync_store.release(connection, worker)
     counts = report.counts
@@ -175,11 +172,6 @@ async def network_sync(
         f"{counts.inserted} new, {counts.updated} updated, {counts.unchanged} unchanged, "
         f"{counts.refused} refused, {counts.windows_ok}/{counts.windows_planned} windows",
     }
-
-
-def _status_mapper() -> Any:
-    table = load_status_map()
-    return lambda network, raw: table.normalise(network, raw)[0]
 
 
 async def credentials_reencrypt(

@@ -356,8 +356,8 @@ async def one_sync(
     store: Any, connection: Any, decrypt: Any, url: str, args: argparse.Namespace, probe: Probe
 ) -> tuple[Any, float, float]:
     """One run of sync_connection under a lease: (report, wall s, CPU s)."""
-    from sync.__main__ import status_mapper
-    from sync.runner import SyncSettings, sync_connection
+    from accounts.statusmap import load_status_map
+    from sync.runner import SyncSettings, sync_connection, syncing
     from sync.spec import Rate
     from sync.storage import AccountSyncStore
 
@@ -370,15 +370,15 @@ async def one_sync(
     )
     assert await sync_store.claim(connection, WORKER, 3600)
     cpu0, main0, started = cpu(), time.thread_time(), time.perf_counter()
-    report = await sync_connection(
+    async with syncing(
         sync_store,
-        connection,
-        decrypt=decrypt,
-        map_status=status_mapper(None),
+        decrypt,
+        load_status_map().status,
+        settings,
         clock=FixedClock(),
-        settings=settings,
         connectors={NETWORK: probe.connector()},
-    )
+    ) as syncer:
+        report = await sync_connection(syncer, connection)
     wall, used = time.perf_counter() - started, cpu() - cpu0
     probe.main_cpu = time.thread_time() - main0
     await sync_store.release(connection, WORKER)
@@ -413,9 +413,9 @@ def top(profile: cProfile.Profile, count: int) -> str:
 async def measure(args: argparse.Namespace, url: str, work: Path) -> dict[str, Any]:
     import gc
 
-    from sync.__main__ import status_mapper
+    from accounts.statusmap import load_status_map
 
-    map_status = status_mapper(None)
+    map_status = load_status_map().status
     results: dict[str, Any] = {"garbage collector thresholds": str(gc.get_threshold())}
 
     # Baselines, on the same pages.

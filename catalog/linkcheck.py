@@ -1,6 +1,6 @@
 """Check the links every published programme gives readers: `signupUrl` and `evidence`.
 
-`affdir-verify` reads the content the way the build does (discover, validate, partition),
+`affdir-verify` reads the content the way the build does (load, validate, partition),
 requests each link (HEAD, then GET where HEAD is refused), follows redirects one hop at a
 time up to a bound, keeps to one request at a time and a pause per host, and writes a
 report. It changes nothing: a broken link is for a person to look at (docs/build.md).

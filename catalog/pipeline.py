@@ -1,14 +1,17 @@
 """The build, stage by stage, top to bottom; `build.py` is its table of contents.
 
-load -> validate -> partition -> score -> shard -> site -> assemble -> write. Each stage is
-one module of `catalog/`; the ones a rebuild can take from the last build (validate, score,
-site, write) run through `catalog.incremental`, which holds every use of the cache.
+load -> validate -> partition -> score -> shard -> write. Each stage is one module of
+`catalog/` (loading, validation, partition, scoring, sharding, writing); write first renders
+the HTML site (site) and every byte of the API's files (rendering), then swaps them in. The
+stages a rebuild can take from the last build (validate, score, write) run through
+`catalog.incremental`, which holds every use of the cache.
 """
 
 from __future__ import annotations
 
 import functools
 import gc
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +21,7 @@ from catalog import docpages, loading, rendering, scoring, sharding
 from catalog.errors import BuildError, Diagnostic, sort_diagnostics
 from catalog.incremental import Incremental, SitePages, cache_dir
 from catalog.loading import Checked
-from catalog.partition import partition
+from catalog.partition import Partition, partition
 from catalog.progress import Progress
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8080"
@@ -83,14 +86,16 @@ def without_cycle_collector(function: Callable[P, R]) -> Callable[P, R]:
 def build(options: Options, progress: Progress) -> Result:
     """Validate every submission and replace the output directory with the new build."""
     memo = Incremental(options.cache_dir)
-    with progress.stage("discover") as stage:
+    with progress.stage("load") as stage:
         sources, misnamed = loading.discover(options.content)
         stage.note = f"{len(sources)} submissions in {options.content / loading.PROGRAMS_DIR}"
     with progress.stage("validate") as stage:
         checked = memo.validate(sources)
         stage.note = _checked_note(checked)
-    parts = partition(checked)
-    diagnostics = sort_diagnostics(misnamed + parts.problems)
+    with progress.stage("partition") as stage:
+        parts = partition(checked)
+        diagnostics = sort_diagnostics(misnamed + parts.problems)
+        stage.note = _partition_note(parts)
     if _has_errors(diagnostics):
         memo.save_outcomes()  # the rebuild after the fix then checks only what changed
         raise BuildError(diagnostics)
@@ -100,29 +105,32 @@ def build(options: Options, progress: Progress) -> Result:
     with progress.stage("shard") as stage:
         shards = sharding.shard(listings)
         stage.note = f"{len(shards)} filter combinations"
-    with progress.stage("site") as stage:
+    with progress.stage("write") as stage:
+        started = time.perf_counter()
         if options.site:
             pages = memo.site(listings, parts.published, options.base_url, options.out)
-            stage.note = f"{len(pages.files)} HTML and static files"
+            site = f"site: {len(pages.files)} HTML and static files"
             if pages.reused:
-                stage.note += f" ({pages.reused} pages unchanged, kept)"
+                site += f" ({pages.reused} pages unchanged, kept)"
         else:
             pages = SitePages({})
-            stage.note = "skipped (--no-site)"
-    with progress.stage("render") as stage:
+            site = "site: skipped (--no-site)"
+        site += f" in {time.perf_counter() - started:.3f} s"
         live = memo.live(options.out)
         rendered = rendering.render(
             listings, shards, parts.counts, pages.files, live, docpages.render_docs()
         )
-        stage.note = f"{len(rendered.files)} files, build {rendered.build_id}"
-    with progress.stage("write") as stage:
+        swap_started = time.perf_counter()
+        files = f"{len(rendered.files)} files, build {rendered.build_id}"
         stats = memo.write(rendered.files, options.out, pages, sync=options.sync)
-        stage.note = (
+        # From the start of the stage, as the progress line times it.
+        to_swap = swap_started - started + stats.seconds_to_swap
+        stage.note = f"{site}; {files}; " + (
             f"no file changed: {options.out} left as it was"
             if stats.swap == "unchanged"
             else f"{stats.written} written, {stats.linked} linked, {stats.kept} kept (in the "
             f"{stats.assembled_in}), {stats.swap} into {options.out}; live after "
-            f"{stats.seconds_to_swap:.3f} s"
+            f"{to_swap:.3f} s"
         )
     return Result(
         counts=rendered.counts,
@@ -135,7 +143,7 @@ def build(options: Options, progress: Progress) -> Result:
         kept=stats.kept,
         swap=stats.swap,
         assembled_in=stats.assembled_in,
-        seconds_to_swap=stats.seconds_to_swap,
+        seconds_to_swap=to_swap,
     )
 
 
@@ -143,7 +151,7 @@ def build(options: Options, progress: Progress) -> Result:
 def check(options: Options, files: Sequence[Path], progress: Progress) -> Result:
     """Validate all of the content, or only `files` against it; write nothing."""
     memo = Incremental(options.cache_dir)
-    with progress.stage("discover") as stage:
+    with progress.stage("load") as stage:
         content_sources, misnamed = loading.discover(options.content)
         if files:
             sources, others = loading.sources_of(files), content_sources
@@ -154,8 +162,10 @@ def check(options: Options, files: Sequence[Path], progress: Progress) -> Result
     with progress.stage("validate") as stage:
         checked = memo.validate(sources)
         stage.note = _checked_note(checked)
-    parts = partition(checked, others)
-    diagnostics = sort_diagnostics(misnamed + parts.problems)
+    with progress.stage("partition") as stage:
+        parts = partition(checked, others)
+        diagnostics = sort_diagnostics(misnamed + parts.problems)
+        stage.note = _partition_note(parts)
     if _has_errors(diagnostics):
         raise BuildError(diagnostics)
     return Result(counts=parts.counts, warnings=diagnostics)
@@ -164,6 +174,13 @@ def check(options: Options, files: Sequence[Path], progress: Progress) -> Result
 def _checked_note(checked: Sequence[Checked]) -> str:
     cached = sum(item.cached for item in checked)
     return f"{len(checked)} read and checked ({cached} unchanged, from the cache)"
+
+
+def _partition_note(parts: Partition) -> str:
+    return (
+        f"{len(parts.published)} published, {len(parts.unpublished)} unpublished, "
+        f"{len(parts.rejected)} rejected, {len(parts.invalid)} invalid"
+    )
 
 
 def _has_errors(diagnostics: Sequence[Diagnostic]) -> bool:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import date
-from operator import attrgetter
 from typing import Any, NamedTuple
 
 from catalog.model import Listing
@@ -250,9 +249,4 @@ def breakdown(record: Mapping[str, Any]) -> list[tuple[str, int, int]]:
 
 def rank(listings: Iterable[Listing]) -> list[Listing]:
     """The published programmes in directory order (`Program.sort_key`)."""
-    ranked = list(listings)
-    # Two stable sorts on plain attributes (no key tuples): slug ascending, then score
-    # descending (reverse=True keeps equal scores in slug order).
-    ranked.sort(key=attrgetter("slug"))
-    ranked.sort(key=attrgetter("score"), reverse=True)
-    return ranked
+    return sorted(listings, key=lambda listing: (-listing.score, listing.slug))

@@ -26,7 +26,7 @@ import orjson
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, Template, select_autoescape
 from markupsafe import Markup, escape
 
-from catalog import guides
+from catalog import guides, scoring
 from catalog import site_seo as seo
 from catalog.cache import output_digest
 from catalog.model import Existing, Program
@@ -51,7 +51,8 @@ from catalog.site_plan import (
     program_dir,
     root_of,
 )
-from catalog.site_score import Breakdown, breakdown_function, score_view
+from catalog.site_score import Breakdown, score_view
+from contract.countries import COUNTRIES
 from contract.labels import LABELS, Kind
 
 
@@ -89,15 +90,6 @@ PAGE_TEMPLATES = (
 # Stands for a page's relative root inside a cached card (see _Renderer.card).
 ROOT_MARK = Markup("<root>")
 SECTION_TITLES = {"verticals": "Verticals", "models": "Payout models", "markets": "Markets"}
-
-
-def country_names() -> dict[str, str]:
-    """ISO code -> short English name, from the build's country table when it is there."""
-    try:
-        from contract.countries import COUNTRIES
-    except ImportError:  # the table belongs to the build; codes alone are still correct
-        return {}
-    return dict(COUNTRIES)
 
 
 def make_environment(templates: Path, compiled: Path | None = None) -> Environment:
@@ -333,8 +325,8 @@ def render_site(
         base=normalise_base_url(base_url),
         env=make_environment(TEMPLATES_DIR, reuse.compiled if reuse else None),
         css_path=fingerprinted(CSS_SOURCE, css),
-        countries=country_names(),
-        breakdown=breakdown_function(),
+        countries=dict(COUNTRIES),
+        breakdown=scoring.breakdown,
         reuse=reuse,
     )
     files: dict[str, bytes | Existing] = {renderer.css_path: css, CSS_SOURCE: css}

@@ -1,10 +1,10 @@
 """How the site explains a programme's score.
 
 The score is the build's (catalog/scoring.py, explained to advertisers in docs/scoring.md);
-the site only shows it. When the scoring module exposes `breakdown(record)` — an iterable
-of `(label, points, maximum)`, whose points add up to the score — the programme page lists
-the components, with the input each one read (the programme's `scoreBreakdown`). Otherwise the page explains, in words, what the score rewards. The site
-never re-derives the formula itself: two copies of it would drift apart.
+the site only shows it. The programme page lists the components `catalog.scoring.breakdown`
+gives, `(label, points, maximum)` whose points add up to the score, with the input each
+one read (the programme's `scoreBreakdown`); the page explains in words what the score
+rewards. The site never re-derives the formula itself: two copies of it would drift apart.
 """
 
 from __future__ import annotations
@@ -55,16 +55,6 @@ REWARDS = (
 )
 
 Breakdown = Callable[[dict[str, Any]], Iterable[tuple[str, float, float]]]
-
-
-def breakdown_function() -> Breakdown | None:
-    """`catalog.scoring.breakdown`, if the scoring module has one."""
-    try:
-        from catalog import scoring
-    except ImportError:
-        return None
-    found = getattr(scoring, "breakdown", None)
-    return found if callable(found) else None
 
 
 def score_view(program: Program | None, breakdown: Breakdown | None = None) -> ScoreView:

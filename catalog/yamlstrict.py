@@ -298,13 +298,7 @@ class _Builder:
             key_lines[key] = key_node.start_mark.line + 1
             if not path:
                 self.doc.key_positions[key] = _pos(key_node)
-            value_path = (*path, key)
-            if type(value_node) is ScalarNode and value_node.tag == STR and len(path) < MAX_DEPTH:
-                # build() for a string, inlined: most values of a submission are one.
-                self.doc.positions[value_path] = _pos(value_node)
-                result[key] = value_node.value
-            else:
-                result[key] = self.build(value_node, value_path)
+            result[key] = self.build(value_node, (*path, key))
         return result
 
     def _scalar(self, node: ScalarNode, path: Path) -> Any:
@@ -518,15 +512,15 @@ def _has_forbidden_characters(data: bytes) -> bool:
     return _NOT_YAML_UTF8.search(rest) is not None
 
 
+@dataclass
 class _Frame:
     """A collection being read in an event scan: its place, and where its next node goes."""
 
-    __slots__ = ("expects_key", "index", "is_map", "key", "path")
-
-    def __init__(self, path: Path, is_map: bool) -> None:
-        self.path, self.is_map = path, is_map
-        self.key: str | int = "?"
-        self.expects_key, self.index = True, 0
+    path: Path
+    is_map: bool
+    key: str | int = "?"
+    expects_key: bool = True
+    index: int = 0
 
     def place(self, event: NodeEvent) -> Path:
         """The path of the node `event` starts (keys are named by their text)."""

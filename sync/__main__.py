@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import cast
 
 from accounts.keyring import RefusePasswordURL, RefuseSecret, SecretError, keyring_from_env
-from accounts.statusmap import load_status_map
+from accounts.statusmap import MapStatus, load_status_map
 from accounts.store import AccountStore, StoreError, open_store, reached_over_network
 from accounts.store.handle import StoreHandle
 from contract.logformat import LOG_FORMATS
@@ -36,7 +36,6 @@ from sync.logs import configure_logging
 from sync.metrics import SyncMetrics
 from sync.monitor import serve_monitor
 from sync.runner import SyncSettings
-from sync.statuses import MapStatus
 from sync.storage import AccountSyncStore, credential_opener
 from sync.worker import Worker, WorkerConfig
 
@@ -141,8 +140,7 @@ def check_observability_arguments(
 
 def status_mapper(path: Path | None) -> MapStatus:
     """The published status table (or the one at `path`) as the sync's MapStatus."""
-    table = load_status_map(path)
-    return lambda network, raw: table.normalise(network, raw)[0]
+    return load_status_map(path).status
 
 
 def base_urls(pairs: Sequence[str]) -> dict[str, str]:

@@ -2,7 +2,7 @@
 and record an honest outcome.
 
 `sync_connection` is what the worker runs for every due connection and what the admin
-command calls on demand.
+command calls on demand, with a `Syncer`: what every sync of the process shares.
 """
 
 from __future__ import annotations
@@ -10,16 +10,17 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime as dt
-import hashlib
 import logging
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
 
 from accounts.commission import latest_instant, problem
+from accounts.statusmap import MapStatus
 from accounts.store.base import SYNC_REASON_MAX
 from sync.clock import Clock, SystemClock
 from sync.connectors import CONNECTORS
@@ -30,20 +31,20 @@ from sync.errors import (
     CredentialsUnreadable,
     CurrencyMissing,
     MalformedResponse,
-    PageLimit,
     RunDeadline,
     SyncError,
     UnsupportedNetwork,
     WindowTooLarge,
     redact,
 )
+from sync.events import SyncEvents, Unobserved
 from sync.http import HttpRequest, HttpResponse, NetworkClient, RetryPolicy
 from sync.model import Counts, Outcome, Position, Reason, Refused, SyncReport, Transaction, Window
+from sync.paginators import PageLimits, pages
 from sync.planner import PlannedWindow, plan, split
 from sync.ports import Connection, Decrypt, SyncStore
 from sync.ratelimit import Limiters, credential_key
 from sync.spec import ConnectorSpec, CurrencySource, Rate
-from sync.statuses import MapStatus
 
 log = logging.getLogger("sync.runner")
 
@@ -96,131 +97,165 @@ class _Run:
     position: Position | None = None
     forward_blocked: bool = False
     stopped_early: bool = False
+    # The credentials' values, redacted from the outcome's reason.
+    secrets: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Syncer:
+    """What every sync of a process shares: the store, how stored credentials open, the
+    status table, one HTTP client (its clock is the runs' clock), one rate limiter per
+    credential, the deployment's settings and the connectors by network."""
+
+    store: SyncStore
+    decrypt: Decrypt
+    map_status: MapStatus
+    client: NetworkClient
+    limiters: Limiters
+    settings: SyncSettings = field(default_factory=SyncSettings)
+    connectors: Mapping[str, Connector] = field(default_factory=lambda: CONNECTORS)
+
+
+@asynccontextmanager
+async def syncing(
+    store: SyncStore,
+    decrypt: Decrypt,
+    map_status: MapStatus,
+    settings: SyncSettings | None = None,
+    *,
+    clock: Clock | None = None,
+    events: SyncEvents | None = None,
+    connectors: Mapping[str, Connector] = CONNECTORS,
+) -> AsyncIterator[Syncer]:
+    """A Syncer over an HTTP session of its own, closed on exit."""
+    clock = clock or SystemClock()
+    settings = settings or SyncSettings()
+    async with aiohttp.ClientSession() as session:
+        client = NetworkClient(session, clock, settings.retry, events=events or Unobserved())
+        yield Syncer(store, decrypt, map_status, client, Limiters(clock), settings, connectors)
 
 
 async def sync_connection(
-    store: SyncStore,
-    connection: Connection,
-    *,
-    decrypt: Decrypt,
-    map_status: MapStatus,
-    clock: Clock | None = None,
-    settings: SyncSettings | None = None,
-    client: NetworkClient | None = None,
-    limiters: Limiters | None = None,
-    connectors: Mapping[str, Connector] = CONNECTORS,
-    deadline: float | None = None,
+    syncer: Syncer, connection: Connection, *, deadline: float | None = None
 ) -> SyncReport:
     """Sync one connection now and record its outcome through the store.
 
-    `client` and `limiters` are shared by a worker's syncs (one session, one limiter per
-    credential); when absent, a session of its own is opened for this call. `deadline`
-    (on `clock.monotonic()`): no window or page starts after it, no request or wait runs
-    past it; the run then ends `partial` (`deadline`), the window under way uncommitted.
-    Raises only what the store raises (and cancellation); every failure of the network,
-    or of reading what it sent, becomes the recorded outcome.
+    `deadline` (on the client's `clock.monotonic()`): no window or page starts after it,
+    no request or wait runs past it; the run then ends `partial` (`deadline`), the window
+    under way uncommitted. Raises only what the store raises (and cancellation); every
+    failure of the network, or of reading what it sent, becomes the recorded outcome.
     """
-    clock = clock or SystemClock()
-    settings = settings or SyncSettings()
-    limiters = limiters or Limiters(clock)
-    if client is None:
-        async with aiohttp.ClientSession() as session:
-            own = NetworkClient(session, clock, settings.retry)
-            return await sync_connection(
-                store,
-                connection,
-                decrypt=decrypt,
-                map_status=map_status,
-                clock=clock,
-                settings=settings,
-                client=own,
-                limiters=limiters,
-                connectors=connectors,
-                deadline=deadline,
-            )
+    clock = syncer.client.clock
     started = clock.now()
     run = _Run()
-    secrets: list[str] = []
     outcome: Outcome
     reason: Reason | None
     try:
-        connector = connectors.get(connection.network)
-        if connector is None:
-            raise UnsupportedNetwork(f"no connector for network {connection.network!r}")
-        spec = settings.spec_for(connector.spec)
-        creds = await open_credentials(store, connection, decrypt, spec)
-        secrets = creds.secret_values()
-        if spec.currency_source is CurrencySource.CONNECTION and not connection.currency:
-            raise CurrencyMissing(
-                f"{spec.network} records carry no currency: the connection must declare its currency"
-            )
-        run.position = await store.load_position(connection)
-        ctx = CallContext(
-            spec=spec,
-            base_url=spec.base_url,
-            credentials=creds,
-            currency=connection.currency,
-            page_size=spec.page_size or 0,
-            map_status=map_status,
-        )
-        limiter = limiters.get(credential_key(spec.network, creds.as_dict()), spec.rate)
-
-        async def send(request: HttpRequest) -> HttpResponse:
-            return await client.send(
-                spec.network,
-                request,
-                limiter,
-                spec.timeout,
-                max_bytes=spec.response_cap,
-                cutoff=deadline,
-            )
-
-        windows = plan(
-            run.position,
-            clock.now(),
-            max_window=spec.max_window,
-            granularity=spec.granularity,
-            rescan=spec.rescan,
-            horizon=spec.horizon,
-            backfill=connection.backfill or settings.backfill,
-            changes=[feed.name for feed in spec.change_feeds],
-            change_lookback=spec.change_lookback,
-        )
-        run.counts.windows_planned = len(windows)
-        sent_before = client.sent
-        limits = _Limits(settings.max_pages, latest_instant(clock.now()), clock, deadline)
-        try:
-            await _authenticate(connector, ctx, send)
-            await _windows(store, connection, connector, ctx, send, windows, run, limits)
-        finally:
-            run.counts.requests = client.sent - sent_before
+        await _sync(syncer, connection, run, deadline)
         outcome, reason = _verdict(run)
     except RunDeadline:
         run.stopped_early = True
         outcome, reason = _verdict(run)
-    except AuthRejected as exc:
-        outcome, reason = Outcome.AUTH_FAILED, Reason(exc.code, exc.message)
-    except CredentialsIncomplete as exc:
+    except (AuthRejected, CredentialsIncomplete) as exc:
         outcome, reason = Outcome.AUTH_FAILED, Reason(exc.code, exc.message)
     except SyncError as exc:
         outcome, reason = Outcome.ERROR, Reason(exc.code, exc.message)
-    reason = Reason(reason.code, shown(redact(reason.message, secrets))) if reason else None
+    if reason is not None:
+        reason = Reason(reason.code, shown(redact(reason.message, run.secrets)))
     report = SyncReport(outcome, reason, run.counts, started, clock.now(), run.position)
-    await store.record_outcome(connection, report)
+    await syncer.store.record_outcome(connection, report)
+    _log_report(connection, report)
+    return report
+
+
+async def _sync(syncer: Syncer, connection: Connection, run: _Run, deadline: float | None) -> None:
+    """Plan the connection's windows from its position, then fetch and commit each."""
+    connector, ctx = await _open(syncer, connection, run)
+    spec = ctx.spec
+    clock = syncer.client.clock
+    run.position = await syncer.store.load_position(connection)
+    windows = plan(
+        run.position,
+        clock.now(),
+        max_window=spec.max_window,
+        granularity=spec.granularity,
+        rescan=spec.rescan,
+        horizon=spec.horizon,
+        backfill=connection.backfill or syncer.settings.backfill,
+        changes=[feed.name for feed in spec.change_feeds],
+        change_lookback=spec.change_lookback,
+    )
+    run.counts.windows_planned = len(windows)
+    send = _sender(syncer, ctx, deadline)
+    paging = PageLimits(syncer.settings.max_pages, clock, deadline)
+    limits = _Limits(paging, latest_instant(clock.now()))
+    sent_before = syncer.client.sent
+    try:
+        await _authenticate(connector, ctx, send)
+        await _windows(syncer.store, connection, connector, ctx, send, windows, run, limits)
+    finally:
+        run.counts.requests = syncer.client.sent - sent_before
+
+
+async def _open(syncer: Syncer, connection: Connection, run: _Run) -> tuple[Connector, CallContext]:
+    """The connection's connector, and its call context with the credentials opened."""
+    connector = syncer.connectors.get(connection.network)
+    if connector is None:
+        raise UnsupportedNetwork(f"no connector for network {connection.network!r}")
+    spec = syncer.settings.spec_for(connector.spec)
+    creds = await open_credentials(syncer.store, connection, syncer.decrypt, spec)
+    run.secrets = creds.secret_values()
+    if spec.currency_source is CurrencySource.CONNECTION and not connection.currency:
+        raise CurrencyMissing(
+            f"{spec.network} records carry no currency: the connection must declare its currency"
+        )
+    ctx = CallContext(
+        spec=spec,
+        base_url=spec.base_url,
+        credentials=creds,
+        currency=connection.currency,
+        page_size=spec.page_size or 0,
+        map_status=syncer.map_status,
+    )
+    return connector, ctx
+
+
+def _sender(syncer: Syncer, ctx: CallContext, deadline: float | None) -> Send:
+    """How this run sends a request: through the credential's rate limiter, within the
+    network's time limit and answer size, never past the deadline."""
+    spec = ctx.spec
+    limiter = syncer.limiters.get(
+        credential_key(spec.network, ctx.credentials.as_dict()), spec.rate
+    )
+
+    async def send(request: HttpRequest) -> HttpResponse:
+        return await syncer.client.send(
+            spec.network,
+            request,
+            limiter,
+            spec.timeout,
+            max_bytes=spec.response_cap,
+            cutoff=deadline,
+        )
+
+    return send
+
+
+def _log_report(connection: Connection, report: SyncReport) -> None:
+    counts, reason = report.counts, report.reason
     log.info(
         "sync %s: %s%s (windows %d/%d, rows +%d ~%d =%d, refused %d, requests %d)",
         connection,
-        outcome.value,
+        report.outcome.value,
         f" [{reason.code}] {reason.message}" if reason else "",
-        run.counts.windows_ok,
-        run.counts.windows_planned,
-        run.counts.inserted,
-        run.counts.updated,
-        run.counts.unchanged,
-        run.counts.refused,
-        run.counts.requests,
+        counts.windows_ok,
+        counts.windows_planned,
+        counts.inserted,
+        counts.updated,
+        counts.unchanged,
+        counts.refused,
+        counts.requests,
     )
-    return report
 
 
 async def open_credentials(
@@ -250,16 +285,11 @@ async def open_credentials(
 
 @dataclass(frozen=True, slots=True)
 class _Limits:
-    """What bounds one run's fetching: pages per window, the latest instant a record may
-    carry (accounts.commission), and the time limit (on clock.monotonic())."""
+    """What bounds one run's fetching: its pages (per window, and the time limit) and the
+    latest instant a record may carry (accounts.commission)."""
 
-    max_pages: int
+    pages: PageLimits
     latest: str
-    clock: Clock
-    deadline: float | None
-
-    def past_deadline(self) -> bool:
-        return self.deadline is not None and self.clock.monotonic() >= self.deadline
 
 
 async def _authenticate(connector: Connector, ctx: CallContext, send: Send) -> None:
@@ -300,7 +330,7 @@ async def _windows(
             item = queue.popleft()
             if item.advances and run.forward_blocked:
                 continue
-            if limits.past_deadline():
+            if limits.pages.past_deadline():
                 run.stopped_early = True
                 return
             failed: str | None = None
@@ -398,20 +428,12 @@ async def fetch_window(
 
     A record outside accounts.commission's definition is refused (`record_invalid`). An id
     sent twice is kept once when both copies are equal; copies that differ are refused
-    (`record_ambiguous`): which one the network meant cannot be told. A page state seen
-    before (a cursor or offset that loops) is a MalformedResponse; more than max_pages
-    pages a PageLimit; the deadline passed between pages a RunDeadline."""
-    network = ctx.spec.network
+    (`record_ambiguous`): which one the network meant cannot be told. The pages are
+    walked by sync.paginators.pages, which bounds them."""
     rows: dict[str, Transaction] = {}
     ambiguous: set[str] = set()
     refused: list[Refused] = []
-    states: set[bytes] = set()
-    state = None
-    for number in range(limits.max_pages):
-        if number and limits.past_deadline():
-            raise RunDeadline(f"{network}: the run reached its time limit within a window")
-        response = await send(connector.request(ctx, window, state))
-        page = connector.parse(ctx, window, state, response)
+    async for page in pages(connector, ctx, send, window, limits.pages):
         for row in page.transactions:
             found = problem(row, limits.latest)
             if found is not None:
@@ -433,15 +455,7 @@ async def fetch_window(
                     )
                 )
         refused.extend(page.refused)
-        if page.next is None:
-            return list(rows.values()), refused
-        # A digest, not the state: a hostile cursor may be megabytes long.
-        seen = hashlib.sha256(repr(page.next).encode()).digest()
-        if seen in states:
-            raise MalformedResponse(f"{network}: the pages loop (a page state came back)")
-        states.add(seen)
-        state = page.next
-    raise PageLimit(f"{network}: more than {limits.max_pages} pages for one window")
+    return list(rows.values()), refused
 
 
 def shown(message: str, limit: int = SYNC_REASON_MAX) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 # The default caps of an answer's size: a page holds at most a few thousand records (some
@@ -97,8 +96,6 @@ class ConnectorSpec:
     currency_source: CurrencySource
     # The record field holding the primary sub-id.
     sub_id_field: str
-    # The network's status words (folded: lowercase ASCII) -> affdir status.
-    status_words: Mapping[str, str]
     # How far back, by transaction date, each run re-reads what it stored: the one way
     # to learn of changes a network reports through no change feed (the network's lock
     # period plus a margin); zero where the change feeds report every change.

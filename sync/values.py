@@ -122,10 +122,6 @@ def plain(number: Decimal) -> str:
 def parse_currency(value: object) -> str | None:
     """An ISO 4217 code (accounts.commission's list) upper case, None when absent or
     blank; ValueProblem for anything else (`XYZ`, `EURO`: a typo is no currency)."""
-    if type(value) is str and len(value) == 3:
-        code = value.upper()  # the usual form, told without a regular expression
-        if code in _CODES:
-            return code
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     if isinstance(value, str) and _CURRENCY.fullmatch(value.strip()):

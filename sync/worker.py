@@ -20,19 +20,15 @@ import logging
 from collections import deque
 from dataclasses import dataclass, field
 
-import aiohttp
-
+from accounts.statusmap import MapStatus
 from accounts.store.base import StoreError, StoreUnavailable
 from sync.clock import Clock, SystemClock
 from sync.errors import InternalFault
 from sync.events import SyncEvents, Unobserved
-from sync.http import NetworkClient
 from sync.logs import CURRENT_CONNECTION, about
 from sync.model import Counts, Outcome, Reason, SyncReport
 from sync.ports import Connection, Decrypt, SyncStore
-from sync.ratelimit import Limiters
-from sync.runner import SyncSettings, sync_connection
-from sync.statuses import MapStatus
+from sync.runner import Syncer, SyncSettings, sync_connection, syncing
 
 log = logging.getLogger("sync.worker")
 
@@ -72,14 +68,19 @@ class Worker:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Sync due connections until `stop` is set."""
-        async with aiohttp.ClientSession() as session:
-            client = NetworkClient(session, self.clock, self.settings.retry, events=self.events)
-            limiters = Limiters(self.clock)
+        async with syncing(
+            self.store,
+            self.decrypt,
+            self.map_status,
+            self.settings,
+            clock=self.clock,
+            events=self.events,
+        ) as syncer:
             running: dict[tuple[str, str], asyncio.Task[None]] = {}
             stopping = asyncio.create_task(stop.wait())
             try:
                 while not stop.is_set():
-                    await self._start_due(running, client, limiters)
+                    await self._start_due(running, syncer)
                     waiting = {stopping, *running.values()}
                     await asyncio.wait(
                         waiting,
@@ -95,8 +96,7 @@ class Worker:
     async def _start_due(
         self,
         running: dict[tuple[str, str], asyncio.Task[None]],
-        client: NetworkClient,
-        limiters: Limiters,
+        syncer: Syncer,
     ) -> None:
         free = self.config.concurrency - len(running)
         if free <= 0:
@@ -132,12 +132,10 @@ class Worker:
                 continue
             self.interrupted.pop(key, None)  # claimed or taken by another worker: done
             if claimed:
-                running[key] = asyncio.create_task(self._sync(connection, client, limiters))
+                running[key] = asyncio.create_task(self._sync(connection, syncer))
                 free -= 1
 
-    async def _sync(
-        self, connection: Connection, client: NetworkClient, limiters: Limiters
-    ) -> None:
+    async def _sync(self, connection: Connection, syncer: Syncer) -> None:
         # Stop well before the lease runs out (no new page, no request, no wait past the
         # deadline), so no other worker takes the connection while this one still works.
         deadline = self.clock.monotonic() + self.config.lease_seconds * LEASE_SHARE
@@ -146,17 +144,7 @@ class Worker:
         CURRENT_CONNECTION.set(connection)
         self.events.started(connection)
         try:
-            report = await sync_connection(
-                self.store,
-                connection,
-                decrypt=self.decrypt,
-                map_status=self.map_status,
-                clock=self.clock,
-                settings=self.settings,
-                client=client,
-                limiters=limiters,
-                deadline=deadline,
-            )
+            report = await sync_connection(syncer, connection, deadline=deadline)
             self.reports.append(report)
             self.events.finished(connection, report)
         except asyncio.CancelledError:

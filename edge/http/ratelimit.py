@@ -30,7 +30,7 @@ from contract import ratelimit as fields
 from contract.ratelimit import LIMIT, POLICY, RATELIMIT, REMAINING, RESET
 from edge import appkeys
 from edge.http.errors import ApiError
-from edge.http.limiter import Limiter, MemoryLimiter, RateState
+from edge.http.limiter import RateState
 
 _UNSET: Any = object()
 
@@ -40,20 +40,6 @@ __all__ = ["LIMIT", "POLICY", "RATELIMIT", "REMAINING", "RESET", "count", "rate_
 def rate_headers(state: RateState) -> dict[str, str]:
     """The rate limit response headers for a decision, both forms (contract.ratelimit)."""
     return fields.fields(state.limit, state.window_seconds, state.remaining, state.reset_seconds)
-
-
-def create_limiter(config_redis_url: str | None, redis_timeout: float = 0.5) -> Limiter:
-    """The limiter a configuration asks for: shared through Redis with a URL, else in memory.
-
-    No I/O here: the Redis client connects on first use (limiter_context connects it at
-    startup). ConfigError for an unusable URL.
-    """
-    if config_redis_url:
-        # Imported here so that redis-py is loaded only by edges that use it.
-        from edge.http.ratelimit_redis import create_redis_limiter
-
-        return create_redis_limiter(config_redis_url, redis_timeout)
-    return MemoryLimiter()
 
 
 async def count(

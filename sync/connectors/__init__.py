@@ -29,8 +29,3 @@ CONNECTORS: Mapping[str, Connector] = {
         Admitad(),
     )
 }
-
-
-def connector_for(network: str) -> Connector | None:
-    """The connector of `network`, None when there is none."""
-    return CONNECTORS.get(network)

@@ -47,14 +47,6 @@ SPEC = ConnectorSpec(
     amount_format=AmountFormat.STRING,
     currency_source=CurrencySource.RECORD,
     sub_id_field="subid",
-    status_words={
-        "pending": "pending",
-        "approved": "approved",
-        # Contested in the wild (pending / approved / hold): approved, rawStatus kept.
-        "approved but stalled": "approved",
-        "declined": "declined",
-        "paid": "paid",
-    },
     # Statuses change retroactively (hold times run to months): status_updated reports
     # them. An amount or payment change without a status update has no filter [U], so
     # the re-scan stays for those.
@@ -69,6 +61,10 @@ SPEC = ConnectorSpec(
     ),
     rescan_catches="amount changes without a status change, and payments",
     page_size=500,
+    notes=(
+        "`approved_but_stalled` is read three ways in the wild (pending, approved, hold):"
+        " accounts/data/status_map.json maps it to approved, the word kept as rawStatus.",
+    ),
 )
 
 
@@ -112,7 +108,7 @@ class Admitad(Connector):
                 (start, window.start.strftime("%d.%m.%Y")),
                 (end, last_day(window).strftime("%d.%m.%Y")),
                 ("limit", str(ctx.page_size)),
-                ("offset", str(state or 0)),
+                ("offset", str(state)),
                 ("order_by", "datetime"),
             ),
             headers=dict(ctx.auth_headers),
@@ -126,8 +122,7 @@ class Admitad(Connector):
         if not isinstance(results, list) or not isinstance(count, int):
             raise MalformedResponse("admitad: the answer lacks results or _meta.count")
         done, refused = collect(ctx, results, read)
-        offset = (state or 0) + len(results)
-        return Page(done, refused, offset if results and offset < count else None)
+        return Page(done, refused, records=len(results), total=count)
 
 
 def read(record: dict[str, Any]) -> Fields:

@@ -46,19 +46,6 @@ SPEC = ConnectorSpec(
     amount_format=AmountFormat.CENTS,
     currency_source=CurrencySource.RECORD,
     sub_id_field="subId",
-    status_words={
-        "pending": "pending",
-        "en attente": "pending",
-        "accepted": "approved",
-        "accepted locked": "approved",
-        "validated": "approved",
-        "validee": "approved",
-        "refused": "declined",
-        "refusee": "declined",
-        "cancelled": "declined",
-        "paid": "paid",
-        "payee": "paid",
-    },
     # The standard lock period is 20 days, after which a conversion no longer changes; no
     # publisher-side filter by change date is published: the re-scan covers the lock.
     rescan=dt.timedelta(days=45),
@@ -80,7 +67,7 @@ class Affilae(Connector):
                 ("from", iso_z(window.start)),
                 ("to", iso_z(last_second(window))),
                 ("limit", str(ctx.page_size)),
-                ("offset", str(state or 0)),
+                ("offset", str(state)),
                 ("orderBy", "date"),
                 ("sort", "asc"),
             ),
@@ -95,8 +82,7 @@ class Affilae(Connector):
         if not isinstance(data, list) or not isinstance(total, int):
             raise MalformedResponse("affilae: the answer lacks conversions.data or total")
         done, refused = collect(ctx, data, read)
-        offset = (state or 0) + len(data)
-        return Page(done, refused, offset if data and offset < total else None)
+        return Page(done, refused, records=len(data), total=total)
 
 
 def read(record: dict[str, Any]) -> Fields:

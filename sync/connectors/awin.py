@@ -45,16 +45,6 @@ SPEC = ConnectorSpec(
     amount_format=AmountFormat.NUMBER,
     currency_source=CurrencySource.RECORD,
     sub_id_field="clickRef",
-    status_words={
-        "pending": "pending",
-        "open": "pending",
-        "approved": "approved",
-        "confirmed": "approved",
-        "declined": "declined",
-        # Semantics unconfirmed [U]: kept as declined with statusReason awin:deleted.
-        "deleted": "declined",
-        "paid": "paid",
-    },
     # Validations and amendments come through dateType; a payment (paidToPublisher,
     # paymentId) changes neither date, so the re-scan is there for payments only.
     rescan=dt.timedelta(days=120),
@@ -64,7 +54,10 @@ SPEC = ConnectorSpec(
         ChangeFeed("amendment", "dateType=amendment", "amendments and reversals"),
     ),
     rescan_catches="payments",
-    notes=("Endpoint dates are inclusive; timezone=UTC is always sent.",),
+    notes=(
+        "Endpoint dates are inclusive; timezone=UTC is always sent.",
+        "What `deleted` means is unconfirmed [U]: declined, with statusReason awin:deleted.",
+    ),
 )
 
 CLICK_REFS = ("clickRef", "clickRef2", "clickRef3", "clickRef4", "clickRef5", "clickRef6")

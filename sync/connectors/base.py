@@ -8,11 +8,11 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from accounts.statusmap import MapStatus
 from sync.errors import MalformedResponse, UnexpectedStatus
 from sync.http import HttpRequest, HttpResponse
 from sync.model import Refused, Transaction, Window
 from sync.spec import AmountFormat, ConnectorSpec, CurrencySource
-from sync.statuses import MapStatus
 from sync.values import (
     ValueProblem,
     decode_json,
@@ -87,18 +87,23 @@ class CallContext:
 
 @dataclass(frozen=True, slots=True)
 class Page:
-    """One answer, parsed: its transactions, the records refused and why, and the page
-    state of the next request (None: the window is complete)."""
+    """One answer, parsed: its transactions, the records refused and why, and what it says
+    of the pages after it, as the spec's pagination kind reads it (sync.paginators)."""
 
     transactions: list[Transaction]
     refused: list[Refused]
+    # PAGE, CURSOR, WATERMARK: the next page's state the answer names (None: the last page).
     next: Any = None
+    # OFFSET: the records in this answer, and in the whole window.
+    records: int = 0
+    total: int | None = None
 
 
 class Connector:
     """A network's connector: its spec, its requests, and pure parsing of its answers.
 
-    Subclasses set `spec` and implement `request` and `parse`; those with a token exchange
+    Subclasses set `spec` (its `pagination` picks how the pages are walked) and implement
+    `request` and `parse`; those with a token exchange
     override `authenticate` and set `reauthenticates` (an expired token is then renewed
     once instead of failing the sync as auth_failed)."""
 
@@ -109,7 +114,8 @@ class Connector:
         """Prepare ctx.auth_headers (default: nothing to exchange)."""
 
     def request(self, ctx: CallContext, window: Window, state: Any) -> HttpRequest:
-        """The request for `window`; `state` is None first, then the previous Page.next."""
+        """The request for `window` at page `state` (sync.paginators: None, or an offset
+        from 0, or the state the previous answer named)."""
         raise NotImplementedError
 
     def parse(self, ctx: CallContext, window: Window, state: Any, response: HttpResponse) -> Page:
@@ -168,8 +174,6 @@ def resolve_currency(ctx: CallContext, record_currency: object) -> str:
     raise ValueProblem("currency: missing", "currency_missing")
 
 
-# Not frozen: one is made for every record and read once, and a frozen dataclass's
-# __init__ (object.__setattr__ per field) costs several times a plain one's.
 @dataclass(slots=True)
 class Fields:
     """One record's fields, as the connector read them from the wire."""

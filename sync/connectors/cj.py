@@ -49,15 +49,6 @@ SPEC = ConnectorSpec(
     # Records carry amounts in the publisher's currency but no currency code.
     currency_source=CurrencySource.CONNECTION,
     sub_id_field="shopperId",
-    status_words={
-        "new": "pending",
-        "extended": "pending",
-        "locked": "approved",
-        "closed": "paid",
-        "corrected": "declined",
-        "reversed": "declined",
-        "declined": "declined",
-    },
     # A correction (a reversal, an amendment) is a new record, posted when it is made: the
     # forward windows of posting dates fetch it. Locking (approval) is read by its date;
     # closing for payment has no date filter, so the re-scan is there for payments only.
@@ -137,8 +128,8 @@ class CJ(Connector):
         following = None
         if not result["payloadComplete"]:
             following = member(result, "maxCommissionId")
-            if following is None or str(following) == state:
-                raise MalformedResponse("cj: payload incomplete but the watermark did not move")
+            if following is None:
+                raise MalformedResponse("cj: payload incomplete but no maxCommissionId")
             following = str(following)
         return Page(done, refused, following)
 

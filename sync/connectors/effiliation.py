@@ -7,6 +7,7 @@ import datetime as dt
 import io
 from typing import Any
 
+from accounts.statusmap import fold
 from sync.connectors.base import CallContext, Connector, Fields, Page, collect, expect_ok, last_day
 from sync.errors import AuthRejected, MalformedResponse
 from sync.http import HttpRequest, HttpResponse
@@ -19,7 +20,6 @@ from sync.spec import (
     Pagination,
     Rate,
 )
-from sync.statuses import fold
 
 SPEC = ConnectorSpec(
     network="effiliation",
@@ -35,24 +35,6 @@ SPEC = ConnectorSpec(
     # The currency column is unconfirmed [U]: `devise`, else the connection's.
     currency_source=CurrencySource.RECORD_OR_CONNECTION,
     sub_id_field="effi_id",
-    status_words={
-        "en attente": "pending",
-        "attente": "pending",
-        "a valider": "pending",
-        "pending": "pending",
-        "valide": "approved",
-        "validee": "approved",
-        "approuvee": "approved",
-        "approved": "approved",
-        "refuse": "declined",
-        "refusee": "declined",
-        "annule": "declined",
-        "annulee": "declined",
-        "refused": "declined",
-        "paye": "paid",
-        "payee": "paid",
-        "paid": "paid",
-    },
     # No filter by change date is published: the re-scan is the one way to learn of changes.
     rescan=dt.timedelta(days=60),
     horizon=dt.timedelta(days=730),

@@ -47,15 +47,6 @@ SPEC = ConnectorSpec(
     amount_format=AmountFormat.STRING,
     currency_source=CurrencySource.RECORD,
     sub_id_field="SubId1",
-    status_words={
-        "pending": "pending",
-        "approved": "approved",
-        "locked": "approved",
-        "cleared": "approved",
-        "reversed": "declined",
-        "rejected": "declined",
-        "paid": "paid",
-    },
     # StartDate/EndDate filter on the last update, but a state transition is no update:
     # the locking date reports those (a state is final once the action locks).
     rescan=dt.timedelta(0),
@@ -124,8 +115,6 @@ class Impact(Connector):
         if following is not None:
             parts = urlsplit(str(following))
             following = parts.path + (f"?{parts.query}" if parts.query else "")
-            if following == state:
-                raise MalformedResponse("impact: the next page is the same page")
         return Page(done, refused, following)
 
 

@@ -46,22 +46,6 @@ SPEC = ConnectorSpec(
     # The currency member is unconfirmed [U]: earnings.currency, else the connection's.
     currency_source=CurrencySource.RECORD_OR_CONNECTION,
     sub_id_field="argsite",
-    status_words={
-        "pending approval": "pending",
-        "pending": "pending",
-        "en attente": "pending",
-        "approved": "approved",
-        "valide": "approved",
-        "validee": "approved",
-        "rejected": "declined",
-        "refused": "declined",
-        "refuse": "declined",
-        "refusee": "declined",
-        "cancelled": "declined",
-        "paid": "paid",
-        "paye": "paid",
-        "payee": "paid",
-    },
     # Filters on the completion date only [U]: the re-scan is the one way to learn of changes.
     rescan=dt.timedelta(days=60),
     horizon=dt.timedelta(days=730),

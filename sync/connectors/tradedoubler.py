@@ -50,17 +50,6 @@ SPEC = ConnectorSpec(
     # The currency field name is unconfirmed [U]: a record's `currency`, else the connection's.
     currency_source=CurrencySource.RECORD_OR_CONNECTION,
     sub_id_field="epi1",
-    status_words={
-        "p": "pending",
-        "pending": "pending",
-        "a": "approved",
-        "accepted": "approved",
-        "approved": "approved",
-        "d": "declined",
-        "denied": "declined",
-        "declined": "declined",
-        "paid": "paid",
-    },
     # Advertisers get 30 days to validate, then auto-approval. No publisher-side filter
     # by modification date is published [U]: the re-scan is the one way to learn of changes.
     rescan=dt.timedelta(days=60),
@@ -104,7 +93,7 @@ class Tradedoubler(Connector):
                 ("fromDate", window.start.strftime("%Y%m%d")),
                 ("toDate", last_day(window).strftime("%Y%m%d")),
                 ("limit", str(ctx.page_size)),
-                ("offset", str(state or 0)),
+                ("offset", str(state)),
             ),
             headers={**ctx.auth_headers, "Accept": "application/json"},
         )
@@ -117,8 +106,7 @@ class Tradedoubler(Connector):
         if not isinstance(items, list) or not isinstance(total, int):
             raise MalformedResponse("tradedoubler: the answer lacks items or total")
         done, refused = collect(ctx, items, read)
-        offset = (state or 0) + len(items)
-        return Page(done, refused, offset if items and offset < total else None)
+        return Page(done, refused, records=len(items), total=total)
 
 
 def read(record: dict[str, Any]) -> Fields:

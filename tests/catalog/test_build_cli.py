@@ -22,7 +22,7 @@ def test_build_succeeds_with_progress_and_summary(content: Content, run_cli: Cli
     done = run_cli("--content", "content", "--out", "dist", cwd=content.root)
     assert done.returncode == 0, done.stderr
     stages = [line.split()[0] for line in done.stderr.splitlines() if line.startswith("  ")]
-    assert stages == ["discover", "validate", "score", "shard", "site", "render", "write"]
+    assert stages == ["load", "validate", "partition", "score", "shard", "write"]
     summary = done.stderr.splitlines()[-1]
     assert summary.startswith("built dist: 1 published, 1 unpublished, 0 rejected; ")
     assert " shards, " in summary and " files, " in summary and summary.endswith(" s")

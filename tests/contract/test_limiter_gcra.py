@@ -8,7 +8,6 @@ from hypothesis import strategies as st
 from support.clock import FakeClock
 
 from edge.http.limiter import MemoryLimiter, RateState, gcra, gcra_refund
-from edge.http.ratelimit import create_limiter
 
 
 def run(times: list[float], limit: int, window: int) -> list[RateState]:
@@ -196,10 +195,6 @@ async def test_when_everything_is_active_the_least_recently_used_go():
 def test_capacity_must_be_positive():
     with pytest.raises(ValueError):
         MemoryLimiter(capacity=0)
-
-
-def test_without_a_redis_url_the_limiter_is_in_memory():
-    assert isinstance(create_limiter(None), MemoryLimiter)
 
 
 async def test_hit_now_is_hit_without_a_coroutine():

@@ -23,13 +23,13 @@ from sync_support import (
 )
 
 from accounts.keyring import Keyring, keyring_from_env
+from accounts.statusmap import load_status_map
 from accounts.store import AccountStore, open_store
 from sync.connectors import CONNECTORS
 from sync.http import NetworkClient, RetryPolicy
 from sync.model import SyncReport
 from sync.ratelimit import Limiters
-from sync.runner import SyncSettings, sync_connection
-from sync.statuses import mapper, tables_from_specs
+from sync.runner import Syncer, SyncSettings, sync_connection
 
 # Small pages so that a handful of recorded records spans several pages.
 TEST_PAGE_SIZES = {"impact": 1, "tradedoubler": 1, "partnerize": 1, "affilae": 1, "admitad": 1}
@@ -115,7 +115,7 @@ def settings(networks: FakeNetworks) -> SyncSettings:
 
 @pytest.fixture
 def map_status():
-    return mapper(tables_from_specs(c.spec for c in CONNECTORS.values()))
+    return load_status_map().status
 
 
 SyncRun = Callable[..., Awaitable[SyncReport]]
@@ -130,21 +130,19 @@ async def run_sync(
     session = aiohttp.ClientSession()
     limiters = Limiters(clock)
 
-    async def run(network: str, **overrides: Any) -> SyncReport:
+    async def run(network: str, deadline: float | None = None, **overrides: Any) -> SyncReport:
         conn = overrides.pop("connection", None) or connection(network)
         cfg = overrides.pop("settings", settings)
-        client = NetworkClient(session, clock, cfg.retry, rand=lambda: 0.5)
-        return await sync_connection(
+        syncer = Syncer(
             overrides.pop("store", store),
-            conn,
-            decrypt=overrides.pop("decrypt", decrypt),
-            map_status=overrides.pop("map_status", map_status),
-            clock=clock,
-            settings=cfg,
-            client=client,
-            limiters=limiters,
+            overrides.pop("decrypt", decrypt),
+            overrides.pop("map_status", map_status),
+            NetworkClient(session, clock, cfg.retry, rand=lambda: 0.5),
+            limiters,
+            cfg,
             **overrides,
         )
+        return await sync_connection(syncer, conn, deadline=deadline)
 
     yield run
     await session.close()

@@ -47,7 +47,7 @@ def context(network: str) -> CallContext:
         credentials=Credentials(CREDENTIALS[network]),
         currency="EUR",
         page_size=spec.page_size or 100,
-        map_status=lambda net, raw: TABLE.normalise(net, raw)[0],
+        map_status=TABLE.status,
     )
 
 

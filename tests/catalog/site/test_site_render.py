@@ -207,7 +207,6 @@ def test_the_page_explains_the_real_score_and_the_age_of_the_terms(programs):
     evidence, and when the terms were verified (flagged when stale)."""
     from catalog import rendering, scoring
     from catalog.model import program_from_row
-    from catalog.site_score import breakdown_function
 
     record = {**dataclasses.asdict(programs[0]), "holdbackDays": 30}
     for computed in ("score", "stale", "scoreVersion", "scoreBreakdown"):
@@ -225,7 +224,7 @@ def test_the_page_explains_the_real_score_and_the_age_of_the_terms(programs):
         env=site.make_environment(site.TEMPLATES_DIR),
         css_path="static/site.css",
         countries={},
-        breakdown=breakdown_function(),
+        breakdown=scoring.breakdown,
     )
     text = text_of(renderer.program_page(program, f"programs/{program.slug}/"))
     for part in program.scoreBreakdown:

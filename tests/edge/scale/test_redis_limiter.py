@@ -7,12 +7,14 @@ import asyncio
 import random
 
 import pytest
+from aiohttp import web
 from support.clock import FakeClock
 
-from edge.config import ConfigError
+from edge import appkeys
+from edge.config import Config, ConfigError
 from edge.http.limiter import MemoryLimiter, RateState
-from edge.http.ratelimit import create_limiter
 from edge.http.ratelimit_redis import KEY_PREFIX, RedisLimiter, connect
+from edge.lifecycle import limiter_context
 
 pytestmark = pytest.mark.usefixtures("redis_url")
 
@@ -109,17 +111,25 @@ async def test_the_script_is_loaded_again_after_a_flush(redis_url, redis_client)
         await limiter.close()
 
 
+def limiter_app(redis_url: str | None) -> web.Application:
+    app = web.Application()
+    app[appkeys.CONFIG] = Config(redis_url=redis_url)
+    return app
+
+
 @pytest.mark.parametrize("url", ["http://127.0.0.1:6379", "redis://host:notaport/0"])
-def test_an_unusable_url_stops_the_edge_at_start(url):
+async def test_an_unusable_url_stops_the_edge_at_start(url):
     with pytest.raises(ConfigError, match="--redis-url"):
-        create_limiter(url)
+        await anext(limiter_context(limiter_app(url)))
 
 
-async def test_a_redis_url_makes_a_redis_limiter(redis_url):
-    limiter = create_limiter(redis_url, 0.5)
-    assert isinstance(limiter, RedisLimiter)
-    await limiter.close()
-    assert isinstance(create_limiter(None), MemoryLimiter)
+@pytest.mark.parametrize("shared", [True, False])
+async def test_a_redis_url_makes_a_redis_limiter(redis_url, shared):
+    app = limiter_app(redis_url if shared else None)
+    steps = limiter_context(app)
+    await anext(steps)
+    assert isinstance(app[appkeys.LIMITER], RedisLimiter if shared else MemoryLimiter)
+    assert await anext(steps, None) is None  # the cleanup closes a Redis one
 
 
 @pytest.mark.parametrize(("limit", "window"), [(60, 60), (7, 60), (3, 2), (1, 1)])
