@@ -104,8 +104,6 @@ class NetworkClient:
     clock: Clock
     policy: RetryPolicy = field(default_factory=RetryPolicy)
     rand: Callable[[], float] = field(default_factory=lambda: random.random)
-    # Counts requests actually sent, for the run's report.
-    sent: int = 0
     events: SyncEvents = field(default_factory=Unobserved)
 
     async def send(
@@ -117,6 +115,7 @@ class NetworkClient:
         *,
         max_bytes: int = RESPONSE_CAP_PAGED,
         cutoff: float | None = None,
+        attempted: Callable[[], None] | None = None,
     ) -> HttpResponse:
         """The network's answer to `request`, after retries. Raises AuthRejected on 401/403,
         RateLimited, NetworkUnavailable or NetworkTimeout when retries run out, and
@@ -124,7 +123,9 @@ class NetworkClient:
         read). Any other answer (2xx, other 4xx) is returned for the connector to read.
 
         `cutoff` (on clock.monotonic()): no attempt, wait or backoff runs past it, and an
-        attempt's time limit ends there; RunDeadline when nothing more may be tried."""
+        attempt's time limit ends there; RunDeadline when nothing more may be tried.
+        `attempted` is called once per request sent: a run counts its own, as runs of one
+        worker share the client."""
         failure: SyncError = NetworkUnavailable(f"{network}: no attempt made")
         for attempt in range(self.policy.attempts):
             queued = self.clock.monotonic()
@@ -137,7 +138,8 @@ class NetworkClient:
                 limit = min(time_limit, cutoff - self.clock.monotonic())
                 if limit <= 0:
                     raise RunDeadline(f"{network}: the run reached its time limit")
-            self.sent += 1
+            if attempted is not None:
+                attempted()
             try:
                 response = await self._once(request, limit, max_bytes, network)
             except TimeoutError:

@@ -186,15 +186,11 @@ async def _sync(syncer: Syncer, connection: Connection, run: _Run, deadline: flo
         change_lookback=spec.change_lookback,
     )
     run.counts.windows_planned = len(windows)
-    send = _sender(syncer, ctx, deadline)
+    send = _sender(syncer, ctx, deadline, run)
     paging = PageLimits(syncer.settings.max_pages, clock, deadline)
     limits = _Limits(paging, latest_instant(clock.now()))
-    sent_before = syncer.client.sent
-    try:
-        await _authenticate(connector, ctx, send)
-        await _windows(syncer.store, connection, connector, ctx, send, windows, run, limits)
-    finally:
-        run.counts.requests = syncer.client.sent - sent_before
+    await _authenticate(connector, ctx, send)
+    await _windows(syncer.store, connection, connector, ctx, send, windows, run, limits)
 
 
 async def _open(syncer: Syncer, connection: Connection, run: _Run) -> tuple[Connector, CallContext]:
@@ -220,9 +216,9 @@ async def _open(syncer: Syncer, connection: Connection, run: _Run) -> tuple[Conn
     return connector, ctx
 
 
-def _sender(syncer: Syncer, ctx: CallContext, deadline: float | None) -> Send:
+def _sender(syncer: Syncer, ctx: CallContext, deadline: float | None, run: _Run) -> Send:
     """How this run sends a request: through the credential's rate limiter, within the
-    network's time limit and answer size, never past the deadline."""
+    network's time limit and answer size, never past the deadline, counted in its report."""
     spec = ctx.spec
     limiter = syncer.limiters.get(
         credential_key(spec.network, ctx.credentials.as_dict()), spec.rate
@@ -236,7 +232,11 @@ def _sender(syncer: Syncer, ctx: CallContext, deadline: float | None) -> Send:
             spec.timeout,
             max_bytes=spec.response_cap,
             cutoff=deadline,
+            attempted=counted,
         )
+
+    def counted() -> None:
+        run.counts.requests += 1
 
     return send
 

@@ -2,23 +2,29 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import datetime as dt
 from decimal import Decimal
 
+import aiohttp
 import pytest
 from sync_support import (
     CREDENTIALS,
     NETWORKS,
     Canned,
     connection,
+    decrypt,
     expected,
     max_in_any_period,
     stamp_change,
 )
 
 from sync.connectors import CONNECTORS
+from sync.http import NetworkClient
 from sync.model import Outcome
+from sync.ratelimit import Limiters
+from sync.runner import Syncer, sync_connection
 
 PAGED = ("impact", "tradedoubler", "partnerize", "affilae", "admitad", "cj")
 
@@ -386,3 +392,20 @@ async def test_a_record_without_currency_takes_the_connection_one_where_the_netw
     report = await run_sync(network, connection=conn)
     assert report.outcome is Outcome.OK, report.reason
     assert store.rows_of(network)[str(record[ID_FIELDS[network]])].currency == "NOK"
+
+
+async def test_runs_side_by_side_each_count_only_their_own_requests(
+    networks, store, settings, clock, map_status
+):
+    """A worker's runs share one client: each report counts the requests it sent."""
+    networks["awin"].delay = 0.01  # the two runs' requests interleave
+    networks["partnerize"].delay = 0.01
+    async with aiohttp.ClientSession() as session:
+        client = NetworkClient(session, clock, settings.retry, rand=lambda: 0.5)
+        syncer = Syncer(store, decrypt, map_status, client, Limiters(clock), settings)
+        reports = await asyncio.gather(
+            *(sync_connection(syncer, connection(n)) for n in ("awin", "partnerize"))
+        )
+    for network, report in zip(("awin", "partnerize"), reports, strict=True):
+        assert report.outcome is Outcome.OK, report.reason
+        assert report.counts.requests == len(networks[network].seen) > 0, network
