@@ -32,10 +32,12 @@ not take the global id order for commit order.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from accounts.store.base import format_timestamp
 from accounts.store.core import Session, lock_key
 
 if TYPE_CHECKING:
@@ -352,6 +354,12 @@ async def prune_events(s: Session, before: str, limit: int) -> int:
 
 
 PRUNE_BATCH = 10_000
+
+
+def retention_horizon(now: dt.datetime, days: int) -> str:
+    """The oldest occurred_at kept by `days` days of retention at `now`: the API answers
+    no event older, and pruning deletes those."""
+    return format_timestamp(now - dt.timedelta(days=days))
 
 
 async def prune(store: AccountStore, before: str, batch: int = PRUNE_BATCH) -> int:

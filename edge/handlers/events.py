@@ -11,20 +11,20 @@ uncached, as every account endpoint's (edge.handlers.account).
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 from typing import Any
 
 import orjson
 from aiohttp import web
 
-from accounts.store.base import StoreUnavailable, format_timestamp, utc_now
+from accounts.store.base import StoreUnavailable, utc_now
 from accounts.store.events import (
     MAX_EVENT_SEQ,
     EventQuery,
     EventRow,
     account_events,
     event_id,
+    retention_horizon,
 )
 from contract.endpoints import EVENTS
 from edge import appkeys, cursor
@@ -44,11 +44,6 @@ def event_json(row: EventRow) -> dict[str, Any]:
         "occurredAt": row.occurred_at,
         "data": orjson.Fragment(row.data),
     }
-
-
-def retention_horizon(now: dt.datetime, days: int) -> str:
-    """The oldest occurred_at still answered `days` days of retention after `now`."""
-    return format_timestamp(now - dt.timedelta(days=days))
 
 
 def cursor_position(position: list[Any]) -> int:
