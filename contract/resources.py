@@ -608,7 +608,9 @@ PAGE_INFO = Resource(
         F(
             "nextCursor",
             "string",
-            "Opaque cursor for the next page; null on the last page. Clients must not parse it.",
+            "Opaque cursor for the next page; null on the last page. On /v1/events, the "
+            "position after the page's last event, on the last page too (null only while "
+            "the feed is empty): a client keeps it to read on later. Clients must not parse it.",
             nullable=True,
         ),
     ),
