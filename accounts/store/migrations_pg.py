@@ -28,6 +28,7 @@ from accounts.store.core import (
     lock_key,
     sync_migration,
 )
+from accounts.store.events import pg_migration as events_migration
 from accounts.store.summary import pg_migration as daily_migration
 
 # Append new migrations (and their SQLite twins); never edit one that has shipped.
@@ -143,6 +144,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     # Per-day and per-month totals kept by statement triggers (accounts.store.summary).
     daily_migration(),
+    # The event feed, written by triggers (accounts.store.events).
+    events_migration(),
 )
 
 LATEST = len(MIGRATIONS)

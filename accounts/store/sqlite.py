@@ -65,6 +65,7 @@ from accounts.store.core import (
     history_migration,
     sync_migration,
 )
+from accounts.store.events import sqlite_migration as events_migration
 from accounts.store.summary import sqlite_migration as daily_migration
 
 T = TypeVar("T")
@@ -181,6 +182,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     # Per-day and per-month totals kept by row triggers (accounts.store.summary).
     daily_migration(),
+    # The event feed, written by triggers (accounts.store.events).
+    events_migration(),
 )
 
 
