@@ -10,7 +10,7 @@ from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
 
 from edge import appkeys
-from edge.http.middlewares import REQUEST_ID_HEADER
+from edge.http.requestid import REQUEST_ID_HEADER
 
 
 def access_record(request: web.BaseRequest, response: web.StreamResponse, seconds: float) -> dict:
