@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
 import orjson
 from aiohttp import web
@@ -13,7 +14,9 @@ from edge import appkeys
 from edge.http.requestid import REQUEST_ID_HEADER
 
 
-def access_record(request: web.BaseRequest, response: web.StreamResponse, seconds: float) -> dict:
+def access_record(
+    request: web.BaseRequest, response: web.StreamResponse, seconds: float
+) -> dict[str, Any]:
     """What one access-log line says (the key's prefix at most, never the key)."""
     principal = request.get(appkeys.PRINCIPAL)
     return {
