@@ -127,7 +127,7 @@ def add_commands(
             raise ValueError(f"{sorted(placed & set(table.words))} declared by two tables")
         placed.update(table.words)
         lone = {c.words[0]: c for c in table.commands if len(c.words) == 1}
-        groups = {}
+        groups: dict[str, Any] = {}  # a group's word -> its subparsers
         for word in table.words:
             if word in lone:
                 add(top, lone[word])
