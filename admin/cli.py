@@ -24,7 +24,7 @@ import re
 import signal
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import Any, BinaryIO
@@ -46,7 +46,9 @@ from accounts.store.schema import Migration, SchemaStatus, schema_status
 from accounts.store.sqlite import MIGRATIONS as SQLITE_MIGRATIONS
 from accounts.store.sqlite import database_path
 from admin import connections
+from admin.commands import EXIT, CommandError, Result
 from contract import vocabulary as v
+from contract.commandline import Commands, add_arguments, add_commands, arg
 from contract.version import version_line
 from edge.config import Config, ConfigError, from_env
 
@@ -62,10 +64,6 @@ SECRET_INSTEAD = (
     "set EDGE_SECRET_KEY, name the secret file with --secret-file, or pipe the secret to "
     "--secret-stdin"
 )
-
-
-class CommandError(Exception):
-    """The command cannot be done as asked (exit status 1)."""
 
 
 class Interrupted(Exception):  # noqa: N818 - reads as the outcome it reports
@@ -139,10 +137,7 @@ class Stopper:
         os._exit(128 + signum)
 
 
-Result = dict[str, Any]
-EXIT = "exit"  # a result's exit status when not 0; never printed
 PENDING_STATUS = 3  # `migrate --status`: migrations are pending
-Command = Callable[[AccountStore, argparse.Namespace, Config], Awaitable[Result]]
 
 
 # --- Output -----------------------------------------------------------------------------
@@ -182,29 +177,98 @@ def human(result: Result) -> str:
     return "\n".join(f"{k}: {val}" for k, val in result.items())
 
 
+# --- Argument types ---------------------------------------------------------------------
+
+
+def _count(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = _count(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
+
+
+def _retention_days(text: str) -> int:
+    value = _positive(text)
+    if value > v.EVENTS_RETENTION_DAYS_MAX:
+        raise argparse.ArgumentTypeError(f"must be at most {v.EVENTS_RETENTION_DAYS_MAX}")
+    return value
+
+
+def _currency(text: str) -> str:
+    if not re.fullmatch(v.CURRENCY_PATTERN, text):
+        raise argparse.ArgumentTypeError("must be an ISO 4217 code of 3 capital letters, e.g. USD")
+    return text
+
+
+def _date(text: str) -> dt.date:
+    wanted = "must be a date written YYYY-MM-DD"
+    if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", text):
+        raise argparse.ArgumentTypeError(wanted)
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(wanted) from None
+
+
 # --- Commands ---------------------------------------------------------------------------
 
+# Every command of this module, its arguments beside its handler below; other modules keep
+# their own table, and TABLES (at the end) lists them all for the parser.
+COMMANDS = Commands()
+COMMANDS.group("account", "create and change accounts")
+COMMANDS.group("capability", "enable or disable acquisition / monetisation")
+COMMANDS.group("key", "issue, list and revoke API keys")
+COMMANDS.group("network", "connect networks, record syncs")
+COMMANDS.group("commissions", "import commissions")
+COMMANDS.group("credentials", "stored network credentials")
+COMMANDS.group("events", "the event feed")
+ACCOUNT = arg("--account", required=True, metavar="UID")
+NETWORK = arg("--network", required=True, metavar="ID")
 
+
+@COMMANDS.command(
+    "account create",
+    "create an account; prints its uid",
+    arg("--email", default=None, help="e-mail address (optional)"),
+    arg("--plan", required=True, choices=v.PLANS),
+)
 async def account_create(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
     uid = await store.create_account(args.email, args.plan)
     return {"uid": uid, "email": args.email, "plan": args.plan, "text": uid}
 
 
+@COMMANDS.command(
+    "account set-plan", "change an account's plan", arg("uid"), arg("plan", choices=v.PLANS)
+)
 async def account_set_plan(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
     await store.set_plan(args.uid, args.plan)
     return {"uid": args.uid, "plan": args.plan, "text": f"{args.uid}: plan {args.plan}"}
 
 
+@COMMANDS.command(
+    "account suspend",
+    "suspend an account: /v1/me answers 403, every other endpoint 401",
+    arg("uid"),
+)
 async def account_suspend(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
     await store.set_suspended(args.uid, True)
     return {"uid": args.uid, "suspended": True, "text": f"{args.uid}: suspended"}
 
 
+@COMMANDS.command("account unsuspend", "lift a suspension", arg("uid"))
 async def account_unsuspend(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
     await store.set_suspended(args.uid, False)
     return {"uid": args.uid, "suspended": False, "text": f"{args.uid}: active"}
 
 
+@COMMANDS.command("account show", "show an account (never credentials)", arg("uid"))
 async def account_show(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
     account = await store.account_view(args.uid)
     if account is None:
@@ -213,6 +277,19 @@ async def account_show(store: AccountStore, args: argparse.Namespace, _: Config)
     return {**summary, "text": orjson.dumps(summary, option=orjson.OPT_INDENT_2).decode()}
 
 
+# Decorators apply from the nearest up: `enable` is registered, and listed, first.
+@COMMANDS.command(
+    "capability disable",
+    "disable a capability",
+    ACCOUNT,
+    arg("capability", choices=v.CAPABILITIES),
+)
+@COMMANDS.command(
+    "capability enable",
+    "enable a capability (sets enabledAt to now and configured to true)",
+    ACCOUNT,
+    arg("capability", choices=v.CAPABILITIES),
+)
 async def capability_set(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
     enabled = args.action == "enable"
     state = await store.set_capability(args.account, args.capability, enabled)
@@ -224,6 +301,12 @@ async def capability_set(store: AccountStore, args: argparse.Namespace, _: Confi
     }
 
 
+@COMMANDS.command(
+    "key create",
+    "issue a key; prints it once (only its hash is kept)",
+    ACCOUNT,
+    arg("--label", required=True),
+)
 async def key_create(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
     issued = apikeys.generate_key()
     key = await store.create_key(
@@ -236,6 +319,7 @@ async def key_create(store: AccountStore, args: argparse.Namespace, _: Config) -
     }
 
 
+@COMMANDS.command("key list", "list an account's keys (prefix, label, scopes, state)", ACCOUNT)
 async def key_list(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
     keys = await store.list_keys(args.account)
     rows = [
@@ -261,6 +345,12 @@ def _read_key_input() -> str:
     return data.decode("utf-8", errors="replace")
 
 
+@COMMANDS.command(
+    "key revoke",
+    "revoke a key by its id or prefix (as `key list` shows them), or a whole key read "
+    "from stdin with `-` (effective within the edge's key cache)",
+    arg("prefix_or_id", metavar="ID_OR_PREFIX|-"),
+)
 async def key_revoke(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
     from_stdin = args.prefix_or_id == "-"
     given = (await asyncio.to_thread(_read_key_input) if from_stdin else args.prefix_or_id).strip()
@@ -321,6 +411,19 @@ def read_credentials(source: str) -> bytes:
     return data
 
 
+@COMMANDS.command(
+    "network connect",
+    "connect a network; credentials are read from a file or stdin (-), never argv, "
+    "and stored encrypted",
+    ACCOUNT,
+    NETWORK,
+    arg("--credentials-file", required=True, metavar="FILE|-"),
+    arg(
+        "--currency",
+        type=_currency,
+        help="the account's currency at the network, for networks whose records carry none (cj)",
+    ),
+)
 async def network_connect(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
     plaintext = await asyncio.to_thread(read_credentials, args.credentials_file)
     try:
@@ -342,6 +445,73 @@ async def network_connect(store: AccountStore, args: argparse.Namespace, config:
     }
 
 
+@COMMANDS.command(
+    "network list",
+    "list connections and how their last sync ended",
+    arg("--account", metavar="UID", help="one account's only"),
+)
+async def network_list(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
+    return await connections.network_list(store, args, config)
+
+
+@COMMANDS.command(
+    "network show",
+    "a connection's sync state, reason and counts (never credentials)",
+    ACCOUNT,
+    NETWORK,
+)
+async def network_show(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
+    try:
+        return await connections.network_show(store, args, config)
+    except connections.CommandRefusedError as exc:
+        raise CommandError(str(exc)) from None
+
+
+@COMMANDS.command(
+    "network sync",
+    "sync a connection now (refused while a worker holds it); the outcome is recorded",
+    ACCOUNT,
+    NETWORK,
+    arg(
+        "--since",
+        type=_date,
+        metavar="YYYY-MM-DD",
+        help="re-read the network from this date (default: from the committed position)",
+    ),
+    arg(
+        "--base-url",
+        action="append",
+        default=[],
+        metavar="NETWORK=URL",
+        help="the network's API base URL (a proxy, a sandbox)",
+    ),
+    not_done="nothing synced",
+    maybe_done="windows committed before the stop are kept; run it again to finish (safe)",
+)
+async def network_sync(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
+    urls = {}
+    for pair in args.base_url:
+        network, sep, url = pair.partition("=")
+        if not sep or not url.startswith(("http://", "https://")):
+            raise CommandError(f"--base-url expects NETWORK=URL, not {pair!r}")
+        urls[network] = url
+    try:
+        return await connections.network_sync(store, args, config.keyring(create=False), urls)
+    except connections.CommandRefusedError as exc:
+        raise CommandError(str(exc)) from None
+
+
+@COMMANDS.command(
+    "network record-sync",
+    "record a synchronisation outcome",
+    ACCOUNT,
+    NETWORK,
+    arg("--status", required=True, choices=[s for s in v.NETWORK_SYNC_STATUSES if s != "never"]),
+    *(
+        arg(f"--{name}", required=True, type=_count, metavar="N")
+        for name in ("accounts", "programs", "transactions")
+    ),
+)
 async def network_record_sync(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
     await store.record_sync(
         args.account,
@@ -359,36 +529,35 @@ async def network_record_sync(store: AccountStore, args: argparse.Namespace, _: 
     }
 
 
-async def network_list(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
-    return await connections.network_list(store, args, config)
-
-
-async def network_show(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
-    try:
-        return await connections.network_show(store, args, config)
-    except connections.CommandRefusedError as exc:
-        raise CommandError(str(exc)) from None
-
-
-async def network_sync(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
-    urls = {}
-    for pair in args.base_url:
-        network, sep, url = pair.partition("=")
-        if not sep or not url.startswith(("http://", "https://")):
-            raise CommandError(f"--base-url expects NETWORK=URL, not {pair!r}")
-        urls[network] = url
-    try:
-        return await connections.network_sync(store, args, config.keyring(create=False), urls)
-    except connections.CommandRefusedError as exc:
-        raise CommandError(str(exc)) from None
-
-
+@COMMANDS.command(
+    "credentials reencrypt",
+    "seal every stored credential under the current secret (resumable; after a rotation)",
+    arg("--batch", type=_positive, default=connections.REENCRYPT_BATCH, metavar="N"),
+    not_done="nothing re-encrypted",
+    maybe_done="some batches are re-encrypted; run it again to finish (safe)",
+)
 async def credentials_reencrypt(
     store: AccountStore, args: argparse.Namespace, config: Config
 ) -> Result:
     return await connections.credentials_reencrypt(store, config.keyring(create=False), args.batch)
 
 
+@COMMANDS.command(
+    "commissions import",
+    "import a CSV or JSON Lines export (all rows or none; re-importing updates rows)",
+    ACCOUNT,
+    NETWORK,
+    arg("--format", choices=("csv", "jsonl"), help="default: from the file name"),
+    arg(
+        "--timezone",
+        metavar="ZONE",
+        help="IANA zone of timestamps without a UTC offset (default: refuse them)",
+    ),
+    arg("file", metavar="FILE|-"),
+    not_done="nothing imported",
+    maybe_done="the import may or may not have been applied; running it again is safe "
+    "(rows are upserted by externalId)",
+)
 async def commissions_import(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
     source = "<stdin>" if args.file == "-" else args.file
     fmt = args.format or detect_format(args.file)
@@ -423,6 +592,22 @@ async def commissions_import(store: AccountStore, args: argparse.Namespace, _: C
     }
 
 
+# A batch a transaction: a stop leaves some deleted either way, and running it again is safe.
+EVENTS_PARTLY = "some events may be deleted; run it again to finish (safe)"
+
+
+@COMMANDS.command(
+    "events prune",
+    "delete the events older than the retention (what the sync worker does every hour)",
+    arg(
+        "--retention-days",
+        type=_retention_days,
+        metavar="DAYS",
+        help="default: --events-retention-days of the edge (EDGE_EVENTS_RETENTION_DAYS)",
+    ),
+    not_done=EVENTS_PARTLY,
+    maybe_done=EVENTS_PARTLY,
+)
 async def events_prune(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
     days = args.retention_days or config.events_retention_days
     horizon = retention_horizon(utc_now(), days)
@@ -434,6 +619,17 @@ async def events_prune(store: AccountStore, args: argparse.Namespace, config: Co
     }
 
 
+# Several transactions: a stop leaves it partly done either way.
+DEMO_PARTLY = "the demo account may be partly seeded; run demo again"
+
+
+@COMMANDS.command(
+    "demo",
+    "seed the demo account and print a new key for it",
+    arg("--commissions", type=_count, default=5000, metavar="N"),
+    not_done=DEMO_PARTLY,
+    maybe_done=DEMO_PARTLY,
+)
 async def demo(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
     key = await seed_store(store, config.resolved_secret(create=False), args.commissions)
     return {
@@ -467,6 +663,15 @@ def _backup_result(info: backup_files.BackupInfo, verb: str) -> Result:
     }
 
 
+@COMMANDS.command(
+    "backup",
+    "copy the SQLite account store to FILE while it is in use (SQLite's online backup)",
+    arg("file", metavar="FILE"),
+    arg("--force", action="store_true", help="replace FILE if it exists"),
+    needs_store=False,
+    not_done="no backup written",
+    maybe_done="no backup written",
+)
 async def backup(_: AccountStore | None, args: argparse.Namespace, config: Config) -> Result:
     database = _sqlite_file(config, "backup")
     target = Path(args.file)
@@ -474,6 +679,14 @@ async def backup(_: AccountStore | None, args: argparse.Namespace, config: Confi
     return _backup_result(info, "backed up to")
 
 
+@COMMANDS.command(
+    "restore",
+    "replace the SQLite account store's contents with a backup FILE, in one step",
+    arg("file", metavar="FILE"),
+    needs_store=False,
+    not_done="nothing restored",
+    maybe_done="the restore is all or nothing: check with `account show`",
+)
 async def restore(_: AccountStore | None, args: argparse.Namespace, config: Config) -> Result:
     database = _sqlite_file(config, "restore")
     info = await asyncio.to_thread(
@@ -488,43 +701,6 @@ async def restore(_: AccountStore | None, args: argparse.Namespace, config: Conf
 # --- Parser -----------------------------------------------------------------------------
 
 
-def _count(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError("must be 0 or more")
-    return value
-
-
-def _positive(text: str) -> int:
-    value = _count(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be 1 or more")
-    return value
-
-
-def _retention_days(text: str) -> int:
-    value = _positive(text)
-    if value > v.EVENTS_RETENTION_DAYS_MAX:
-        raise argparse.ArgumentTypeError(f"must be at most {v.EVENTS_RETENTION_DAYS_MAX}")
-    return value
-
-
-def _currency(text: str) -> str:
-    if not re.fullmatch(v.CURRENCY_PATTERN, text):
-        raise argparse.ArgumentTypeError("must be an ISO 4217 code of 3 capital letters, e.g. USD")
-    return text
-
-
-def _date(text: str) -> dt.date:
-    wanted = "must be a date written YYYY-MM-DD"
-    if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", text):
-        raise argparse.ArgumentTypeError(wanted)
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(wanted) from None
-
-
 def _migration(m: Migration) -> dict[str, Any]:
     return {"version": m.version, "summary": m.summary}
 
@@ -535,6 +711,19 @@ def _schema_text(status: SchemaStatus, verb: str, migrations: Sequence[Migration
     return "\n".join(lines)
 
 
+@COMMANDS.command(
+    "migrate",
+    "apply the account store's pending schema migrations, printing each one applied",
+    arg(
+        "--status",
+        action="store_true",
+        help="apply nothing: print the current and latest version and each pending "
+        f"migration; exit status {PENDING_STATUS} when any is pending",
+    ),
+    needs_store=False,
+    not_done="no migration applied",
+    maybe_done="each migration is applied whole or not at all: check with `migrate --status`",
+)
 async def migrate(_: AccountStore | None, args: argparse.Namespace, config: Config) -> Result:
     """Apply the pending schema migrations and say which; `--status`: only say which are
     pending (exit status PENDING_STATUS when any is)."""
@@ -571,30 +760,33 @@ async def migrate(_: AccountStore | None, args: argparse.Namespace, config: Conf
     }
 
 
-def build_parser() -> argparse.ArgumentParser:
-    # Common options are accepted before or after the command; SUPPRESS keeps a later
-    # default from erasing an earlier value.
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
+# Accepted before or after the command; SUPPRESS keeps a later default from erasing an
+# earlier value.
+COMMON_OPTIONS = (
+    arg(
         "--database",
         action=RefusePasswordURL,
         env="EDGE_DATABASE",
         default=argparse.SUPPRESS,
         help="account store (EDGE_DATABASE; a URL with a password: there only)",
-    )
-    common.add_argument("--secret-key", action=RefuseSecret, instead=SECRET_INSTEAD)
-    common.add_argument(
-        "--secret-file", default=argparse.SUPPRESS, help="secret file (EDGE_SECRET_FILE)"
-    )
-    common.add_argument(
+    ),
+    arg("--secret-key", action=RefuseSecret, instead=SECRET_INSTEAD),
+    arg("--secret-file", default=argparse.SUPPRESS, help="secret file (EDGE_SECRET_FILE)"),
+    arg(
         "--secret-stdin",
         action="store_true",
         default=argparse.SUPPRESS,
         help="read the secret from the first line of standard input (EDGE_SECRET_KEY)",
-    )
-    common.add_argument(
-        "--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON object"
-    )
+    ),
+    arg("--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON object"),
+)
+# Every module's table of commands, in the order help lists them.
+TABLES: tuple[Commands, ...] = (COMMANDS,)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    add_arguments(common, COMMON_OPTIONS)
     parser = argparse.ArgumentParser(
         prog=PROG,
         parents=[common],
@@ -602,231 +794,16 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Settings come from EDGE_* variables like the edge's; flags override them.",
     )
     parser.add_argument("--version", action="version", version=version_line(PROG))
-    groups = parser.add_subparsers(dest="group", required=True, metavar="COMMAND")
-
-    def command(sub: Any, name: str, fn: Command, help_text: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, parents=[common], help=help_text, description=help_text)
-        # What is true of a stopped command (each makes its change in one transaction).
-        p.set_defaults(
-            run=fn,
-            not_done="nothing changed",
-            maybe_done="the change may or may not have been made; check before running it again",
-        )
-        return p
-
-    account = groups.add_parser("account", help="create and change accounts").add_subparsers(
-        dest="action", required=True, metavar="ACTION"
-    )
-    p = command(account, "create", account_create, "create an account; prints its uid")
-    p.add_argument("--email", default=None, help="e-mail address (optional)")
-    p.add_argument("--plan", required=True, choices=v.PLANS)
-    p = command(account, "set-plan", account_set_plan, "change an account's plan")
-    p.add_argument("uid")
-    p.add_argument("plan", choices=v.PLANS)
-    p = command(
-        account,
-        "suspend",
-        account_suspend,
-        "suspend an account: /v1/me answers 403, every other endpoint 401",
-    )
-    p.add_argument("uid")
-    p = command(account, "unsuspend", account_unsuspend, "lift a suspension")
-    p.add_argument("uid")
-    p = command(account, "show", account_show, "show an account (never credentials)")
-    p.add_argument("uid")
-
-    capability = groups.add_parser(
-        "capability", help="enable or disable acquisition / monetisation"
-    ).add_subparsers(dest="action", required=True, metavar="ACTION")
-    for action in ("enable", "disable"):
-        p = command(
-            capability,
-            action,
-            capability_set,
-            f"{action} a capability"
-            + (" (sets enabledAt to now and configured to true)" if action == "enable" else ""),
-        )
-        p.add_argument("--account", required=True, metavar="UID")
-        p.add_argument("capability", choices=v.CAPABILITIES)
-
-    key = groups.add_parser("key", help="issue, list and revoke API keys").add_subparsers(
-        dest="action", required=True, metavar="ACTION"
-    )
-    p = command(key, "create", key_create, "issue a key; prints it once (only its hash is kept)")
-    p.add_argument("--account", required=True, metavar="UID")
-    p.add_argument("--label", required=True)
-    p = command(key, "list", key_list, "list an account's keys (prefix, label, scopes, state)")
-    p.add_argument("--account", required=True, metavar="UID")
-    p = command(
-        key,
-        "revoke",
-        key_revoke,
-        "revoke a key by its id or prefix (as `key list` shows them), or a whole key read "
-        "from stdin with `-` (effective within the edge's key cache)",
-    )
-    p.add_argument("prefix_or_id", metavar="ID_OR_PREFIX|-")
-
-    network = groups.add_parser("network", help="connect networks, record syncs").add_subparsers(
-        dest="action", required=True, metavar="ACTION"
-    )
-    p = command(
-        network,
-        "connect",
-        network_connect,
-        "connect a network; credentials are read from a file or stdin (-), never argv, "
-        "and stored encrypted",
-    )
-    p.add_argument("--account", required=True, metavar="UID")
-    p.add_argument("--network", required=True, metavar="ID")
-    p.add_argument("--credentials-file", required=True, metavar="FILE|-")
-    p.add_argument(
-        "--currency",
-        type=_currency,
-        help="the account's currency at the network, for networks whose records carry none (cj)",
-    )
-    p = command(network, "list", network_list, "list connections and how their last sync ended")
-    p.add_argument("--account", metavar="UID", help="one account's only")
-    p = command(
-        network,
-        "show",
-        network_show,
-        "a connection's sync state, reason and counts (never credentials)",
-    )
-    p.add_argument("--account", required=True, metavar="UID")
-    p.add_argument("--network", required=True, metavar="ID")
-    p = command(
-        network,
-        "sync",
-        network_sync,
-        "sync a connection now (refused while a worker holds it); the outcome is recorded",
-    )
-    p.set_defaults(
-        not_done="nothing synced",
-        maybe_done="windows committed before the stop are kept; run it again to finish (safe)",
-    )
-    p.add_argument("--account", required=True, metavar="UID")
-    p.add_argument("--network", required=True, metavar="ID")
-    p.add_argument(
-        "--since",
-        type=_date,
-        metavar="YYYY-MM-DD",
-        help="re-read the network from this date (default: from the committed position)",
-    )
-    p.add_argument(
-        "--base-url",
-        action="append",
-        default=[],
-        metavar="NETWORK=URL",
-        help="the network's API base URL (a proxy, a sandbox)",
-    )
-    p = command(network, "record-sync", network_record_sync, "record a synchronisation outcome")
-    p.add_argument("--account", required=True, metavar="UID")
-    p.add_argument("--network", required=True, metavar="ID")
-    p.add_argument(
-        "--status", required=True, choices=[s for s in v.NETWORK_SYNC_STATUSES if s != "never"]
-    )
-    for name in ("accounts", "programs", "transactions"):
-        p.add_argument(f"--{name}", required=True, type=_count, metavar="N")
-
-    commissions = groups.add_parser("commissions", help="import commissions").add_subparsers(
-        dest="action", required=True, metavar="ACTION"
-    )
-    p = command(
-        commissions,
-        "import",
-        commissions_import,
-        "import a CSV or JSON Lines export (all rows or none; re-importing updates rows)",
-    )
-    p.set_defaults(
-        not_done="nothing imported",
-        maybe_done="the import may or may not have been applied; running it again is safe "
-        "(rows are upserted by externalId)",
-    )
-    p.add_argument("--account", required=True, metavar="UID")
-    p.add_argument("--network", required=True, metavar="ID")
-    p.add_argument("--format", choices=("csv", "jsonl"), help="default: from the file name")
-    p.add_argument(
-        "--timezone",
-        metavar="ZONE",
-        help="IANA zone of timestamps without a UTC offset (default: refuse them)",
-    )
-    p.add_argument("file", metavar="FILE|-")
-
-    credentials = groups.add_parser(
-        "credentials", help="stored network credentials"
-    ).add_subparsers(dest="action", required=True, metavar="ACTION")
-    p = command(
-        credentials,
-        "reencrypt",
-        credentials_reencrypt,
-        "seal every stored credential under the current secret (resumable; after a rotation)",
-    )
-    p.set_defaults(
-        not_done="nothing re-encrypted",
-        maybe_done="some batches are re-encrypted; run it again to finish (safe)",
-    )
-    p.add_argument("--batch", type=_positive, default=connections.REENCRYPT_BATCH, metavar="N")
-
-    events = groups.add_parser("events", help="the event feed").add_subparsers(
-        dest="action", required=True, metavar="ACTION"
-    )
-    p = command(
-        events,
-        "prune",
-        events_prune,
-        "delete the events older than the retention (what the sync worker does every hour)",
-    )
-    partly = "some events may be deleted; run it again to finish (safe)"  # a batch a transaction
-    p.set_defaults(not_done=partly, maybe_done=partly)
-    p.add_argument(
-        "--retention-days",
-        type=_retention_days,
-        metavar="DAYS",
-        help="default: --events-retention-days of the edge (EDGE_EVENTS_RETENTION_DAYS)",
-    )
-
-    p = command(groups, "demo", demo, "seed the demo account and print a new key for it")
-    partly = "the demo account may be partly seeded; run demo again"  # several transactions
-    p.set_defaults(not_done=partly, maybe_done=partly)
-    p.add_argument("--commissions", type=_count, default=5000, metavar="N")
-
-    p = command(
-        groups,
-        "backup",
-        backup,
-        "copy the SQLite account store to FILE while it is in use (SQLite's online backup)",
-    )
-    p.set_defaults(needs_store=False, not_done="no backup written", maybe_done="no backup written")
-    p.add_argument("file", metavar="FILE")
-    p.add_argument("--force", action="store_true", help="replace FILE if it exists")
-    p = command(
-        groups,
-        "restore",
-        restore,
-        "replace the SQLite account store's contents with a backup FILE, in one step",
-    )
-    p.set_defaults(
-        needs_store=False,
-        not_done="nothing restored",
-        maybe_done="the restore is all or nothing: check with `account show`",
-    )
-    p.add_argument("file", metavar="FILE")
-    p = command(
-        groups,
-        "migrate",
-        migrate,
-        "apply the account store's pending schema migrations, printing each one applied",
-    )
-    p.set_defaults(
-        needs_store=False,
-        not_done="no migration applied",
-        maybe_done="each migration is applied whole or not at all: check with `migrate --status`",
-    )
-    p.add_argument(
-        "--status",
-        action="store_true",
-        help="apply nothing: print the current and latest version and each pending "
-        f"migration; exit status {PENDING_STATUS} when any is pending",
+    # What is true of a stopped command unless it says otherwise (each makes its change in
+    # one transaction).
+    add_commands(
+        parser,
+        TABLES,
+        parents=[common],
+        defaults={
+            "not_done": "nothing changed",
+            "maybe_done": "the change may or may not have been made; check before running it again",
+        },
     )
     return parser
 

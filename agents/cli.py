@@ -25,6 +25,7 @@ from typing import NoReturn
 from yarl import URL
 
 from agents.apiclient import DEFAULT_TIMEOUT, ApiClient
+from contract.commandline import add_arguments, arg
 from contract.version import VERSION
 
 KEY_VARIABLE = "AFFDIR_API_KEY"
@@ -120,6 +121,46 @@ class _Parser(argparse.ArgumentParser):
         super().error(re.sub(KEY_PREFIX + r"\S*", KEY_PREFIX + "...", message))
 
 
+# The server's command line, read by `load_settings`.
+ARGUMENTS = (
+    arg("--version", action="version", version=f"%(prog)s {VERSION}"),
+    arg(
+        "--api-url",
+        default=DEFAULT_API_URL,
+        help=f"where the API is (default {DEFAULT_API_URL})",
+    ),
+    arg(
+        "--key-file",
+        type=Path,
+        help=f"a file holding the API key (default: the key in ${KEY_VARIABLE}, if any)",
+    ),
+    arg(
+        "--transport",
+        choices=TRANSPORTS,
+        default="stdio",
+        help="stdio (one client, the process that started this one) or http "
+        f"(streamable HTTP at http://HOST:PORT{MCP_PATH}); default stdio",
+    ),
+    arg(
+        "--host",
+        default=DEFAULT_HOST,
+        help=f"address to listen on with --transport http (default {DEFAULT_HOST})",
+    ),
+    arg(
+        "--port",
+        type=_port,
+        default=DEFAULT_PORT,
+        help=f"port to listen on with --transport http (default {DEFAULT_PORT})",
+    ),
+    arg(
+        "--timeout",
+        type=_timeout,
+        default=DEFAULT_TIMEOUT,
+        help=f"seconds to wait for each API answer (default {DEFAULT_TIMEOUT:g})",
+    ),
+)
+
+
 def parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="affdir-mcp",
@@ -128,41 +169,7 @@ def parser() -> argparse.ArgumentParser:
         description="An MCP server whose tools read the affdir API over HTTP. The API key "
         f"comes from ${KEY_VARIABLE} or --key-file, never from the command line.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {VERSION}")
-    parser.add_argument(
-        "--api-url",
-        default=DEFAULT_API_URL,
-        help=f"where the API is (default {DEFAULT_API_URL})",
-    )
-    parser.add_argument(
-        "--key-file",
-        type=Path,
-        help=f"a file holding the API key (default: the key in ${KEY_VARIABLE}, if any)",
-    )
-    parser.add_argument(
-        "--transport",
-        choices=TRANSPORTS,
-        default="stdio",
-        help="stdio (one client, the process that started this one) or http "
-        f"(streamable HTTP at http://HOST:PORT{MCP_PATH}); default stdio",
-    )
-    parser.add_argument(
-        "--host",
-        default=DEFAULT_HOST,
-        help=f"address to listen on with --transport http (default {DEFAULT_HOST})",
-    )
-    parser.add_argument(
-        "--port",
-        type=_port,
-        default=DEFAULT_PORT,
-        help=f"port to listen on with --transport http (default {DEFAULT_PORT})",
-    )
-    parser.add_argument(
-        "--timeout",
-        type=_timeout,
-        default=DEFAULT_TIMEOUT,
-        help=f"seconds to wait for each API answer (default {DEFAULT_TIMEOUT:g})",
-    )
+    add_arguments(parser, ARGUMENTS)
     return parser
 
 

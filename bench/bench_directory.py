@@ -108,8 +108,9 @@ def serve_edge(port: int, dist: Path, database: Path, page_cache: bool = True) -
         level=logging.INFO, format="%(asctime)s edge %(levelname)s %(name)s: %(message)s"
     )
     app = create_app(config)
-    # The reference for the middlewares' share: the whole stack (request id, errors, CORS,
-    # key, rate limit) around a handler that returns the bare handler's constant page.
+    # The reference for the middlewares' share: the whole stack (request id, CORS, errors,
+    # key, rate limit, public caching) around a handler that returns the bare handler's
+    # constant page.
     constant_page: list[bytes] = []
 
     async def constant(request: web.Request) -> web.Response:

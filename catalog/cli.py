@@ -22,7 +22,63 @@ from catalog.pipeline import DEFAULT_BASE_URL, Options, Result, build, check
 from catalog.progress import Progress
 from catalog.site_meta import normalise_base_url
 from contract import vocabulary as v
+from contract.commandline import add_arguments, arg
 from contract.version import VERSION
+
+# The build's command line, read by `parse_args`.
+BUILD_ARGUMENTS = (
+    arg("--version", action="version", version=f"%(prog)s {VERSION}"),
+    arg(
+        "--content",
+        type=Path,
+        default=Path("content"),
+        metavar="DIR",
+        help="content directory holding programs/*.yaml (default: content)",
+    ),
+    arg(
+        "--out",
+        type=Path,
+        default=Path("dist"),
+        metavar="DIR",
+        help="output directory, replaced atomically (default: dist)",
+    ),
+    arg(
+        "--check",
+        nargs="*",
+        type=Path,
+        metavar="FILE",
+        help="validate only, write nothing: all of the content, or these files "
+        "(their slugs are still checked against the content's)",
+    ),
+    arg(
+        "--base-url",
+        default=DEFAULT_BASE_URL,
+        metavar="URL",
+        help=f"absolute URL the site is served from (default: {DEFAULT_BASE_URL})",
+    ),
+    arg("--quiet", action="store_true", help="print only problems, no progress or summary"),
+    arg(
+        "--no-cache",
+        action="store_true",
+        help=f"neither read nor write {CACHE_DIR}/ (a cold build)",
+    ),
+    arg(
+        "--no-site",
+        action="store_true",
+        help="build the API's files only, without the HTML directory (dist/ then holds no "
+        "site; for an edge that serves the API alone)",
+    ),
+    arg(
+        "--no-sync",
+        action="store_true",
+        help="do not flush the new build to disk before swapping it in",
+    ),
+    arg(
+        "--write-schema",
+        action="store_true",
+        help="regenerate <content>/schema/program.schema.json and exit",
+    ),
+)
 
 
 def parse_args(argv: Sequence[str] | None, prog: str | None = None) -> argparse.Namespace:
@@ -31,59 +87,7 @@ def parse_args(argv: Sequence[str] | None, prog: str | None = None) -> argparse.
         prog=prog,
         description="Validate programme submissions and build the directory into dist/.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {VERSION}")
-    parser.add_argument(
-        "--content",
-        type=Path,
-        default=Path("content"),
-        metavar="DIR",
-        help="content directory holding programs/*.yaml (default: content)",
-    )
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=Path("dist"),
-        metavar="DIR",
-        help="output directory, replaced atomically (default: dist)",
-    )
-    parser.add_argument(
-        "--check",
-        nargs="*",
-        type=Path,
-        metavar="FILE",
-        help="validate only, write nothing: all of the content, or these files "
-        "(their slugs are still checked against the content's)",
-    )
-    parser.add_argument(
-        "--base-url",
-        default=DEFAULT_BASE_URL,
-        metavar="URL",
-        help=f"absolute URL the site is served from (default: {DEFAULT_BASE_URL})",
-    )
-    parser.add_argument(
-        "--quiet", action="store_true", help="print only problems, no progress or summary"
-    )
-    parser.add_argument(
-        "--no-cache",
-        action="store_true",
-        help=f"neither read nor write {CACHE_DIR}/ (a cold build)",
-    )
-    parser.add_argument(
-        "--no-site",
-        action="store_true",
-        help="build the API's files only, without the HTML directory (dist/ then holds no "
-        "site; for an edge that serves the API alone)",
-    )
-    parser.add_argument(
-        "--no-sync",
-        action="store_true",
-        help="do not flush the new build to disk before swapping it in",
-    )
-    parser.add_argument(
-        "--write-schema",
-        action="store_true",
-        help="regenerate <content>/schema/program.schema.json and exit",
-    )
+    add_arguments(parser, BUILD_ARGUMENTS)
     args = parser.parse_args(argv)  # fmt: skip
     if args.write_schema and args.check is not None:
         parser.error("--write-schema writes the schema; --check writes nothing: give one")

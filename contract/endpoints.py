@@ -12,6 +12,9 @@ from contract import searchindex, textsearch
 from contract import vocabulary as v
 from contract.resources import SUMMARY_GROUPS
 
+# The media type of every answer with a body: the data, the errors, the OpenAPI document.
+JSON = "application/json"
+
 
 @dataclass(frozen=True)
 class Param:

@@ -18,7 +18,7 @@ import orjson
 from contract import examples as recorded
 from contract import ratelimit as rl
 from contract import vocabulary as v
-from contract.endpoints import ENDPOINTS, Endpoint, Param
+from contract.endpoints import ENDPOINTS, JSON, Endpoint, Param
 from contract.resources import BY_NAME, COMMISSION_ID_PATTERN, RESOURCES, Field, Resource
 
 OPENAPI_VERSION = "3.1.0"
@@ -32,7 +32,6 @@ DOCS_URL = "/docs/"
 REFERENCE_PATH = "docs/reference/index.html"
 SECURITY_SCHEME = "apiKey"
 
-JSON = "application/json"
 REQUEST_ID_PATTERN = r"^req_[0-9a-f]{24}$"
 # Values the edge's query parser accepts for a free-text filter: no control characters.
 PRINTABLE_PATTERN = r"^[^\u0000-\u001f\u007f-\u009f]+$"

@@ -8,22 +8,34 @@ API only: plain `web.Response`s, aiohttp's own routing and middleware chain.
 from __future__ import annotations
 
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 
 from edge import appkeys
+from edge.auth.authenticate import auth_middleware
 from edge.config import Config
 from edge.handlers import account, events, health, openapi, programs, static
 from edge.http import cors, security
-from edge.http.middlewares import edge_middleware
+from edge.http.errors import error_middleware
+from edge.http.publiccache import public_cache_middleware
+from edge.http.ratelimit import rate_limit_middleware
+from edge.http.requestid import request_id_middleware
 from edge.lifecycle import CONTEXTS, metrics_context, store_context, store_metrics_context
 from edge.metrics import metrics_middleware, new_metrics
 
 
 def create_app(config: Config) -> web.Application:
     """Build the edge application for `config` (resources open on startup, close on cleanup)."""
-    # The request steps (request id, errors, CORS, key, rate limit) are one middleware
-    # (edge.http.middlewares); the site's, when it is served, goes innermost, so that the
-    # steps apply to its answers too.
-    middlewares = [edge_middleware]
+    # The request steps, outermost first, one middleware each (docs/api.md): the error step
+    # sits under CORS, so that error answers carry the CORS headers; the site's, when it
+    # is served, goes innermost, so that the steps apply to its answers too.
+    middlewares: list[Middleware] = [
+        request_id_middleware,
+        cors.cors_middleware(cors.policy(config.cors_origins)),
+        error_middleware,
+        auth_middleware,
+        rate_limit_middleware,
+        public_cache_middleware,
+    ]
     if config.serve_site:
         middlewares.append(static.site_middleware)
     metrics = new_metrics() if config.metrics_port is not None else None
@@ -32,7 +44,6 @@ def create_app(config: Config) -> web.Application:
         middlewares.insert(0, metrics_middleware(metrics))
     app = web.Application(middlewares=middlewares)
     app[appkeys.CONFIG] = config
-    app[appkeys.CORS] = cors.policy(config.cors_origins)
     security.install(app)
     # secret -> store -> authenticator -> limiter -> directory: entered in this order on
     # startup, left in the reverse order on cleanup.

@@ -1,8 +1,8 @@
 """Typed keys for what the application and each request carry: one place to look.
 
 Every type named here comes from a module that imports no other part of the edge at
-run time (config, the store's protocol, the principal, the limiter, the CORS policy, the
-directory, the metrics), so that every module can import this one.
+run time (config, the store's protocol, the principal, the limiter, the directory, the
+metrics), so that every module can import this one.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from edge.auth.failures import AuthFailures
 from edge.auth.principal import Authenticator, Principal
 from edge.config import Config
 from edge.directory import DirectoryState
-from edge.http.cors import CorsPolicy
 from edge.http.limiter import Limiter, RateState
 from edge.metrics import Metrics
 
@@ -29,7 +28,6 @@ AUTHENTICATOR = web.AppKey("authenticator", Authenticator)  # API key -> Princip
 AUTH_FAILURES = web.AppKey("auth_failures", AuthFailures)  # refused keys per client address
 DIRECTORY = web.AppKey("directory", DirectoryState)  # the loaded build, swapped whole
 LIMITER = web.AppKey("limiter", Limiter)  # per-key limiter (memory or Redis)
-CORS = web.AppKey("cors", CorsPolicy)  # of config.cors_origins
 METRICS = web.AppKey("metrics", Metrics)  # this app's registry, when --metrics-port is set
 DRAINING = web.AppKey("draining", asyncio.Event)  # set once a graceful shutdown begins
 # Tests put a fake clock here before the app starts: key cache expiry without sleeping.

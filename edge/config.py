@@ -23,6 +23,7 @@ from accounts.keyring import (
     check_secret,
     load_keyring,
 )
+from contract.commandline import Arg, add_arguments, arg
 from contract.version import version_line
 from contract.vocabulary import (
     ANONYMOUS_PLAN,
@@ -367,32 +368,28 @@ def from_env(environ: Mapping[str, str], base: Config | None = None) -> Config:
     return dataclasses.replace(base or Config(), **changes)
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add one flag per setting; every flag defaults to None (not given). A secret's flag
-    only refuses (RefuseSecret)."""
-    for s in SETTINGS:
-        if s.secret:
-            parser.add_argument(s.flag, action=RefuseSecret, instead=s.instead)
-            continue
-        if s.name in URL_SETTINGS:  # a URL's password is a secret too: environment only
-            parser.add_argument(
-                s.flag,
-                dest=s.name,
-                default=None,
-                metavar=s.name.upper(),
-                help=s.help,
-                action=RefusePasswordURL,
-                env=s.env,
-            )
-            continue
-        parser.add_argument(s.flag, dest=s.name, default=None, metavar=s.name.upper(), help=s.help)
+def argument(setting: Setting) -> Arg:
+    """A setting's flag; it defaults to None (not given). A secret's flag only refuses
+    (RefuseSecret)."""
+    if setting.secret:
+        return arg(setting.flag, action=RefuseSecret, instead=setting.instead)
+    flag = arg(setting.flag, dest=setting.name, default=None, metavar=setting.name.upper())
+    if setting.name in URL_SETTINGS:  # a URL's password is a secret too: environment only
+        return arg(
+            *flag.flags,
+            **flag.options,
+            help=setting.help,
+            action=RefusePasswordURL,
+            env=setting.env,
+        )
+    return arg(*flag.flags, **flag.options, help=setting.help)
 
 
 def load(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> Config:
     """Defaults, then the environment, then command-line flags."""
     parser = argparse.ArgumentParser(prog=PROG, description="Serve the /v1 API.")
     parser.add_argument("--version", action="version", version=version_line(PROG))
-    add_arguments(parser)
+    add_arguments(parser, map(argument, SETTINGS))
     args = parser.parse_args(argv)
     config = from_env(os.environ if environ is None else environ)
     given = {

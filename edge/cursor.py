@@ -91,6 +91,7 @@ def decode(
         raise _not_ours()
     if not any(hmac.compare_digest(mac, _mac(s, payload)) for s in _secrets(secrets)):
         raise _not_ours()
+    position: list[Any]
     try:
         version, made_for, digest, *position = orjson.loads(payload)
     except (orjson.JSONDecodeError, ValueError, TypeError):

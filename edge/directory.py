@@ -272,7 +272,7 @@ def load_if_new(root: Path, secret: bytes, serving: str | None) -> Build | None:
 class Index:
     """What `select_page` seeks in, precomputed once per build."""
 
-    shards: dict[str, array]  # combo key -> ascending ranks
+    shards: dict[str, array[int]]  # combo key -> ascending ranks
     sort_keys: list[tuple[int, str]]  # by rank: (-score, slug), ascending = directory order
     neg_scores: list[int]  # by rank: -score, ascending
 

@@ -158,7 +158,8 @@ def route_of(request: web.Request) -> str:
     resource = route.resource if route is not None else None
     if resource is None or getattr(info, "http_exception", None) is not None:
         return UNMATCHED
-    return resource.canonical
+    canonical: str = resource.canonical
+    return canonical
 
 
 def metrics_middleware(metrics: Metrics) -> Any:

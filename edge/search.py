@@ -111,9 +111,9 @@ class Memo:
     def __init__(self, max_ranks: int) -> None:
         self.max_ranks = max_ranks
         self.size = 0
-        self._lists: OrderedDict[Hashable, array] = OrderedDict()
+        self._lists: OrderedDict[Hashable, array[int]] = OrderedDict()
 
-    def get(self, key: Hashable, make: Callable[[], array]) -> array:
+    def get(self, key: Hashable, make: Callable[[], array[int]]) -> array[int]:
         found = self._lists.get(key)
         if found is not None:
             self._lists.move_to_end(key)
@@ -157,7 +157,7 @@ class Threshold:
         i = bisect_left(edges, t)  # the smallest edge >= t
         return None if i >= len(edges) - 1 else edges[i]
 
-    def ranks(self, edge: float) -> array:
+    def ranks(self, edge: float) -> array[int]:
         """The ascending ranks past `edge` (one pass; the caller keeps the result)."""
         if self.at_least:
             return array("I", (r for r, x in enumerate(self.values) if x >= edge))
@@ -170,10 +170,10 @@ class Searcher:
 
     directory: Directory
     total: int
-    orders: dict[str, array]  # sort -> ranks by position (not for score)
-    positions: dict[str, array]  # sort -> position by rank (not for score)
+    orders: dict[str, array[int]]  # sort -> ranks by position (not for score)
+    positions: dict[str, array[int]]  # sort -> position by rank (not for score)
     keys: dict[str, list[Key]]  # sort -> ascending key by position
-    by_value: dict[str, dict[str, array]]  # payout / platform (folded) / commissionMode
+    by_value: dict[str, dict[str, array[int]]]  # payout / platform (folded) / commissionMode
     thresholds: dict[str, Threshold]
     token_list: list[str]  # sorted
     platform_folded: list[str]
@@ -186,8 +186,8 @@ class Searcher:
         index = directory.search
         columns = index.columns
         total = len(directory.rows)
-        orders: dict[str, array] = {}
-        positions: dict[str, array] = {}
+        orders: dict[str, array[int]] = {}
+        positions: dict[str, array[int]] = {}
         keys: dict[str, list[Key]] = {SCORE: score_keys}
         for sort in searchindex.ORDERED_SORTS:
             order = array("I", index.orders[sort])
@@ -204,13 +204,13 @@ class Searcher:
         platform_folded = [
             folded.get(p) or folded.setdefault(p, textsearch.fold(p)) for p in columns["platform"]
         ]
-        by_value: dict[str, dict[str, array]] = {}
+        by_value: dict[str, dict[str, array[int]]] = {}
         for name, values in (
             ("payout", columns["payout"]),
             ("platform", platform_folded),
             ("commissionMode", columns["commissionMode"]),
         ):
-            groups: dict[str, array] = {}
+            groups: dict[str, array[int]] = {}
             for rank, value in enumerate(values):
                 groups.setdefault(value, array("I")).append(rank)
             by_value[name] = groups
@@ -236,7 +236,7 @@ class Searcher:
 
     # --- the lists and tests of a query ---------------------------------------------
 
-    def term_ranks(self, term: str) -> array:
+    def term_ranks(self, term: str) -> array[int]:
         """The ascending ranks of the rows holding a token that starts with `term`."""
         index = self.directory.search
         if len(term) <= textsearch.PREFIX_MAX:
@@ -247,14 +247,14 @@ class Searcher:
         if len(words) <= 1:
             return index.tokens[words[0]] if words else _EMPTY
 
-        def merged() -> array:
+        def merged() -> array[int]:
             return array("I", sorted({r for w in words for r in index.tokens[w]}))
 
         return self.memo.get(("term", term), merged)
 
-    def lists(self, query: Query) -> list[tuple[ListKey, array]]:
+    def lists(self, query: Query) -> list[tuple[ListKey, array[int]]]:
         """(memo key, ascending ranks) of every narrowing list of the query."""
-        out: list[tuple[ListKey, array]] = []
+        out: list[tuple[ListKey, array[int]]] = []
         if query.combo != (None, None, None, None):
             key = combo_key(query.combo)
             out.append((("shard", key), self.directory.shards.get(key, array("I"))))
@@ -288,7 +288,7 @@ class Searcher:
                 yield name, t
 
     def test(
-        self, query: Query, lists: list[tuple[ListKey, array]], driver: ListKey | None
+        self, query: Query, lists: list[tuple[ListKey, array[int]]], driver: ListKey | None
     ) -> Callable[[int], bool] | None:
         """The exact test of a rank against every filter the driving list does not already
         guarantee; None when it guarantees them all."""
@@ -340,7 +340,7 @@ class Searcher:
 
         return passes
 
-    def _bitmap(self, ranks: array) -> array:
+    def _bitmap(self, ranks: array[int]) -> array[int]:
         """One byte per rank, 1 for those in `ranks`: membership in one index operation."""
         bits = array("B", bytes(self.total))
         for rank in ranks:
@@ -445,10 +445,10 @@ FACETS: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
 )
 
 
-def _length(item: tuple[ListKey, array]) -> int:
+def _length(item: tuple[ListKey, array[int]]) -> int:
     return len(item[1])
 
 
-def _holds(ranks: array, rank: int) -> bool:
+def _holds(ranks: array[int], rank: int) -> bool:
     i = bisect_left(ranks, rank)
     return i < len(ranks) and ranks[i] == rank

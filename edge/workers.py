@@ -59,7 +59,7 @@ def restart_delay(fast_failures: int) -> float:
     row: none for a worker that ran a while, then 0.5, 1, 2, ... up to MAX_RESTART_DELAY."""
     if fast_failures <= 0:
         return 0.0
-    return min(MAX_RESTART_DELAY, 0.5 * 2 ** (fast_failures - 1))
+    return min(MAX_RESTART_DELAY, 0.5 * 2.0 ** (fast_failures - 1))
 
 
 def reserve_port(host: str, port: int) -> socket.socket:

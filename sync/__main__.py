@@ -18,7 +18,7 @@ import os
 import signal
 import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import cast
@@ -27,6 +27,7 @@ from accounts.keyring import RefusePasswordURL, RefuseSecret, SecretError, keyri
 from accounts.statusmap import MapStatus, load_status_map
 from accounts.store import AccountStore, StoreError, open_store, reached_over_network
 from accounts.store.handle import StoreHandle
+from contract.commandline import Arg, add_arguments, arg
 from contract.logformat import LOG_FORMATS
 from contract.version import VERSION, version_line
 from contract.vocabulary import EVENTS_RETENTION_DAYS, EVENTS_RETENTION_DAYS_MAX
@@ -44,57 +45,96 @@ from sync.worker import Worker, WorkerConfig
 PROG = "affdir-sync"
 
 
+def worker_arguments(environ: Mapping[str, str]) -> tuple[Arg, ...]:
+    """The worker's command line; the defaults that depend on where it runs come from
+    `environ` and the host."""
+    return (
+        arg(
+            "--database",
+            action=RefusePasswordURL,  # a URL with a password: in EDGE_DATABASE only
+            env="EDGE_DATABASE",
+            default=environ.get("EDGE_DATABASE") or "var/edge.sqlite3",
+            help="the account store: a SQLite path or a postgresql:// URL (EDGE_DATABASE)",
+        ),
+        arg(
+            "--secret-file",
+            type=Path,
+            help="the edge's secret file (EDGE_SECRET_FILE); EDGE_SECRET_KEY takes precedence",
+        ),
+        arg(  # never on argv: `ps` and shell history would show it
+            "--secret-key",
+            action=RefuseSecret,
+            instead="set EDGE_SECRET_KEY, or name the edge's secret file with --secret-file",
+        ),
+        arg("--status-map", type=Path, metavar="FILE"),
+        arg(
+            "--interval-minutes",
+            type=float,
+            default=360.0,
+            help="a connection is due again this long after its last attempt",
+        ),
+        arg("--concurrency", type=int, default=4, help="syncs at once"),
+        arg(
+            "--lease-seconds",
+            type=float,
+            default=3600.0,
+            help="how long a connection stays claimed by this worker if it dies",
+        ),
+        arg("--poll-seconds", type=float, default=30.0),
+        arg("--backfill-days", type=int, default=90),
+        arg(
+            "--base-url",
+            action="append",
+            default=[],
+            metavar="NETWORK=URL",
+            help="a network's API base URL (a proxy, a sandbox); repeatable",
+        ),
+        arg("--worker-id", default=f"{socket.gethostname()}:{os.getpid()}"),
+        arg(
+            "--events-retention-days",
+            type=int,
+            default=environ.get("EDGE_EVENTS_RETENTION_DAYS") or EVENTS_RETENTION_DAYS,
+            metavar="DAYS",
+            help="events older than this are pruned every hour (EDGE_EVENTS_RETENTION_DAYS)",
+        ),
+        *observability_arguments(environ),
+    )
+
+
+def observability_arguments(environ: Mapping[str, str]) -> tuple[Arg, ...]:
+    """--version, the log format, the metrics port and its /healthz (docs/sync.md)."""
+    return (
+        arg("--version", action="version", version=version_line(PROG)),
+        arg(
+            "--log-format",
+            choices=LOG_FORMATS,
+            default=environ.get("SYNC_LOG_FORMAT") or None,
+            help="json: one JSON object per line; text: plain lines (SYNC_LOG_FORMAT; "
+            "unset: text on a terminal, json otherwise)",
+        ),
+        arg(
+            "--metrics-port",
+            type=int,
+            default=0,
+            metavar="PORT",
+            help="serve GET /metrics and GET /healthz on this port (0: not at all)",
+        ),
+        arg(
+            "--metrics-host", default="127.0.0.1", metavar="HOST", help="the metrics port's address"
+        ),
+        arg(
+            "--stall-seconds",
+            type=float,
+            metavar="N",
+            help="/healthz answers 503 after this long without progress "
+            "(default: 3 poll intervals, at least 1800)",
+        ),
+    )
+
+
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--database",
-        action=RefusePasswordURL,  # a URL with a password: in EDGE_DATABASE only
-        env="EDGE_DATABASE",
-        default=os.environ.get("EDGE_DATABASE") or "var/edge.sqlite3",
-        help="the account store: a SQLite path or a postgresql:// URL (EDGE_DATABASE)",
-    )
-    parser.add_argument(
-        "--secret-file",
-        type=Path,
-        help="the edge's secret file (EDGE_SECRET_FILE); EDGE_SECRET_KEY takes precedence",
-    )
-    parser.add_argument(  # never on argv: `ps` and shell history would show it
-        "--secret-key",
-        action=RefuseSecret,
-        instead="set EDGE_SECRET_KEY, or name the edge's secret file with --secret-file",
-    )
-    parser.add_argument("--status-map", type=Path, metavar="FILE")
-    parser.add_argument(
-        "--interval-minutes",
-        type=float,
-        default=360.0,
-        help="a connection is due again this long after its last attempt",
-    )
-    parser.add_argument("--concurrency", type=int, default=4, help="syncs at once")
-    parser.add_argument(
-        "--lease-seconds",
-        type=float,
-        default=3600.0,
-        help="how long a connection stays claimed by this worker if it dies",
-    )
-    parser.add_argument("--poll-seconds", type=float, default=30.0)
-    parser.add_argument("--backfill-days", type=int, default=90)
-    parser.add_argument(
-        "--base-url",
-        action="append",
-        default=[],
-        metavar="NETWORK=URL",
-        help="a network's API base URL (a proxy, a sandbox); repeatable",
-    )
-    parser.add_argument("--worker-id", default=f"{socket.gethostname()}:{os.getpid()}")
-    parser.add_argument(
-        "--events-retention-days",
-        type=int,
-        default=os.environ.get("EDGE_EVENTS_RETENTION_DAYS") or EVENTS_RETENTION_DAYS,
-        metavar="DAYS",
-        help="events older than this are pruned every hour (EDGE_EVENTS_RETENTION_DAYS)",
-    )
-    add_observability_arguments(parser)
+    add_arguments(parser, worker_arguments(os.environ))
     args = parser.parse_args(argv)
     for name in ("interval_minutes", "lease_seconds", "poll_seconds"):
         if not getattr(args, name) > 0:
@@ -105,35 +145,6 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         parser.error(f"--events-retention-days must be 1 to {EVENTS_RETENTION_DAYS_MAX}")
     check_observability_arguments(parser, args)
     return args
-
-
-def add_observability_arguments(parser: argparse.ArgumentParser) -> None:
-    """--version, the log format, the metrics port and its /healthz (docs/sync.md)."""
-    parser.add_argument("--version", action="version", version=version_line(PROG))
-    parser.add_argument(
-        "--log-format",
-        choices=LOG_FORMATS,
-        default=os.environ.get("SYNC_LOG_FORMAT") or None,
-        help="json: one JSON object per line; text: plain lines (SYNC_LOG_FORMAT; "
-        "unset: text on a terminal, json otherwise)",
-    )
-    parser.add_argument(
-        "--metrics-port",
-        type=int,
-        default=0,
-        metavar="PORT",
-        help="serve GET /metrics and GET /healthz on this port (0: not at all)",
-    )
-    parser.add_argument(
-        "--metrics-host", default="127.0.0.1", metavar="HOST", help="the metrics port's address"
-    )
-    parser.add_argument(
-        "--stall-seconds",
-        type=float,
-        metavar="N",
-        help="/healthz answers 503 after this long without progress "
-        "(default: 3 poll intervals, at least 1800)",
-    )
 
 
 def check_observability_arguments(

@@ -4,6 +4,7 @@ also answer a request without that header, as the public (`anonymous`)."""
 from __future__ import annotations
 
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
 from accounts.store.base import StoreUnavailable
 from contract.endpoints import ENDPOINTS, ME
@@ -21,6 +22,7 @@ __all__ = [
     "Authenticator",
     "NotCached",
     "Principal",
+    "auth_middleware",
     "authenticate",
     "bearer_token",
     "requires_key",
@@ -93,19 +95,13 @@ def requires_key(request: web.Request) -> bool:
     return match_info.route.resource.canonical.startswith("/v1/")  # type: ignore[union-attr]
 
 
-async def authenticate(
-    request: web.Request, app: web.Application | None = None
-) -> Principal | None:
-    """The auth step: resolve the caller's key into request[PRINCIPAL] (and return it), or
-    raise the 401. None when the request needs no key.
-
-    `app` is `request.app` (passed by the middleware, which has it already).
-    """
+async def authenticate(request: web.Request) -> Principal | None:
+    """Resolve the caller's key into request[PRINCIPAL] (and return it), or raise the 401.
+    None when the request needs no key."""
     if request.method == "OPTIONS" or not requires_key(request):
         return None
     given = request.headers.getall("Authorization", ())
-    if app is None:
-        app = request.app
+    app = request.app
     if not given and request.match_info.route.resource.canonical in _ANONYMOUS_ROUTES:  # type: ignore[union-attr]
         # No header at all: the public. A header, even an empty or a wrong one, is a key
         # to check: a broken client is told so, never silently served as the public.
@@ -142,3 +138,12 @@ async def authenticate(
         raise ApiError("invalid_api_key", "the API key's account is suspended; see GET /v1/me")
     request[appkeys.PRINCIPAL] = principal
     return principal
+
+
+@web.middleware
+async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """The key step, under the error step: the caller's key is checked before anything
+    below runs (`authenticate`), and request[PRINCIPAL] tells the steps and handlers below
+    who calls."""
+    await authenticate(request)
+    return await handler(request)

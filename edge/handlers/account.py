@@ -35,20 +35,20 @@ from contract.endpoints import (
     COMMISSION,
     COMMISSION_SUMMARY,
     COMMISSIONS,
+    JSON,
     ME,
     SUMMARY_DAY_PERIOD_MAX,
 )
 from edge import appkeys, cursor
 from edge.auth.authenticate import Principal, unverifiable
 from edge.http.errors import ApiError, invalid, not_found, unavailable
+from edge.http.expect import ignore_expectation
 from edge.http.httpcache import GZIP_MIN_BYTES, VARY, accepts_gzip, gzip_bytes
-from edge.http.middlewares import ignore_expectation
 from edge.links import request_origin
 from edge.query import commission_seq_of, parse_query
 
 log = logging.getLogger("edge.account")
 
-JSON = "application/json"
 PRIVATE_HEADERS = {"Cache-Control": "private, no-store", "Vary": f"Authorization, {VARY}"}
 FILTERS = ("network", "status", "from", "to", "updatedSince")
 # One answer for unknown, malformed and other accounts' ids.

@@ -30,7 +30,7 @@ from contract.endpoints import EVENTS
 from edge import appkeys, cursor
 from edge.handlers.account import PRIVATE_HEADERS, json_response, link_next
 from edge.http.errors import ApiError, unavailable
-from edge.http.middlewares import ignore_expectation
+from edge.http.expect import ignore_expectation
 from edge.query import parse_query
 
 log = logging.getLogger("edge.events")

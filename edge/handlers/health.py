@@ -26,10 +26,11 @@ import orjson
 from aiohttp import web
 
 from accounts.store.base import StoreError
+from contract.endpoints import JSON
 from contract.version import VERSION
 from edge import appkeys
 from edge.http.errors import unavailable
-from edge.http.middlewares import ignore_expectation
+from edge.http.expect import ignore_expectation
 
 log = logging.getLogger("edge.handlers.health")
 
@@ -43,7 +44,7 @@ PROBE_HASH = "0" * 64
 
 
 def _json(value: object) -> web.Response:
-    return web.Response(body=orjson.dumps(value), content_type="application/json", headers=NO_STORE)
+    return web.Response(body=orjson.dumps(value), content_type=JSON, headers=NO_STORE)
 
 
 async def healthz(request: web.Request) -> web.Response:

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from contract import openapi
+from contract.endpoints import JSON
 from edge.http.conditional import is_fresh, not_modified
+from edge.http.expect import ignore_expectation
 from edge.http.httpcache import VARY, accepts_gzip, gzip_bytes, gzip_tag
-from edge.http.middlewares import JSON, ignore_expectation
 
 CACHE_CONTROL = "public, max-age=300"
 

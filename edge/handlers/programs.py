@@ -17,15 +17,15 @@ import orjson
 from aiohttp import web
 
 from accounts.keyring import Keyring
-from contract.endpoints import DIRECTORY_FILTERS, PROGRAM, PROGRAM_FACETS, PROGRAMS
+from contract.endpoints import DIRECTORY_FILTERS, JSON, PROGRAM, PROGRAM_FACETS, PROGRAMS
 from contract.searchindex import CREATED_AT, NAME, SCORE
 from contract.vocabulary import SCORE_MAX, SCORE_MIN
 from edge import appkeys, cursor
 from edge.directory import Build, RenderedPage, select_page
 from edge.http.conditional import is_fresh, none_match, not_modified
 from edge.http.errors import ApiError, not_found, unavailable
+from edge.http.expect import ignore_expectation
 from edge.http.httpcache import CACHE_CONTROL, GZIP_MIN_BYTES, VARY, accepts_gzip, gzip_tag
-from edge.http.middlewares import ignore_expectation
 from edge.links import request_origin, valid_authority
 from edge.query import parse_query
 from edge.search import Key, Query
@@ -33,7 +33,6 @@ from edge.search import Key, Query
 # The list filters, in the endpoint's order, and the sort: what a cursor is bound to (limit
 # is not).
 FILTERS = (*(p.name for p in DIRECTORY_FILTERS), "sort")
-JSON = "application/json"
 
 
 def setup(app: web.Application) -> None:

@@ -20,10 +20,10 @@ from pathlib import Path
 from urllib.parse import quote
 
 from aiohttp import hdrs, web
+from aiohttp.typedefs import Handler
 
 from edge import appkeys
 from edge.http.conditional import is_fresh, not_modified
-from edge.http.middlewares import Handler
 
 # What the site is made of; anything else in dist/ is not served from here.
 CONTENT_TYPES: dict[str, str] = {

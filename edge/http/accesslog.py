@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
 import orjson
 from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
 
 from edge import appkeys
-from edge.http.middlewares import REQUEST_ID_HEADER
+from edge.http.requestid import REQUEST_ID_HEADER
 
 
-def access_record(request: web.BaseRequest, response: web.StreamResponse, seconds: float) -> dict:
+def access_record(
+    request: web.BaseRequest, response: web.StreamResponse, seconds: float
+) -> dict[str, Any]:
     """What one access-log line says (the key's prefix at most, never the key)."""
     principal = request.get(appkeys.PRINCIPAL)
     return {

@@ -11,6 +11,7 @@ import functools
 from dataclasses import dataclass
 
 from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
 
 from contract import ratelimit
 
@@ -83,39 +84,36 @@ def preflight_response(cors: CorsPolicy, origin: str | None) -> web.Response:
     return response
 
 
-def add_cors_headers(
-    response: web.StreamResponse,
-    cors: CorsPolicy,
-    origin: str | None,
-    pending: dict[str, str] | None = None,
-) -> dict[str, str] | None:
+def add_cors_headers(response: web.StreamResponse, cors: CorsPolicy, origin: str | None) -> None:
     """The CORS headers of an actual (non-preflight) answer.
 
     They are sent whether or not the request had an Origin: a browser may reuse a cached
     answer to a plain request for a cross-origin one, which must still pass the check.
-
-    `pending`: headers the caller is about to write before these (in order). When the
-    policy allows any origin, the CORS headers are added to them (a new dict when None)
-    and the dict is returned for the caller to write after its own, in ONE update;
-    otherwise `pending` is written, then these (with `Vary: Origin`), and None returned.
     """
     if cors.any_origin:
         # "*" allows every origin (cors.allowed is "*"): no Vary.
-        if pending is None:
-            return dict(ANY_ORIGIN_HEADERS)
-        pending.update(ANY_ORIGIN_HEADERS)
-        return pending
-    if pending:
-        response.headers.update(pending)
+        response.headers.update(ANY_ORIGIN_HEADERS)
+        return
     allowed = cors.allowed(origin)
     if allowed is not None:
         response.headers["Access-Control-Allow-Origin"] = allowed
         response.headers["Access-Control-Expose-Headers"] = EXPOSE_HEADERS
     _add_vary(response, "Origin")
-    return None
 
 
-# The CORS step, in edge.http.middlewares.edge_middleware: `preflight_response` for a preflight, else the
-# request goes on and `add_cors_headers` marks its answer. Errors raised below (401, 404,
-# 400...) become responses before that, by the error step, so that they carry the CORS
-# headers too: a browser client can only read an error body that has them.
+def cors_middleware(cors: CorsPolicy) -> Middleware:
+    """The CORS step, under the request id step, for the policy of `config.cors_origins`:
+    a preflight is answered here; any other request goes on, and its answer gets the CORS
+    headers. It sits above the error step, so that errors (401, 404, 400...) are answers
+    by then and carry them too: a browser client can only read an error body that has
+    them."""
+
+    @web.middleware
+    async def cors_step(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if is_preflight(request):
+            return preflight_response(cors, request.headers.get("Origin"))
+        response = await handler(request)
+        add_cors_headers(response, cors, request.headers.get("Origin"))
+        return response
+
+    return cors_step

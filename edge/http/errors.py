@@ -1,8 +1,9 @@
 """Every error answer of the edge: one exception type, one body shape (see docs/api.md),
 and the functions that build them, so that a given error is made in one place.
 
-- `ApiError` is raised anywhere below the error step; `response_for` (the error step)
-  turns it, an aiohttp HTTPException or an unexpected failure into the JSON answer.
+- `ApiError` is raised anywhere below the error step (`error_middleware`), which turns
+  it, an aiohttp HTTPException or an unexpected failure into the JSON answer
+  (`response_for`).
 - `unavailable(message, retry_after)` is every 503; `not_found`, `method_not_allowed`,
   `invalid` the other common ones.
 - `protocol_error_response` answers what never reached the application (a request the
@@ -16,7 +17,9 @@ from collections.abc import Mapping
 
 import orjson
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
+from contract.endpoints import JSON
 from contract.vocabulary import ERROR_CODES
 from edge import appkeys
 from edge.http.cors import ALLOWED_METHODS
@@ -25,7 +28,6 @@ from edge.http.security import SECURITY_HEADERS
 
 log = logging.getLogger("edge")
 
-JSON = "application/json"
 # Errors are about one request only; no cache, shared or private, should keep them.
 NO_STORE = "no-store"
 UNPARSABLE = (
@@ -143,6 +145,16 @@ def response_for(request: web.Request, exc: Exception) -> web.Response:
         extra={"request_id": request.get(appkeys.REQUEST_ID), "path": request.path},
     )
     return error_response(ApiError("internal_error", "internal error"), rid)
+
+
+@web.middleware
+async def error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """The error step, under the CORS step: a failure below it (the key, the rate limit,
+    the handler) becomes its error answer, which the steps above mark like any other."""
+    try:
+        return await handler(request)
+    except Exception as exc:
+        return response_for(request, exc)
 
 
 def protocol_error_response(status: int) -> web.Response:

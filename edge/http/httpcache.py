@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import functools
 import zlib
-from collections.abc import MutableMapping
-
-from edge.auth.principal import Principal
 
 # An answer to a request with a key stays private: a shared cache that kept it would serve
 # it to others outside that key's rate limit. Browsers and client libraries (private caches)
@@ -19,7 +16,8 @@ from edge.auth.principal import Principal
 CACHE_CONTROL = "private, max-age=60, stale-while-revalidate=60"
 # An answer to a request without a key is the same bytes anyone may have: a shared cache (a
 # CDN) may keep it five minutes and serve it stale ten more while it revalidates; a new build
-# changes every ETag, so a revalidation after a swap fetches the new page.
+# changes every ETag, so a revalidation after a swap fetches the new page
+# (edge.http.publiccache).
 PUBLIC_CACHE_CONTROL = "public, max-age=60, s-maxage=300, stale-while-revalidate=600"
 # The representation is chosen by Accept-Encoding, whether or not this one is compressed.
 VARY = "Accept-Encoding"
@@ -28,13 +26,6 @@ VARY = "Accept-Encoding"
 GZIP_MIN_BYTES = 512
 # List pages are built per request: a fast level, most of the gain for little CPU.
 LIST_GZIP_LEVEL = 1
-
-
-def for_the_public(headers: MutableMapping[str, str], principal: Principal | None) -> None:
-    """Make a directory answer's (200 or 304) `Cache-Control` public when it answers a request
-    without a key; the handlers write the private one, which a keyed answer keeps."""
-    if principal is not None and principal.anonymous:
-        headers["Cache-Control"] = PUBLIC_CACHE_CONTROL
 
 
 def _quality(params: str) -> float:

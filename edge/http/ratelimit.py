@@ -12,7 +12,7 @@ contract.ratelimit's):
 
 A 304 Not Modified is not counted (as GitHub does for conditional requests): the request is
 counted before the handler runs, like any other, and when the handler answers 304 its cost
-is given back (`refund`), so the key's quota and the headers of that 304 are what they were
+is given back (`settle`), so the key's quota and the headers of that 304 are what they were
 before it. Counting first keeps one round trip per request and the 429 before any work; a
 key with no quota left gets its 429 even for a conditional request.
 
@@ -22,19 +22,27 @@ process with a bounded number of entries. A shared store (Redis) implements the 
 
 from __future__ import annotations
 
-from typing import Any
-
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
 from contract import ratelimit as fields
 from contract.ratelimit import LIMIT, POLICY, RATELIMIT, REMAINING, RESET
 from edge import appkeys
+from edge.auth.principal import Principal
 from edge.http.errors import ApiError
 from edge.http.limiter import RateState
 
-_UNSET: Any = object()
-
-__all__ = ["LIMIT", "POLICY", "RATELIMIT", "REMAINING", "RESET", "count", "rate_headers", "refund"]
+__all__ = [
+    "LIMIT",
+    "POLICY",
+    "RATELIMIT",
+    "REMAINING",
+    "RESET",
+    "count",
+    "rate_headers",
+    "rate_limit_middleware",
+    "settle",
+]
 
 
 def rate_headers(state: RateState) -> dict[str, str]:
@@ -42,23 +50,10 @@ def rate_headers(state: RateState) -> dict[str, str]:
     return fields.fields(state.limit, state.window_seconds, state.remaining, state.reset_seconds)
 
 
-async def count(
-    request: web.Request, app: web.Application | None = None, principal: Any = _UNSET
-) -> RateState | None:
-    """The rate limit step: count an authenticated request (not a CORS preflight).
-
-    Raises the 429 over the limit; else returns the decision, whose headers
-    (`rate_headers`) `edge.http.middlewares.edge_middleware` adds to the response, or to
-    the error raised below it (a 304 Not Modified, returned or raised, once `refund` gave
-    its cost back); None when nothing was counted. `app` is `request.app` and `principal`
-    request[PRINCIPAL] (the middleware has both).
-    """
-    if principal is _UNSET:
-        principal = request.get(appkeys.PRINCIPAL)
-    if principal is None or request.method == "OPTIONS":
-        return None
-    if app is None:
-        app = request.app
+async def count(request: web.Request, principal: Principal) -> RateState:
+    """Count a request of `principal`: the 429 over its limit, else the decision, also
+    kept as request[RATE_STATE]."""
+    app = request.app
     limit, window = app[appkeys.CONFIG].rate_limit(principal.plan)
     limiter = app[appkeys.LIMITER]
     state = limiter.hit_now(principal.key_id, limit, window)
@@ -75,15 +70,34 @@ async def count(
     return state
 
 
-async def refund(
-    request: web.Request, app: web.Application, principal: Any, state: RateState
+async def settle(
+    request: web.Request, principal: Principal, state: RateState, status: int
 ) -> RateState:
-    """Give back the cost `count` took for this request (its answer is a 304 Not Modified).
-
-    Returns the decision to report: the key's quota as it is once refunded, so Remaining
-    is what it was before the request.
-    """
-    limit, window = state.limit, state.window_seconds
-    refunded = await app[appkeys.LIMITER].refund(principal.key_id, limit, window)
+    """The decision to report with an answer of `status`: `state`, or for a 304 Not
+    Modified the key's quota once its cost is given back (so Remaining is what it was
+    before the request)."""
+    if status != 304:
+        return state
+    refunded = await request.app[appkeys.LIMITER].refund(
+        principal.key_id, state.limit, state.window_seconds
+    )
     request[appkeys.RATE_STATE] = refunded
     return refunded
+
+
+@web.middleware
+async def rate_limit_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """The rate limit step, under the key step: count the request of a key (or of the
+    public), answer 429 past its limit, and send the decision's headers with the answer,
+    or with the error raised below (the error step keeps an error's `headers`)."""
+    principal = request.get(appkeys.PRINCIPAL)
+    if principal is None:  # a request that needs no key (edge.auth.authenticate)
+        return await handler(request)
+    state = await count(request, principal)
+    try:
+        response = await handler(request)
+    except (ApiError, web.HTTPException) as exc:
+        exc.headers.update(rate_headers(await settle(request, principal, state, exc.status)))
+        raise
+    response.headers.update(rate_headers(await settle(request, principal, state, response.status)))
+    return response

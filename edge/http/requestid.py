@@ -1,10 +1,16 @@
-"""Request ids: every answer carries one, errors included (`X-Request-Id`)."""
+"""Request ids: every answer carries one, errors included (`X-Request-Id`); the request
+id step is the outermost of the request steps (edge.app)."""
 
 from __future__ import annotations
 
 import os
 import random
 from contextvars import ContextVar
+
+from aiohttp import web
+from aiohttp.typedefs import Handler
+
+from edge import appkeys
 
 REQUEST_ID_HEADER = "X-Request-Id"
 
@@ -22,3 +28,15 @@ os.register_at_fork(after_in_child=lambda: _ids.seed(os.urandom(32)))
 def new_request_id() -> str:
     """A request id: `req_` and 96 random bits as 24 hex digits."""
     return f"req_{_ids.getrandbits(96):024x}"
+
+
+@web.middleware
+async def request_id_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """The request id step: a new id for the request, named by the log lines written while
+    it is handled (edge.logs) and sent with its answer, errors included (the steps below
+    turn every failure into an answer)."""
+    request[appkeys.REQUEST_ID] = rid = new_request_id()
+    CURRENT_REQUEST_ID.set(rid)
+    response = await handler(request)
+    response.headers[REQUEST_ID_HEADER] = rid
+    return response
