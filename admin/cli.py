@@ -43,7 +43,7 @@ from accounts.store.base import AccountView, KeyView, WriteWait
 from accounts.store.schema import Migration, SchemaStatus, schema_status
 from accounts.store.sqlite import MIGRATIONS as SQLITE_MIGRATIONS
 from accounts.store.sqlite import database_path
-from admin import connections
+from admin import connections, webhooks
 from contract import vocabulary as v
 from contract.version import version_line
 from edge.config import Config, ConfigError, from_env
@@ -746,6 +746,8 @@ def build_parser() -> argparse.ArgumentParser:
         maybe_done="some batches are re-encrypted; run it again to finish (safe)",
     )
     p.add_argument("--batch", type=_positive, default=connections.REENCRYPT_BATCH, metavar="N")
+
+    webhooks.add_commands(groups, command)
 
     p = command(groups, "demo", demo, "seed the demo account and print a new key for it")
     partly = "the demo account may be partly seeded; run demo again"  # several transactions

@@ -67,6 +67,7 @@ from accounts.store.core import (
 )
 from accounts.store.events import sqlite_migration as events_migration
 from accounts.store.summary import sqlite_migration as daily_migration
+from accounts.store.webhooks import sqlite_migration as webhooks_migration
 
 T = TypeVar("T")
 
@@ -184,6 +185,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     daily_migration(),
     # The event feed, written by triggers (accounts.store.events).
     events_migration(),
+    # Webhook endpoints, their secrets and deliveries (accounts.store.webhooks).
+    webhooks_migration(),
 )
 
 
@@ -201,9 +204,13 @@ def database_path(database: str) -> Path:
 # --- Connections ------------------------------------------------------------------------
 
 
+# Ciphertext only, and still never selected by a read connection.
+SECRET_TABLES = frozenset({"network_credentials", "webhook_secrets"})
+
+
 def _deny_credentials(action: int, arg1: str | None, *_: Any) -> int:
-    """SQLite authorizer of read connections: nothing may read the credentials table."""
-    if action == sqlite3.SQLITE_READ and arg1 == "network_credentials":
+    """SQLite authorizer of read connections: nothing may read the tables of secrets."""
+    if action == sqlite3.SQLITE_READ and arg1 in SECRET_TABLES:
         return sqlite3.SQLITE_DENY
     return sqlite3.SQLITE_OK
 

@@ -1,0 +1,372 @@
+"""`affdir-admin webhook ...`: an account's webhook endpoints (add, list, show, disable,
+enable, rotate, test, replay), their argparse setup and their handlers.
+
+A secret is made here, printed once by `add` and `rotate`, and stored sealed: no command
+prints it again. URLs are https:// to a public host; `--allow-loopback` also takes
+http:// and loopback addresses (development), as the delivery worker's own flag does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import re
+import secrets
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import aiohttp
+
+from accounts.keyring import Keyring
+from accounts.store import AccountStore
+from accounts.store.base import format_timestamp, utc_now
+from accounts.store.core import new_id
+from accounts.store.webhooks import (
+    DeliveryView,
+    EndpointView,
+    SealedSecrets,
+    add_endpoint,
+    disable_endpoint,
+    enable_endpoint,
+    get_endpoint,
+    list_endpoints,
+    recent_deliveries,
+    replay_since,
+    rotate_secret,
+    sealed_secrets,
+)
+from edge.config import Config
+from webhooks import signing
+from webhooks.sender import SendSettings, describe, send
+from webhooks.targets import TargetPolicy, connector, url_refusal
+
+Result = dict[str, Any]
+Handler = Callable[[AccountStore, argparse.Namespace, Config], Awaitable[Result]]
+# The `command` helper of admin.cli.build_parser: (subparsers, name, handler, help).
+AddCommand = Callable[[Any, str, Handler, str], argparse.ArgumentParser]
+
+ENDPOINT_ID = re.compile(r"whk_[0-9a-z]{16}")
+MAX_OVERLAP_HOURS = 24 * 30
+SHOWN_DELIVERIES = 20
+TEST_TIMEOUT = 10.0
+SECRET_NOTE = "(the secret is shown once: only its ciphertext is kept)"
+
+
+class WebhookCommandError(ValueError):
+    """A webhook command refused as asked (exit status 1); the message says why."""
+
+
+# --- Output -----------------------------------------------------------------------------
+
+
+def endpoint_json(view: EndpointView) -> Result:
+    """An endpoint as the admin prints it: never its secret."""
+    return {
+        "id": view.id,
+        "account": view.account_uid,
+        "url": view.url,
+        "state": view.state,
+        "createdAt": view.created_at,
+        "disabledAt": view.disabled_at,
+        "disabledReason": view.disabled_reason,
+        "previousSecretExpiresAt": view.previous_secret_expires_at,
+        "deliveries": {"pending": view.pending, "delivered": view.delivered, "failed": view.failed},
+    }
+
+
+def delivery_json(view: DeliveryView) -> Result:
+    return {
+        "event": view.event_id,
+        "type": view.event_type,
+        "state": view.state,
+        "attempts": view.attempts,
+        "enqueuedAt": view.enqueued_at,
+        "lastAttemptAt": view.last_attempt_at,
+        "lastStatus": view.last_status,
+        "lastReason": view.last_reason,
+        "nextAttemptAt": view.next_attempt_at,
+        "deliveredAt": view.delivered_at,
+        "failedAt": view.failed_at,
+    }
+
+
+def _endpoint_line(view: EndpointView) -> str:
+    state = view.state if view.disabled_reason is None else f"disabled ({view.disabled_reason})"
+    counts = f"{view.pending} pending, {view.delivered} delivered, {view.failed} failed"
+    return f"{view.id}  {view.account_uid}  {view.url}  {state}  {counts}"
+
+
+def _delivery_line(view: DeliveryView) -> str:
+    last = (
+        "never attempted"
+        if view.last_attempt_at is None
+        else f"last {view.last_attempt_at}: "
+        + (
+            f"HTTP {view.last_status}"
+            if view.last_status is not None
+            else (view.last_reason or "no answer")
+        )
+    )
+    when = {
+        "delivered": f"delivered {view.delivered_at}",
+        "failed": f"given up {view.failed_at}",
+        "pending": f"next {view.next_attempt_at}",
+    }[view.state]
+    return f"  {view.event_id}  {view.event_type:<22}  {view.attempts} attempts  {last}  {when}"
+
+
+# --- Checks -----------------------------------------------------------------------------
+
+
+def endpoint_id(text: str) -> str:
+    """An endpoint id as given, or WebhookCommandError before the store is asked."""
+    if not ENDPOINT_ID.fullmatch(text):
+        raise WebhookCommandError(f"{text[:40]!r} is not a webhook endpoint id (whk_...)")
+    return text
+
+
+def checked_url(url: str, policy: TargetPolicy) -> str:
+    refusal = url_refusal(url, policy)
+    if refusal is not None:
+        hint = "" if policy.allow_loopback else " (--allow-loopback: http:// and loopback too)"
+        raise WebhookCommandError(f"{url[:200]}: {refusal}{hint}")
+    return url
+
+
+def _overlap(text: str) -> float:
+    try:
+        hours = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("must be a number of hours") from None
+    if not 0 <= hours <= MAX_OVERLAP_HOURS:
+        raise argparse.ArgumentTypeError(f"must be from 0 to {MAX_OVERLAP_HOURS} hours")
+    return hours
+
+
+def _instant(text: str) -> str:
+    """An instant with its offset (or Z), or a date (its UTC midnight), as stored."""
+    wanted = "must be an instant like 2026-03-01T12:00:00Z (an offset or Z) or a date"
+    try:
+        if re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", text):
+            moment = dt.datetime.fromisoformat(text).replace(tzinfo=dt.UTC)
+        else:
+            moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(wanted) from None
+    if moment.tzinfo is None:
+        raise argparse.ArgumentTypeError(wanted)
+    return format_timestamp(moment)
+
+
+# --- Operations (also the tests' way to set endpoints up) ------------------------------
+
+
+async def register(
+    store: AccountStore,
+    keyring: Keyring,
+    account_uid: str,
+    url: str,
+    policy: TargetPolicy,
+    now: dt.datetime,
+) -> tuple[EndpointView, str]:
+    """A new endpoint of the account with a new secret: (the endpoint, the secret)."""
+    checked_url(url, policy)
+    uid = new_id("whk")
+    secret = signing.new_secret()
+    sealed = signing.seal_secret(keyring, account_uid, uid, secret)
+    view = await store.write(add_endpoint, account_uid, uid, url, sealed, format_timestamp(now))
+    return view, secret
+
+
+async def rotate(
+    store: AccountStore, keyring: Keyring, uid: str, overlap: dt.timedelta, now: dt.datetime
+) -> tuple[EndpointView, str]:
+    """A new secret for the endpoint; the old one signs too for `overlap` (none if 0)."""
+    current = await get_sealed(store, uid)
+    secret = signing.new_secret()
+    sealed = signing.seal_secret(keyring, current.account_uid, uid, secret)
+    expires = format_timestamp(now + overlap) if overlap > dt.timedelta(0) else None
+    view = await store.write(rotate_secret, uid, sealed, expires, format_timestamp(now))
+    return view, secret
+
+
+async def get_sealed(store: AccountStore, uid: str) -> SealedSecrets:
+    # A write transaction: read connections never select the secrets.
+    return await store.write(sealed_secrets, uid)
+
+
+# --- Commands ---------------------------------------------------------------------------
+
+
+async def webhook_add(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
+    policy = TargetPolicy(allow_loopback=args.allow_loopback)
+    view, secret = await register(
+        store, config.keyring(create=False), args.account, args.url, policy, utc_now()
+    )
+    return {
+        **endpoint_json(view),
+        "secret": secret,
+        "text": f"{view.id}  {view.url}\n{secret}\n{SECRET_NOTE}",
+    }
+
+
+async def webhook_list(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+    views = await store.read(list_endpoints, args.account)
+    return {
+        "endpoints": [endpoint_json(v) for v in views],
+        "text": "\n".join(_endpoint_line(v) for v in views) or "(no webhook endpoints)",
+    }
+
+
+async def webhook_show(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+    uid = endpoint_id(args.id)
+    view = await store.read(get_endpoint, uid)
+    deliveries = await store.read(recent_deliveries, uid, args.limit)
+    lines = [_endpoint_line(view), f"created {view.created_at}"]
+    if view.previous_secret_expires_at is not None:
+        lines.append(f"the previous secret signs too until {view.previous_secret_expires_at}")
+    lines.append(f"latest deliveries ({len(deliveries)}):" if deliveries else "no deliveries yet")
+    lines += [_delivery_line(d) for d in deliveries]
+    return {
+        **endpoint_json(view),
+        "recentDeliveries": [delivery_json(d) for d in deliveries],
+        "text": "\n".join(lines),
+    }
+
+
+async def webhook_disable(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+    uid = endpoint_id(args.id)
+    view = await store.write(disable_endpoint, uid, args.reason, format_timestamp(utc_now()))
+    return {**endpoint_json(view), "text": f"{uid}: disabled ({view.disabled_reason})"}
+
+
+async def webhook_enable(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+    uid = endpoint_id(args.id)
+    view = await store.write(enable_endpoint, uid, format_timestamp(utc_now()))
+    return {**endpoint_json(view), "text": f"{uid}: enabled; {view.pending} deliveries pending"}
+
+
+async def webhook_rotate(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
+    uid = endpoint_id(args.id)
+    overlap = dt.timedelta(hours=args.overlap)
+    view, secret = await rotate(store, config.keyring(create=False), uid, overlap, utc_now())
+    until = (
+        f"the previous secret signs too until {view.previous_secret_expires_at}"
+        if view.previous_secret_expires_at is not None
+        else "the previous secret signs no more"
+    )
+    return {**endpoint_json(view), "secret": secret, "text": f"{secret}\n{SECRET_NOTE}\n{until}"}
+
+
+async def webhook_test(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
+    uid = endpoint_id(args.id)
+    view = await store.read(get_endpoint, uid)
+    policy = TargetPolicy(allow_loopback=args.allow_loopback)
+    checked_url(view.url, policy)
+    now = utc_now()
+    keys = signing.signing_secrets(config.keyring(create=False), await get_sealed(store, uid), now)
+    msg_id = f"test_{secrets.token_hex(8)}"
+    body = signing.probe_body(msg_id, uid, now)
+    async with signing_session(policy) as session:
+        attempt = await send(
+            session,
+            view.url,
+            signing.headers(msg_id, body, keys, now),
+            body,
+            SendSettings(policy, args.timeout_seconds),
+        )
+    result: Result = {
+        "id": uid,
+        "webhookId": msg_id,
+        "delivered": attempt.delivered,
+        "status": attempt.status,
+        "reason": attempt.reason,
+        "text": f"{uid}: test event {msg_id}: "
+        + ("delivered, " if attempt.delivered else "not delivered, ")
+        + describe(attempt),
+    }
+    if not attempt.delivered:
+        result["exit"] = 1
+    return result
+
+
+def signing_session(policy: TargetPolicy) -> aiohttp.ClientSession:
+    """A session whose connector keeps to `policy`, as the worker's does."""
+    return aiohttp.ClientSession(connector=connector(policy), trust_env=False)
+
+
+async def webhook_replay(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+    uid = endpoint_id(args.id)
+    count = await store.write(replay_since, uid, args.since, format_timestamp(utc_now()))
+    return {
+        "id": uid,
+        "since": args.since,
+        "enqueued": count,
+        "text": f"{uid}: {count} events since {args.since} enqueued again",
+    }
+
+
+# --- Parser -----------------------------------------------------------------------------
+
+
+def add_commands(groups: Any, command: AddCommand) -> None:
+    """The `webhook` group and its commands, on the admin CLI's parser."""
+    webhook = groups.add_parser(
+        "webhook", help="webhook endpoints: add, list, show, disable, rotate, test, replay"
+    ).add_subparsers(dest="action", required=True, metavar="ACTION")
+    loopback_help = "allow http:// and loopback addresses (development, tests)"
+
+    p = command(
+        webhook, "add", webhook_add, "add an endpoint to an account; prints its secret once"
+    )
+    p.add_argument("account", metavar="ACCOUNT")
+    p.add_argument("url", metavar="URL", help="https:// to a public host")
+    p.add_argument("--allow-loopback", action="store_true", help=loopback_help)
+
+    p = command(webhook, "list", webhook_list, "list endpoints, every account's or one's")
+    p.add_argument("account", metavar="ACCOUNT", nargs="?")
+
+    p = command(
+        webhook, "show", webhook_show, "an endpoint and its latest deliveries (never the secret)"
+    )
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--limit", type=int, default=SHOWN_DELIVERIES, metavar="N")
+
+    p = command(webhook, "disable", webhook_disable, "stop delivering to an endpoint")
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--reason", default="disabled by an operator", metavar="TEXT")
+
+    p = command(
+        webhook, "enable", webhook_enable, "deliver to a disabled endpoint again (pending first)"
+    )
+    p.add_argument("id", metavar="ID")
+
+    p = command(
+        webhook,
+        "rotate",
+        webhook_rotate,
+        "give an endpoint a new secret, printed once; the old one signs too during the overlap",
+    )
+    p.add_argument("id", metavar="ID")
+    p.add_argument(
+        "--overlap",
+        type=_overlap,
+        default=24.0,
+        metavar="HOURS",
+        help="how long requests carry the old secret's signature too (default 24; 0: none)",
+    )
+
+    p = command(webhook, "test", webhook_test, "send a signed test event now and print the outcome")
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--allow-loopback", action="store_true", help=loopback_help)
+    p.add_argument("--timeout-seconds", type=float, default=TEST_TIMEOUT, metavar="S")
+    p.set_defaults(not_done="nothing sent", maybe_done="the test event may have been sent")
+
+    p = command(
+        webhook,
+        "replay",
+        webhook_replay,
+        "enqueue again the account's events recorded since an instant",
+    )
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--since", required=True, type=_instant, metavar="INSTANT")
