@@ -39,7 +39,9 @@ from accounts.importer import ExportError, detect_format, read_export, text_line
 from accounts.keyring import RefusePasswordURL, RefuseSecret, SecretError, check_secret
 from accounts.statusmap import load_status_map
 from accounts.store import AccountStore, OutcomeUnknown, StoreError, open_store
-from accounts.store.base import AccountView, KeyView, WriteWait
+from accounts.store.base import AccountView, KeyView, WriteWait, utc_now
+from accounts.store.events import prune as prune_events
+from accounts.store.events import retention_horizon
 from accounts.store.schema import Migration, SchemaStatus, schema_status
 from accounts.store.sqlite import MIGRATIONS as SQLITE_MIGRATIONS
 from accounts.store.sqlite import database_path
@@ -421,6 +423,17 @@ async def commissions_import(store: AccountStore, args: argparse.Namespace, _: C
     }
 
 
+async def events_prune(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
+    days = args.retention_days or config.events_retention_days
+    horizon = retention_horizon(utc_now(), days)
+    deleted = await prune_events(store, horizon)
+    return {
+        "deleted": deleted,
+        "before": horizon,
+        "text": f"{deleted} events older than {days} days (before {horizon}) deleted",
+    }
+
+
 async def demo(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
     key = await seed_store(store, config.resolved_secret(create=False), args.commissions)
     return {
@@ -746,6 +759,24 @@ def build_parser() -> argparse.ArgumentParser:
         maybe_done="some batches are re-encrypted; run it again to finish (safe)",
     )
     p.add_argument("--batch", type=_positive, default=connections.REENCRYPT_BATCH, metavar="N")
+
+    events = groups.add_parser("events", help="the event feed").add_subparsers(
+        dest="action", required=True, metavar="ACTION"
+    )
+    p = command(
+        events,
+        "prune",
+        events_prune,
+        "delete the events older than the retention (what the sync worker does every hour)",
+    )
+    partly = "some events may be deleted; run it again to finish (safe)"  # a batch a transaction
+    p.set_defaults(not_done=partly, maybe_done=partly)
+    p.add_argument(
+        "--retention-days",
+        type=_positive,
+        metavar="DAYS",
+        help="default: --events-retention-days of the edge (EDGE_EVENTS_RETENTION_DAYS)",
+    )
 
     webhooks.add_commands(groups, command)
 

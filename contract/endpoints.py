@@ -261,6 +261,28 @@ COMMISSION = Endpoint(
     resource="CommissionDetail",
 )
 
+EVENTS = Endpoint(
+    name="events",
+    path="/v1/events",
+    summary="Changes recorded for the account, oldest first, kept "
+    f"{v.EVENTS_RETENTION_DAYS} days unless the service is configured otherwise.",
+    params=(
+        Param(
+            "type",
+            "groups",
+            "Only events of these types: a comma-separated list of distinct values among "
+            f"{', '.join(v.EVENT_TYPES)}.",
+            enum=v.EVENT_TYPES,
+            example="commission.updated",
+        ),
+        LIMIT,
+        CURSOR,
+    ),
+    statuses=(400, 401, 429, 503),
+    resource="Event",
+    is_list=True,
+)
+
 ENDPOINTS: tuple[Endpoint, ...] = (
     PROGRAMS,
     PROGRAM_FACETS,
@@ -269,4 +291,5 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     COMMISSIONS,
     COMMISSION_SUMMARY,
     COMMISSION,
+    EVENTS,
 )

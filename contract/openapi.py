@@ -76,6 +76,7 @@ OPERATION_IDS: dict[str, str] = {
     "commissions": "listCommissions",
     "commission": "getCommission",
     "commission_summary": "summarizeCommissions",
+    "events": "listEvents",
     "openapi": "getOpenApiDocument",
 }
 TAGS: dict[str, str] = {
@@ -86,6 +87,7 @@ TAGS: dict[str, str] = {
     "commissions": "account",
     "commission": "account",
     "commission_summary": "account",
+    "events": "account",
     "openapi": "meta",
 }
 
@@ -137,8 +139,10 @@ def _scalar(type_: str, f: Field) -> dict[str, Any]:
 
 def field_schema(f: Field) -> dict[str, Any]:
     """The JSON Schema of one resource member (nullable: `type: [T, "null"]`)."""
-    if f.ref is not None:
-        schema: dict[str, Any] = _ref("schemas", f.ref)
+    if f.any_of is not None:
+        schema: dict[str, Any] = {"anyOf": [_ref("schemas", name) for name in f.any_of]}
+    elif f.ref is not None:
+        schema = _ref("schemas", f.ref)
         if f.nullable:
             schema = {"anyOf": [schema, {"type": "null"}]}
     elif f.type == "array":

@@ -17,6 +17,9 @@ HISTORY_MAX = 100
 # A commission's public id: `com_` and its row id as 16 lowercase hex digits
 # (accounts.store.base.commission_id).
 COMMISSION_ID_PATTERN = r"^com_[0-9a-f]{16}$"
+# An event's public id: `evt_` and its row id, the feed order, as 16 lowercase hex digits
+# (accounts.store.events.event_id).
+EVENT_ID_PATTERN = r"^evt_[0-9a-f]{16}$"
 # A synchronisation outcome's reason code (accounts.store.base.SYNC_REASON_CODE).
 SYNC_REASON_CODE_PATTERN = r"^[a-z][a-z0-9_]{0,63}$"
 
@@ -37,6 +40,8 @@ class Field:
     maximum: int | None = None
     pattern: str | None = None  # ECMA-262 regular expression the string (or each item) matches
     max_length: int | None = None
+    # Resource names, for an object that is one of them (which one, its description says).
+    any_of: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -495,6 +500,99 @@ COMMISSION_TOTAL = Resource(
     ),
 )
 
+COMMISSION_PREVIOUS = Resource(
+    "CommissionPrevious",
+    "What a change of a commission replaced: its status, amounts and currency before.",
+    (
+        F("status", "string", "Normalised status before.", enum=v.COMMISSION_STATUSES),
+        F("rawStatus", "string", "The network's own word for it before.", nullable=True),
+        F("commissionAmount", "number", "Amount owed to the publisher before."),
+        F("saleAmount", "number", "Order value before, when reported.", nullable=True),
+        F("currency", "string", "ISO 4217 currency code before.", pattern=v.CURRENCY_PATTERN),
+    ),
+)
+
+COMMISSION_UPDATE = Resource(
+    "CommissionUpdate",
+    "The data of a commission.updated event: the commission as it now stands, and what the "
+    "change replaced.",
+    (
+        *COMMISSION.fields,
+        F(
+            "previous",
+            "object",
+            "The status, amounts and currency the change replaced.",
+            ref="CommissionPrevious",
+        ),
+    ),
+)
+
+CONNECTION_CHANGE = Resource(
+    "ConnectionChange",
+    "The data of a connection.sync_failed or connection.recovered event: a connected "
+    "network's synchronisation outcome changed between a failure and a success.",
+    (
+        F("network", "string", "Network identifier."),
+        F(
+            "status",
+            "string",
+            "Outcome of the synchronisation that changed it.",
+            enum=v.NETWORK_SYNC_STATUSES,
+        ),
+        F(
+            "previousStatus",
+            "string",
+            "Outcome of the synchronisation before.",
+            enum=v.NETWORK_SYNC_STATUSES,
+        ),
+        F(
+            "reasonCode",
+            "string",
+            "Stable code of the outcome's reason (docs/sync.md), as /v1/me shows it.",
+            nullable=True,
+            pattern=SYNC_REASON_CODE_PATTERN,
+        ),
+        F(
+            "lastSuccessAt",
+            "string",
+            "When a synchronisation last ended ok; null if none ever did.",
+            nullable=True,
+            format="date-time",
+        ),
+    ),
+)
+
+# The data resource of each event type, in EVENT_TYPES order.
+EVENT_DATA: dict[str, str] = {
+    "commission.created": "Commission",
+    "commission.updated": "CommissionUpdate",
+    "connection.sync_failed": "ConnectionChange",
+    "connection.recovered": "ConnectionChange",
+}
+
+EVENT = Resource(
+    "Event",
+    "A change the service recorded for the account, in the transaction of the change.",
+    (
+        F(
+            "id",
+            "string",
+            "Stable identifier; ids grow in feed order.",
+            pattern=EVENT_ID_PATTERN,
+        ),
+        F("type", "string", "What happened; says what `data` holds.", enum=v.EVENT_TYPES),
+        F("occurredAt", "string", "When the service recorded the change.", format="date-time"),
+        F(
+            "data",
+            "object",
+            "commission.created: the Commission as /v1/commissions lists it; "
+            "commission.updated: the CommissionUpdate (the Commission and `previous`); "
+            "connection.sync_failed and connection.recovered: the ConnectionChange.",
+            any_of=tuple(dict.fromkeys(EVENT_DATA.values())),
+        ),
+    ),
+)
+
 PAGE_INFO = Resource(
     "PageInfo",
     "Where a list page stands.",
@@ -510,7 +608,9 @@ PAGE_INFO = Resource(
         F(
             "nextCursor",
             "string",
-            "Opaque cursor for the next page; null on the last page. Clients must not parse it.",
+            "Opaque cursor for the next page; null on the last page. On /v1/events, the "
+            "position after the page's last event, on the last page too (null only while "
+            "the feed is empty): a client keeps it to read on later. Clients must not parse it.",
             nullable=True,
         ),
     ),
@@ -591,6 +691,10 @@ RESOURCES: tuple[Resource, ...] = (
     STATUS_CHANGE,
     COMMISSION_DETAIL,
     COMMISSION_TOTAL,
+    COMMISSION_PREVIOUS,
+    COMMISSION_UPDATE,
+    CONNECTION_CHANGE,
+    EVENT,
     PAGE_INFO,
     ERROR,
     FACET_VALUE,

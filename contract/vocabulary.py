@@ -108,6 +108,16 @@ CAPABILITIES: tuple[str, ...] = ("acquisition", "monetisation")
 KEY_SCOPES: tuple[str, ...] = ("read",)
 NETWORK_SYNC_STATUSES: tuple[str, ...] = ("never", "ok", "partial", "auth_failed", "error")
 COMMISSION_STATUSES: tuple[str, ...] = ("pending", "approved", "declined", "paid", "unknown")
+# What GET /v1/events reports (accounts.store.events writes them).
+EVENT_TYPES: tuple[str, ...] = (
+    "commission.created",
+    "commission.updated",
+    "connection.sync_failed",
+    "connection.recovered",
+)
+# Days an event stays readable by default; edge, sync worker and admin CLI can be told
+# another retention (docs/configuration.md).
+EVENTS_RETENTION_DAYS = 30
 
 # Requests without an Authorization header, where an endpoint answers them (the directory):
 # counted per client address under this plan's limit, never an account's plan.

@@ -11,7 +11,7 @@ from aiohttp import web
 
 from edge import appkeys
 from edge.config import Config
-from edge.handlers import account, health, openapi, programs, static
+from edge.handlers import account, events, health, openapi, programs, static
 from edge.http import cors, security
 from edge.http.middlewares import edge_middleware
 from edge.lifecycle import CONTEXTS, metrics_context, store_context, store_metrics_context
@@ -45,6 +45,7 @@ def create_app(config: Config) -> web.Application:
     # The API's routes; the site answers only what none of them matched.
     programs.setup(app)
     account.setup(app)
+    events.setup(app)
     openapi.setup(app)
     health.setup(app)
     static.setup_docs(app)

@@ -24,7 +24,7 @@ from accounts.keyring import (
     load_keyring,
 )
 from contract.version import version_line
-from contract.vocabulary import ANONYMOUS_PLAN, DEFAULT_RATE_LIMITS
+from contract.vocabulary import ANONYMOUS_PLAN, DEFAULT_RATE_LIMITS, EVENTS_RETENTION_DAYS
 from edge.http.clientaddress import Network, parse_networks
 from edge.links import valid_authority
 
@@ -175,6 +175,7 @@ class Config:
     reload_interval: float = 1.0
     store_timeout: float = 2.0
     retry_after: int = 5
+    events_retention_days: int = EVENTS_RETENTION_DAYS
     cors_origins: str = "*"
     public_url: str | None = None
     serve_site: bool = False
@@ -297,6 +298,11 @@ SETTINGS: tuple[Setting, ...] = (
         "Seconds before an account store call gives up (the request then answers 503).",
     ),
     Setting("retry_after", _at_least_one, "Retry-After seconds sent with 503 answers."),
+    Setting(
+        "events_retention_days",
+        _at_least_one,
+        "Days an event stays readable in GET /v1/events; older ones are never answered.",
+    ),
     Setting("cors_origins", str, "Allowed CORS origins: * or a comma-separated list."),
     Setting(
         "public_url",

@@ -29,12 +29,14 @@ from accounts.store import AccountStore, StoreError, open_store, reached_over_ne
 from accounts.store.handle import StoreHandle
 from contract.logformat import LOG_FORMATS
 from contract.version import VERSION, version_line
+from contract.vocabulary import EVENTS_RETENTION_DAYS
 from sync.connectors import CONNECTORS
 from sync.events import Unobserved
 from sync.health import Progress, default_stall_seconds
 from sync.logs import configure_logging
 from sync.metrics import SyncMetrics
 from sync.monitor import serve_monitor
+from sync.retention import keep_retention
 from sync.runner import SyncSettings
 from sync.statuses import MapStatus
 from sync.storage import AccountSyncStore, credential_opener
@@ -86,13 +88,22 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         help="a network's API base URL (a proxy, a sandbox); repeatable",
     )
     parser.add_argument("--worker-id", default=f"{socket.gethostname()}:{os.getpid()}")
+    parser.add_argument(
+        "--events-retention-days",
+        type=int,
+        default=os.environ.get("EDGE_EVENTS_RETENTION_DAYS") or EVENTS_RETENTION_DAYS,
+        metavar="DAYS",
+        help="events older than this are pruned every hour (EDGE_EVENTS_RETENTION_DAYS)",
+    )
     add_observability_arguments(parser)
     args = parser.parse_args(argv)
     for name in ("interval_minutes", "lease_seconds", "poll_seconds"):
         if not getattr(args, name) > 0:
             parser.error(f"--{name.replace('_', '-')} must be a positive number")
-    if args.concurrency < 1 or args.backfill_days < 1:
-        parser.error("--concurrency and --backfill-days must be at least 1")
+    if args.concurrency < 1 or args.backfill_days < 1 or args.events_retention_days < 1:
+        parser.error(
+            "--concurrency, --backfill-days and --events-retention-days must be at least 1"
+        )
     check_observability_arguments(parser, args)
     return args
 
@@ -178,8 +189,9 @@ async def serve(args: argparse.Namespace) -> int:
         print(f"{PROG}: cannot open the account store: {exc}", file=sys.stderr)
         return 1
     metrics = SyncMetrics(Progress(args.stall_seconds)) if args.metrics_port else None
+    store_api = cast(AccountStore, store)  # by delegation
     worker = Worker(
-        AccountSyncStore(cast(AccountStore, store), args.worker_id),  # by delegation
+        AccountSyncStore(store_api, args.worker_id),
         credential_opener(keyring),
         map_status,
         WorkerConfig(
@@ -207,7 +219,16 @@ async def serve(args: argparse.Namespace) -> int:
                 except OSError as exc:  # the port taken, say
                     print(f"{PROG}: cannot serve the metrics port: {exc}", file=sys.stderr)
                     return 1
-            await worker.run(stop)
+            # The events' retention is kept beside the syncs (sync.retention).
+            pruning = asyncio.create_task(
+                keep_retention(store_api, args.events_retention_days, stop)
+            )
+            try:
+                await worker.run(stop)
+            finally:
+                pruning.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await pruning
     finally:
         await store.close()
     return 0

@@ -32,17 +32,17 @@ not take the global id order for commit order.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from accounts.store.core import lock_key
+from accounts.store.base import format_timestamp
+from accounts.store.core import Session, lock_key
 
-EVENT_TYPES = (
-    "commission.created",
-    "commission.updated",
-    "connection.sync_failed",
-    "connection.recovered",
-)
+if TYPE_CHECKING:
+    from accounts.store.base import AccountStore
+
 # Connection statuses of a failed sync; leaving them for one of RECOVERED is a recovery.
 FAILED = ("auth_failed", "error")
 RECOVERED = ("ok", "partial")
@@ -282,3 +282,92 @@ def pg_migration() -> tuple[str, ...]:
             FOR EACH ROW WHEN (({failed}) OR ({recovered}))
             EXECUTE FUNCTION events_connection()""",
     )
+
+
+# --- Reading and pruning the feed -------------------------------------------------------
+
+EVENT_ID_PREFIX = "evt_"
+# The largest identity both databases hold: a public id past it names no event.
+MAX_EVENT_SEQ = 2**63 - 1
+
+
+def event_id(seq: int) -> str:
+    """Public id of an event: `evt_` + 16 hex digits, as a commission's (`com_`): fixed
+    width, so text order is feed order."""
+    if not 0 <= seq < 2**64:
+        raise ValueError("event sequence number out of range")
+    return f"{EVENT_ID_PREFIX}{seq:016x}"
+
+
+@dataclass(frozen=True, slots=True)
+class EventQuery:
+    """One page of an account's feed, oldest first."""
+
+    account_uid: str
+    limit: int
+    since: str  # the oldest occurred_at returned (the retention's horizon), TIMESTAMP_FORMAT
+    types: tuple[str, ...] = ()  # distinct EVENT_TYPES; empty: every type
+    after: int | None = None  # the id of the last event of the previous page
+
+
+@dataclass(frozen=True, slots=True)
+class EventRow:
+    seq: int
+    type: str
+    occurred_at: str
+    data: str  # JSON text of an object, as the API sends it
+
+
+def events_sql(query: EventQuery) -> tuple[str, list[Any]]:
+    """The page's statement: a seek on events_account (account_id, id) past `after`."""
+    where = ["account_id = (SELECT id FROM accounts WHERE uid = ?)", "occurred_at >= ?"]
+    params: list[Any] = [query.account_uid, query.since]
+    if query.types:
+        where.append(f"type IN ({', '.join('?' * len(query.types))})")
+        params.extend(query.types)
+    if query.after is not None:
+        where.append("id > ?")
+        params.append(query.after)
+    sql = (
+        f"SELECT id, type, occurred_at, data FROM events WHERE {' AND '.join(where)} "
+        "ORDER BY id LIMIT ?"
+    )
+    params.append(query.limit)
+    return sql, params
+
+
+async def account_events(s: Session, query: EventQuery) -> list[EventRow]:
+    """One keyset page of an account's events in feed order (ascending id)."""
+    sql, params = events_sql(query)
+    return [EventRow(int(r[0]), r[1], r[2], r[3]) for r in await s.fetch(sql, *params)]
+
+
+async def prune_events(s: Session, before: str, limit: int) -> int:
+    """Delete up to `limit` events that occurred before `before`, oldest first; return
+    how many. A batch a transaction: a large backlog never holds the write lock long."""
+    return await s.execute(
+        "DELETE FROM events WHERE id IN "
+        "(SELECT id FROM events WHERE occurred_at < ? ORDER BY occurred_at LIMIT ?)",
+        before,
+        limit,
+    )
+
+
+PRUNE_BATCH = 10_000
+
+
+def retention_horizon(now: dt.datetime, days: int) -> str:
+    """The oldest occurred_at kept by `days` days of retention at `now`: the API answers
+    no event older, and pruning deletes those."""
+    return format_timestamp(now - dt.timedelta(days=days))
+
+
+async def prune(store: AccountStore, before: str, batch: int = PRUNE_BATCH) -> int:
+    """Delete every event that occurred before `before`, a batch a transaction; return
+    how many were deleted."""
+    total = 0
+    while True:
+        deleted = await store.write(prune_events, before, batch)
+        total += deleted
+        if deleted < batch:
+            return total

@@ -32,17 +32,12 @@ from typing import Any
 
 from accounts.store.base import Conflict, NotFound
 from accounts.store.core import Session, account_id
+from accounts.store.events import event_id as event_public_id
 
 # Endpoints an account may have: each is a stream of requests the worker keeps up.
 MAX_ENDPOINTS_PER_ACCOUNT = 20
 MAX_URL_LENGTH = 2048
 MAX_REASON_LENGTH = 500
-EVENT_ID_PREFIX = "evt_"
-
-
-def event_public_id(seq: int) -> str:
-    """An event's public id, as GET /v1/events shows it: `evt_` and 16 hex digits."""
-    return f"{EVENT_ID_PREFIX}{seq:016x}"
 
 
 # --- Migration 6 ------------------------------------------------------------------------

@@ -218,6 +218,22 @@ CASES: tuple[Case, ...] = (
         "The account store cannot be read",
         state="store_down",
     ),
+    Case("listEvents", 200, "/v1/events?limit=2", "The two oldest events of the feed"),
+    Case(
+        "listEvents",
+        400,
+        "/v1/events?type=commission.deleted",
+        "A type the feed does not have",
+    ),
+    Case("listEvents", 401, "/v1/events", "No key", key="none"),
+    Case("listEvents", 429, "/v1/events", "Over the rate limit", key="free", state="limited"),
+    Case(
+        "listEvents",
+        503,
+        "/v1/events?limit=2",
+        "The account store cannot be read",
+        state="store_down",
+    ),
     Case(
         "getOpenApiDocument",
         200,

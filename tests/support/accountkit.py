@@ -49,6 +49,10 @@ def check_field(value: Any, field: Field, where: str) -> None:
                 check_scalar(item, field.items or "string", f"{where}[{index}]")
                 if field.enum:
                     assert item in field.enum, f"{where}[{index}]: {item!r}"
+    elif field.type == "object" and field.any_of is not None:
+        shapes = [BY_NAME[name] for name in field.any_of]
+        assert any(list(value) == list(r.names) for r in shapes), f"{where}: members {list(value)}"
+        check_resource(value, next(r for r in shapes if list(value) == list(r.names)), where)
     elif field.type == "object":
         assert field.ref is not None
         check_resource(value, BY_NAME[field.ref], where)
