@@ -35,6 +35,7 @@ from accounts.store.webhooks import (
     rotate_secret,
     sealed_secrets,
 )
+from contract.webhooks import REQUEST_TIMEOUT
 from edge.config import Config
 from webhooks import signing
 from webhooks.sender import SendSettings, describe, send
@@ -48,7 +49,7 @@ AddCommand = Callable[[Any, str, Handler, str], argparse.ArgumentParser]
 ENDPOINT_ID = re.compile(r"whk_[0-9a-z]{16}")
 MAX_OVERLAP_HOURS = 24 * 30
 SHOWN_DELIVERIES = 20
-TEST_TIMEOUT = 10.0
+MAX_TEST_SECONDS = 60
 SECRET_NOTE = "(the secret is shown once: only its ciphertext is kept)"
 
 
@@ -141,6 +142,16 @@ def _overlap(text: str) -> float:
     if not 0 <= hours <= MAX_OVERLAP_HOURS:
         raise argparse.ArgumentTypeError(f"must be from 0 to {MAX_OVERLAP_HOURS} hours")
     return hours
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("must be a number of seconds") from None
+    if not 0 < value <= MAX_TEST_SECONDS:
+        raise argparse.ArgumentTypeError(f"must be more than 0 and at most {MAX_TEST_SECONDS}")
+    return value
 
 
 def _instant(text: str) -> str:
@@ -359,7 +370,13 @@ def add_commands(groups: Any, command: AddCommand) -> None:
     p = command(webhook, "test", webhook_test, "send a signed test event now and print the outcome")
     p.add_argument("id", metavar="ID")
     p.add_argument("--allow-loopback", action="store_true", help=loopback_help)
-    p.add_argument("--timeout-seconds", type=float, default=TEST_TIMEOUT, metavar="S")
+    p.add_argument(
+        "--timeout-seconds",
+        type=_seconds,
+        default=REQUEST_TIMEOUT,
+        metavar="S",
+        help=f"how long to wait for the answer (default {REQUEST_TIMEOUT:g})",
+    )
     p.set_defaults(not_done="nothing sent", maybe_done="the test event may have been sent")
 
     p = command(

@@ -25,6 +25,7 @@ from pathlib import Path
 from accounts.keyring import RefusePasswordURL, RefuseSecret, SecretError, keyring_from_env
 from accounts.store import StoreError, open_store
 from contract.version import version_line
+from contract.webhooks import REQUEST_TIMEOUT
 from webhooks.targets import TargetPolicy
 from webhooks.worker import Worker, WorkerSettings
 
@@ -90,7 +91,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument(
         "--timeout-seconds",
         type=_positive,
-        default=10.0,
+        default=REQUEST_TIMEOUT,
         help="one request's time, answer included",
     )
     parser.add_argument(

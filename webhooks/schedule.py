@@ -1,8 +1,9 @@
 """When a failed delivery is tried again, and when it is given up.
 
 Exponential backoff with full jitter: after the n-th failed attempt the next one comes a
-uniformly random time between 0 and the n-th delay of the schedule (its last delay
-repeated), so receivers coming back from an outage are not hit by every sender at once.
+uniformly random time up to the n-th delay of the schedule (its last delay repeated; at
+least a second, the store's resolution), so receivers coming back from an outage are not
+hit by every delivery at once. The schedule is contract.webhooks.RETRY_DELAYS.
 A delivery still failing `give_up_after` after its first attempt is given up, and its
 endpoint disabled with the reason: the defaults cover about three days.
 """
@@ -14,9 +15,11 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from contract.webhooks import GIVE_UP_HOURS, RETRY_DELAYS
+
 # Seconds: 5 s, 5 min, 30 min, 2 h, 5 h, then every 10 h.
-DELAYS: tuple[float, ...] = (5.0, 300.0, 1800.0, 7200.0, 18000.0, 36000.0)
-GIVE_UP_AFTER = dt.timedelta(hours=72)
+DELAYS: tuple[float, ...] = RETRY_DELAYS
+GIVE_UP_AFTER = dt.timedelta(hours=GIVE_UP_HOURS)
 MIN_WAIT = 1.0
 
 

@@ -12,16 +12,17 @@ from dataclasses import dataclass
 import aiohttp
 
 from accounts.store.webhooks import Attempt
+from contract.webhooks import MAX_RESPONSE_BYTES, REQUEST_TIMEOUT
 from webhooks.targets import TargetPolicy, TargetRefused, url_refusal
 
-MAX_BODY = 64 * 1024
+MAX_BODY = MAX_RESPONSE_BYTES
 GONE = 410
 
 
 @dataclass(frozen=True, slots=True)
 class SendSettings:
     policy: TargetPolicy
-    timeout: float = 10.0  # seconds for the whole request, answer included
+    timeout: float = REQUEST_TIMEOUT  # seconds for the whole request, answer included
     max_body: int = MAX_BODY
 
 

@@ -21,11 +21,10 @@ from accounts.crypto import decrypt_credentials, encrypt_credentials
 from accounts.keyring import Keyring
 from accounts.store.base import format_timestamp
 from accounts.store.webhooks import Job, SealedSecrets
+from contract.webhooks import TEST_EVENT
 
 SECRET_PREFIX = "whsec_"
 SECRET_BYTES = 32
-# A test event's type: never in the feed, sent only by `affdir-admin webhook test`.
-TEST_EVENT = "webhook.test"
 
 
 def new_secret() -> str:

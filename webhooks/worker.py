@@ -41,6 +41,7 @@ from accounts.store.webhooks import (
     record_attempt,
     release_leases,
 )
+from contract.webhooks import REQUEST_TIMEOUT
 from webhooks import signing
 from webhooks.schedule import RetryPolicy, next_attempt
 from webhooks.sender import GONE, SendSettings, describe, send
@@ -55,7 +56,7 @@ class WorkerSettings:
     policy: TargetPolicy = field(default_factory=TargetPolicy)
     per_endpoint: int = 4  # requests in flight to one endpoint
     max_endpoints: int = 64  # endpoints drained at once
-    request_timeout: float = 10.0
+    request_timeout: float = REQUEST_TIMEOUT
     lease_seconds: float = 60.0
     poll_seconds: float = 1.0
     grace_seconds: float = 10.0
