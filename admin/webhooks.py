@@ -17,6 +17,7 @@ from typing import Any
 
 import aiohttp
 
+from accounts.crypto import CredentialsError, is_current
 from accounts.keyring import Keyring
 from accounts.store import AccountStore
 from accounts.store.base import format_timestamp, utc_now
@@ -31,8 +32,10 @@ from accounts.store.webhooks import (
     get_endpoint,
     list_endpoints,
     recent_deliveries,
+    replace_sealed,
     replay_since,
     rotate_secret,
+    sealed_after,
     sealed_secrets,
 )
 from contract.webhooks import REQUEST_TIMEOUT
@@ -317,13 +320,72 @@ async def webhook_replay(store: AccountStore, args: argparse.Namespace, _: Confi
     }
 
 
+REENCRYPT_BATCH = 200
+
+
+async def reencrypt(store: AccountStore, keyring: Keyring, batch: int = REENCRYPT_BATCH) -> Result:
+    """Seal every endpoint's secrets under the current service secret, a batch per
+    transaction; resumable, and a secret no configured one opens is counted and kept."""
+    done = kept = unreadable = 0
+    after = 0
+    while True:
+        rows = await store.write(sealed_after, after, batch)
+        if not rows:
+            break
+        for item in rows:
+            sealed = item.secrets
+            blobs = [b for b in (sealed.ciphertext, sealed.previous_ciphertext) if b is not None]
+            if all(is_current(keyring, blob) for blob in blobs):
+                kept += 1
+                continue
+            uid, account = sealed.endpoint_uid, sealed.account_uid
+            try:
+                opened = [signing.open_secret(keyring, account, uid, blob) for blob in blobs]
+            except CredentialsError:
+                unreadable += 1
+                continue
+            resealed = [signing.seal_secret(keyring, account, uid, text) for text in opened]
+            previous = resealed[1] if len(resealed) > 1 else None
+            now = format_timestamp(utc_now())
+            if await store.write(replace_sealed, item.row, sealed, resealed[0], previous, now):
+                done += 1
+            else:
+                kept += 1  # rotated meanwhile: sealed under the current secret already
+        after = rows[-1].row
+    return {
+        "reencrypted": done,
+        "alreadyCurrent": kept,
+        "remainingUnderOldSecrets": unreadable,
+        "text": f"{done} endpoints' secrets re-encrypted, {kept} already under the current "
+        f"secret, {unreadable} remaining under a secret no longer configured"
+        + (" (rotate those endpoints' secrets)" if unreadable else ""),
+    }
+
+
+async def webhook_reencrypt(
+    store: AccountStore, args: argparse.Namespace, config: Config
+) -> Result:
+    return await reencrypt(store, config.keyring(create=False), args.batch)
+
+
+def _batch(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("must be a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
+
+
 # --- Parser -----------------------------------------------------------------------------
 
 
 def add_commands(groups: Any, command: AddCommand) -> None:
     """The `webhook` group and its commands, on the admin CLI's parser."""
     webhook = groups.add_parser(
-        "webhook", help="webhook endpoints: add, list, show, disable, rotate, test, replay"
+        "webhook",
+        help="webhook endpoints: add, list, show, disable, enable, rotate, test, replay, reencrypt",
     ).add_subparsers(dest="action", required=True, metavar="ACTION")
     loopback_help = "allow http:// and loopback addresses (development, tests)"
 
@@ -387,3 +449,15 @@ def add_commands(groups: Any, command: AddCommand) -> None:
     )
     p.add_argument("id", metavar="ID")
     p.add_argument("--since", required=True, type=_instant, metavar="INSTANT")
+
+    p = command(
+        webhook,
+        "reencrypt",
+        webhook_reencrypt,
+        "seal every endpoint's secrets under the current service secret (after a rotation)",
+    )
+    p.set_defaults(
+        not_done="nothing re-encrypted",
+        maybe_done="some endpoints are re-encrypted; run it again to finish (safe)",
+    )
+    p.add_argument("--batch", type=_batch, default=REENCRYPT_BATCH, metavar="N")

@@ -167,11 +167,19 @@ class Worker:
                     if not task.cancelled() and task.exception() is not None:
                         log.error("a delivery failed unexpectedly", exc_info=task.exception())
                 claiming = True
+        except StoreError as exc:
+            # Its claims and records wait for the store; leases held run out meanwhile.
+            log.warning("the store is unavailable: %s", exc)
+            await self.cancel(in_flight)
         except BaseException:
-            for task in in_flight:
-                task.cancel()
-            await asyncio.gather(*in_flight, return_exceptions=True)
+            await self.cancel(in_flight)
             raise
+
+    @staticmethod
+    async def cancel(tasks: set[asyncio.Task[None]]) -> None:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     async def claim(
         self, session: aiohttp.ClientSession, endpoint: int, limit: int
@@ -194,7 +202,7 @@ class Worker:
         except CredentialsError as exc:
             # The deployment's secrets changed, not the endpoint: nothing is attempted.
             log.error("webhook %s: %s", claim.target.secrets.endpoint_uid, exc)
-            await self.store.write(release_leases, self.settings.worker_id)
+            await self.store.write(release_leases, self.settings.worker_id, endpoint)
             return None
         return {
             asyncio.create_task(self.deliver(session, claim.target, secrets, job))

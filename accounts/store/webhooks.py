@@ -387,6 +387,51 @@ async def replay_since(s: Session, uid: str, since: str, now: str) -> int:
     return len(events)
 
 
+@dataclass(frozen=True, slots=True)
+class SealedRow:
+    """An endpoint's stored secrets, for re-encryption under the current service secret."""
+
+    row: int
+    secrets: SealedSecrets
+
+
+async def sealed_after(s: Session, after: int, limit: int) -> list[SealedRow]:
+    """Stored secrets in endpoint order, strictly after row `after` (a write transaction:
+    read connections never select them)."""
+    rows = await s.fetch(
+        "SELECT w.id, w.uid, a.uid, k.ciphertext, k.previous_ciphertext, "
+        "w.previous_secret_expires_at FROM webhook_endpoints w "
+        "JOIN accounts a ON a.id = w.account_id JOIN webhook_secrets k ON k.endpoint_id = w.id "
+        "WHERE w.id > ? ORDER BY w.id LIMIT ?",
+        after,
+        limit,
+    )
+    return [SealedRow(int(r[0]), _sealed(tuple(r)[1:])) for r in rows]
+
+
+async def replace_sealed(
+    s: Session, row: int, old: SealedSecrets, current: bytes, previous: bytes | None, now: str
+) -> bool:
+    """Compare and set: secrets rotated meanwhile keep their new ciphertexts."""
+    same_previous = (
+        "previous_ciphertext IS NULL"
+        if old.previous_ciphertext is None
+        else "previous_ciphertext = ?"
+    )
+    return bool(
+        await s.execute(
+            "UPDATE webhook_secrets SET ciphertext = ?, previous_ciphertext = ?, updated_at = ? "
+            f"WHERE endpoint_id = ? AND ciphertext = ? AND {same_previous}",
+            current,
+            previous,
+            now,
+            row,
+            old.ciphertext,
+            *(() if old.previous_ciphertext is None else (old.previous_ciphertext,)),
+        )
+    )
+
+
 # --- Deliveries -------------------------------------------------------------------------
 
 
@@ -427,11 +472,13 @@ _CLAIMABLE = "d.next_attempt_at <= ? AND (d.lease_expires_at IS NULL OR d.lease_
 
 
 async def due_endpoints(s: Session, now: str, limit: int) -> list[int]:
-    """Row ids of enabled endpoints with a delivery a worker may take now."""
+    """Row ids of enabled endpoints with a delivery a worker may take now, the one whose
+    delivery has waited longest first (no endpoint waits behind others' steady work)."""
     rows = await s.fetch(
-        "SELECT DISTINCT d.endpoint_id FROM webhook_deliveries d "
+        "SELECT d.endpoint_id FROM webhook_deliveries d "
         "JOIN webhook_endpoints w ON w.id = d.endpoint_id "
-        f"WHERE {_CLAIMABLE} AND w.disabled_at IS NULL ORDER BY d.endpoint_id LIMIT ?",
+        f"WHERE {_CLAIMABLE} AND w.disabled_at IS NULL "
+        "GROUP BY d.endpoint_id ORDER BY min(d.next_attempt_at), d.endpoint_id LIMIT ?",
         now,
         now,
         limit,
@@ -537,12 +584,15 @@ async def record_attempt(
         )
 
 
-async def release_leases(s: Session, worker: str) -> int:
-    """Give up `worker`'s leases (a worker stopping): its deliveries are due again at once."""
+async def release_leases(s: Session, worker: str, endpoint: int | None = None) -> int:
+    """Give up `worker`'s leases (a worker stopping), or those on one endpoint's
+    deliveries: they are due again at once."""
+    only = "" if endpoint is None else " AND endpoint_id = ?"
     return await s.execute(
         "UPDATE webhook_deliveries SET lease_owner = NULL, lease_expires_at = NULL "
-        "WHERE lease_owner = ? AND delivered_at IS NULL AND failed_at IS NULL",
+        f"WHERE lease_owner = ? AND delivered_at IS NULL AND failed_at IS NULL{only}",
         worker,
+        *(() if endpoint is None else (endpoint,)),
     )
 
 

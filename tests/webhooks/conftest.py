@@ -9,11 +9,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import pytest
 from aiohttp import web
 from support.receiver import Receiver
+from webhookkit import SERVICE_SECRET
 
 from accounts.keyring import Keyring
 from accounts.store import AccountStore, open_store
-
-SERVICE_SECRET = b"webhook-tests-secret-" + b"z" * 40
 
 
 @pytest.fixture

@@ -10,7 +10,9 @@ import time
 from collections.abc import AsyncIterator
 
 import pytest
-from kit import (
+from standardwebhooks import Webhook, WebhookVerificationError
+from support.accountkit import read_all
+from webhookkit import (
     LOOPBACK,
     Wall,
     account_with_commissions,
@@ -21,11 +23,12 @@ from kit import (
     until,
     worker,
 )
-from standardwebhooks import Webhook, WebhookVerificationError
 
-from accounts.store.webhooks import add_endpoint, event_public_id
+from accounts.store.base import format_timestamp
+from accounts.store.webhooks import add_endpoint, enable_endpoint, event_public_id, replay_since
 from admin.webhooks import rotate
 from webhooks import signing
+from webhooks.schedule import RetryPolicy
 from webhooks.targets import TargetPolicy
 from webhooks.worker import Worker
 
@@ -42,8 +45,6 @@ async def running(w: Worker) -> AsyncIterator[None]:
 
 
 async def feed_ids(store, account: str) -> list[str]:
-    from support.accountkit import read_all
-
     rows = await read_all(
         store,
         "SELECT e.id FROM events e JOIN accounts a ON a.id = e.account_id WHERE a.uid = ? "
@@ -87,9 +88,6 @@ async def test_a_receiver_failing_then_recovering_gets_every_event_once_by_id(
 async def test_events_before_the_endpoint_are_not_sent_and_replay_sends_them(
     store, keyring, receivers
 ):
-    from accounts.store.base import format_timestamp
-    from accounts.store.webhooks import replay_since
-
     account = await account_with_commissions(store, 3)
     receiver = await receivers("")
     view, receiver.secret = await endpoint(store, keyring, account, receiver.url)
@@ -216,8 +214,6 @@ async def test_rotation_signs_with_both_during_the_overlap_then_only_the_new(
 async def test_give_up_after_about_three_days_disables_the_endpoint_with_the_reason(
     store, keyring, receivers
 ):
-    from webhooks.schedule import RetryPolicy
-
     wall = Wall()
     receiver = await receivers("", answer=lambda _n: (503, 0.0))
     account = await store.create_account(None, "pro")
@@ -256,10 +252,18 @@ async def test_410_gone_disables_the_endpoint(store, keyring, receivers):
     account = await store.create_account(None, "pro")
     view, receiver.secret = await endpoint(store, keyring, account, receiver.url)
     await add_commissions(store, account, 3)
-    w = worker(store, keyring, Wall(), per_endpoint=1)
+    wall = Wall()
+    w = worker(store, keyring, wall, per_endpoint=1)
     async with w.session() as session:
         await w.run_once(session)
     current = await state(store, view.id)
     assert current.disabled_reason == "the endpoint answered 410 Gone"
     assert len(receiver.received) == 1
     assert current.pending == 3
+    # Enabled again (by the operator): the pending deliveries go out at once.
+    receiver.answer = lambda _n: (204, 0.0)
+    await store.write(enable_endpoint, view.id, format_timestamp(wall.now()))
+    async with w.session() as session:
+        await w.run_once(session)
+    assert {d.state for d in await deliveries(store, view.id)} == {"delivered"}
+    assert all(r.verified for r in receiver.received)

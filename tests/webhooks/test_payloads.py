@@ -7,7 +7,7 @@ import datetime as dt
 
 import jsonschema
 import orjson
-from kit import Wall, add_commissions, endpoint, worker
+from webhookkit import Wall, add_commissions, endpoint, worker
 
 from accounts.store import NewCommission
 from contract import openapi

@@ -9,8 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from conftest import SERVICE_SECRET
-from kit import add_commissions, deliveries, endpoint, until
+from webhookkit import SERVICE_SECRET, add_commissions, deliveries, endpoint, until
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -16,6 +16,7 @@ from webhooks.targets import TargetPolicy
 from webhooks.worker import Worker, WorkerSettings
 
 LOOPBACK = TargetPolicy(allow_loopback=True)
+SERVICE_SECRET = b"webhook-tests-secret-" + b"z" * 40
 
 
 @dataclass
