@@ -97,6 +97,18 @@ TOOLS: tuple[ToolSpec, ...] = (
         e.COMMISSION_SUMMARY,
         reads_account=True,
     ),
+    ToolSpec(
+        "list_events",
+        "List the account's events",
+        "Changes recorded for the account, oldest first: commission.created, "
+        "commission.updated (with the replaced status and amounts in `data.previous`), "
+        "connection.sync_failed, connection.recovered; `type` keeps only some (a list). "
+        "Answers `data` and `page`; `page.nextCursor` is set on the last page too: keep it "
+        "and call again later with it as `cursor` to get only what happened since. "
+        "Needs the server to have an API key.",
+        e.EVENTS,
+        reads_account=True,
+    ),
 )
 
 # An unknown argument's name is quoted back up to this length (it comes from the client).

@@ -100,10 +100,10 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     for name in ("interval_minutes", "lease_seconds", "poll_seconds"):
         if not getattr(args, name) > 0:
             parser.error(f"--{name.replace('_', '-')} must be a positive number")
-    if args.concurrency < 1 or args.backfill_days < 1 or args.events_retention_days < 1:
-        parser.error(
-            "--concurrency, --backfill-days and --events-retention-days must be at least 1"
-        )
+    if args.concurrency < 1 or args.backfill_days < 1:
+        parser.error("--concurrency and --backfill-days must be at least 1")
+    if args.events_retention_days < 1:
+        parser.error("--events-retention-days must be at least 1")
     check_observability_arguments(parser, args)
     return args
 

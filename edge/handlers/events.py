@@ -46,6 +46,13 @@ def event_json(row: EventRow) -> dict[str, Any]:
     }
 
 
+def cursor_filters(params: dict[str, Any]) -> dict[str, Any]:
+    """What an events cursor is bound to: the `type` filter, its types sorted, since
+    `type=a,b` and `type=b,a` select the same events and one's cursor serves the other."""
+    types: tuple[str, ...] = params.get("type", ())
+    return {"type": ",".join(sorted(types)) or None}
+
+
 def cursor_position(position: list[Any]) -> int:
     """The event id an events cursor resumes after; invalid_cursor otherwise."""
     if len(position) == 1 and type(position[0]) is int and 0 < position[0] <= MAX_EVENT_SEQ:
@@ -58,8 +65,7 @@ async def events(request: web.Request) -> web.Response:
     principal = request[appkeys.PRINCIPAL]
     params = parse_query(EVENTS, request.query.items())
     types: tuple[str, ...] = params.get("type", ())
-    # Sorted: `type=a,b` and `type=b,a` select the same events, and one's cursor serves both.
-    filters = {"type": ",".join(sorted(types)) or None}
+    filters = cursor_filters(params)
     secret = request.app[appkeys.SECRET]
     after = None
     if "cursor" in params:

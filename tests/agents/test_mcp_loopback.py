@@ -134,6 +134,13 @@ async def test_every_tool_answers_what_the_api_answers(live_api: LiveApi):
         assert http.status == 200 and totals == http.json() and totals["data"]
         assert all(row["currency"] for row in totals["data"])
 
+        # list_events: a type filter as a list, the API's page.
+        chosen = {"type": ["commission.created"], "limit": 3}
+        events = answer(await client.call_tool("list_events", chosen))
+        http = await api_get(live_api, "/v1/events", {"type": "commission.created", "limit": "3"})
+        assert http.status == 200 and events == http.json() and len(events["data"]) == 3
+        assert {event["type"] for event in events["data"]} == {"commission.created"}
+
 
 async def test_the_apis_errors_are_tool_errors(live_api: LiveApi):
     cases = [
@@ -176,7 +183,7 @@ async def test_arguments_out_of_the_contract_are_refused_before_any_request(live
 
 async def test_without_a_key_the_account_tools_say_a_key_is_needed(live_api):
     async with Client(mcp_command("--api-url", live_api.base_url)) as client:
-        for tool in ("get_account", "list_commissions", "sum_commissions"):
+        for tool in ("get_account", "list_commissions", "sum_commissions", "list_events"):
             error = failure(await client.call_tool(tool, {}))
             assert error["code"] == "missing_api_key" and error["status"] == 401
             assert "AFFDIR_API_KEY" in error["message"]

@@ -52,11 +52,13 @@ def test_the_tools_cover_the_endpoints_and_only_the_account_ones_need_a_key():
         e.ME,
         e.COMMISSIONS,
         e.COMMISSION_SUMMARY,
+        e.EVENTS,
     ]
     assert [spec.name for spec in TOOLS if spec.reads_account] == [
         "get_account",
         "list_commissions",
         "sum_commissions",
+        "list_events",
     ]
 
 

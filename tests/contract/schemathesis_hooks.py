@@ -30,14 +30,26 @@ import schemathesis
 
 from contract import textsearch
 from contract.countries import COUNTRIES
-from contract.endpoints import COMMISSION_SUMMARY, COMMISSIONS, PROGRAM_FACETS, PROGRAMS, Endpoint
+from contract.endpoints import (
+    COMMISSION_SUMMARY,
+    COMMISSIONS,
+    EVENTS,
+    PROGRAM_FACETS,
+    PROGRAMS,
+    Endpoint,
+)
 from edge import cursor
+from edge.handlers import events
 from edge.handlers.programs import cursor_filters
 from edge.http.errors import ApiError
 from edge.query import parse_query
 
 SECRET_ENV = "CONTRACT_CURSOR_SECRET"
-LIST_ENDPOINTS: dict[str, Endpoint] = {PROGRAMS.path: PROGRAMS, COMMISSIONS.path: COMMISSIONS}
+LIST_ENDPOINTS: dict[str, Endpoint] = {
+    PROGRAMS.path: PROGRAMS,
+    COMMISSIONS.path: COMMISSIONS,
+    EVENTS.path: EVENTS,
+}
 # Paths taking `q` (a full-text query).
 SEARCH_PATHS = {PROGRAMS.path, PROGRAM_FACETS.path}
 
@@ -57,6 +69,8 @@ def issued_for(endpoint: Endpoint, query: dict[str, Any], secret: bytes) -> bool
         return None
     if endpoint is PROGRAMS:
         filters = cursor_filters(values)
+    elif endpoint is EVENTS:
+        filters = events.cursor_filters(values)
     else:
         filters = {p.name: values.get(p.name) for p in endpoint.params if p.kind != "cursor"}
         filters.pop("limit", None)  # a cursor is not bound to the page size
