@@ -24,8 +24,8 @@ one), after which the write went on to COMMIT. So a write runs under a stop flag
 progress handler checks during its statements and `_in_transaction` again before COMMIT.
 
 Read connections are also opened `mode=ro` with `query_only`, and an authorizer that
-refuses any read of `network_credentials`: no read path of the API can select the
-credentials, even by mistake.
+refuses any read of `network_credentials` and `webhook_secrets`: no read path of the API
+can select the credentials or the webhook secrets, even by mistake.
 """
 
 from __future__ import annotations
@@ -58,6 +58,7 @@ from accounts.store.core import (
     HISTORY_CHANGED,
     HISTORY_FIELDS,
     SCHEMA_VERSION_SQL,
+    SECRET_TABLES,
     Dialect,
     Operation,
     SqlStore,
@@ -202,10 +203,6 @@ def database_path(database: str) -> Path:
 
 
 # --- Connections ------------------------------------------------------------------------
-
-
-# Ciphertext only, and still never selected by a read connection.
-SECRET_TABLES = frozenset({"network_credentials", "webhook_secrets"})
 
 
 def _deny_credentials(action: int, arg1: str | None, *_: Any) -> int:

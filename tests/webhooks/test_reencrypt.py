@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
 from webhookkit import LOOPBACK
 
 from accounts.keyring import Keyring
+from accounts.store import StoreUnavailable
 from accounts.store.webhooks import sealed_secrets
 from admin.webhooks import reencrypt, register, rotate
 from webhooks import signing
@@ -45,3 +47,12 @@ async def test_a_secret_no_configured_one_opens_is_counted_and_kept(store):
     result = await reencrypt(store, NEW_ONLY)
     assert result["remainingUnderOldSecrets"] == 1 and "rotate those" in result["text"]
     assert await store.write(sealed_secrets, view.id) == before
+
+
+async def test_no_read_connection_selects_the_secrets(store):
+    now = dt.datetime.now(dt.UTC)
+    account = await store.create_account(None, "pro")
+    view, _ = await register(store, OLD, account, "https://a.example.com/", LOOPBACK, now)
+    with pytest.raises(StoreUnavailable):
+        await store.read(sealed_secrets, view.id)
+    assert (await store.write(sealed_secrets, view.id)).endpoint_uid == view.id
