@@ -253,6 +253,7 @@ class Worker:
             record_attempt,
             job.delivery_row,
             attempt,
+            format_timestamp(started),
             format_timestamp(now),
             next_attempt_at=next_at,
             give_up=give_up,

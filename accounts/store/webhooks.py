@@ -543,13 +543,15 @@ async def record_attempt(
     s: Session,
     delivery: int,
     attempt: Attempt,
+    attempted_at: str,
     now: str,
     *,
     next_attempt_at: str | None,
     give_up: str | None = None,
     disable: str | None = None,
 ) -> None:
-    """Record an attempt of a delivery and release its lease. Delivered: done. Otherwise
+    """Record an attempt of a delivery, made at `attempted_at` and ended `now`, and release
+    its lease. Delivered: done. Otherwise
     due again at `next_attempt_at`, or with `give_up` failed for good and its endpoint
     disabled with that reason; `disable` disables the endpoint (a 410) and keeps the
     delivery pending."""
@@ -569,8 +571,8 @@ async def record_attempt(
         "last_status = ?, last_reason = ?, lease_owner = NULL, lease_expires_at = NULL "
         "WHERE id = ? AND delivered_at IS NULL AND failed_at IS NULL RETURNING endpoint_id",
         *params,
-        now,
-        now,
+        attempted_at,
+        attempted_at,
         attempt.status,
         reason,
         delivery,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import datetime as dt
 import time
 from collections.abc import AsyncIterator
@@ -267,3 +268,19 @@ async def test_410_gone_disables_the_endpoint(store, keyring, receivers):
         await w.run_once(session)
     assert {d.state for d in await deliveries(store, view.id)} == {"delivered"}
     assert all(r.verified for r in receiver.received)
+
+
+async def test_two_workers_on_one_store_send_each_event_once(store, keyring, receivers):
+    receiver = await receivers("", answer=lambda _n: (204, 0.05))
+    account = await store.create_account(None, "pro")
+    view, receiver.secret = await endpoint(store, keyring, account, receiver.url)
+    await add_commissions(store, account, 30)
+    first = worker(store, keyring, per_endpoint=3)
+    second = worker(store, keyring, per_endpoint=3)
+    second.settings = dataclasses.replace(second.settings, worker_id="tests-2")
+    async with running(first), running(second):
+        await until(lambda: len(set(receiver.delivered_ids())) == 30)
+        await until(lambda: all(r.status == 204 for r in receiver.received))
+    # Leased, so never sent by both: no answer was lost, so no duplicate either.
+    assert len(receiver.received) == 30
+    assert {d.state for d in await deliveries(store, view.id)} == {"delivered"}
