@@ -318,28 +318,77 @@ class EventRow:
     data: str  # JSON text of an object, as the API sends it
 
 
-def events_sql(query: EventQuery) -> tuple[str, list[Any]]:
-    """The page's statement: a seek on events_account (account_id, id) past `after`."""
+# With a type filter, a page reads at most this many events of the feed: a type that is
+# rare among many (a million created events of a big import) must not make every request
+# read them all. The page may then hold fewer than its limit; its cursor still moves on.
+SCAN_MAX = 10_000
+
+
+def _feed(query: EventQuery) -> tuple[list[str], list[Any]]:
+    """Conditions and parameters of the account's feed past `after`, within the retention."""
     where = ["account_id = (SELECT id FROM accounts WHERE uid = ?)", "occurred_at >= ?"]
     params: list[Any] = [query.account_uid, query.since]
-    if query.types:
-        where.append(f"type IN ({', '.join('?' * len(query.types))})")
-        params.extend(query.types)
     if query.after is not None:
         where.append("id > ?")
         params.append(query.after)
-    sql = (
-        f"SELECT id, type, occurred_at, data FROM events WHERE {' AND '.join(where)} "
-        "ORDER BY id LIMIT ?"
-    )
-    params.append(query.limit)
-    return sql, params
+    return where, params
+
+
+def events_sql(query: EventQuery, scan: int | None = None) -> tuple[str, list[Any]]:
+    """The page's statement: a seek on events_account (account_id, id) past `after`; with
+    `scan`, the types are looked for among the next `scan` events of the feed only."""
+    where, params = _feed(query)
+    types = ""
+    if query.types:
+        types = f"type IN ({', '.join('?' * len(query.types))})"
+    columns = "id, type, occurred_at, data"
+    if scan is not None and types:
+        source = (
+            f"(SELECT {columns} FROM events WHERE {' AND '.join(where)} ORDER BY id LIMIT ?) AS w"
+        )
+        sql = f"SELECT {columns} FROM {source} WHERE {types} ORDER BY id LIMIT ?"
+        return sql, [*params, scan, *query.types, query.limit]
+    if types:
+        where.append(types)
+        params.extend(query.types)
+    sql = f"SELECT {columns} FROM events WHERE {' AND '.join(where)} ORDER BY id LIMIT ?"
+    return sql, [*params, query.limit]
 
 
 async def account_events(s: Session, query: EventQuery) -> list[EventRow]:
     """One keyset page of an account's events in feed order (ascending id)."""
     sql, params = events_sql(query)
     return [EventRow(int(r[0]), r[1], r[2], r[3]) for r in await s.fetch(sql, *params)]
+
+
+@dataclass(frozen=True, slots=True)
+class EventPage:
+    """A page as the API reads it: its events, and with a type filter whose scan of
+    SCAN_MAX events ended before the page was full, the id of the last event scanned
+    (where the next page resumes; the events between matched no type)."""
+
+    rows: list[EventRow]
+    scanned_to: int | None = None
+
+
+async def events_page(s: Session, query: EventQuery, scan: int | None = None) -> EventPage:
+    """One page of the API: `account_events`, a type filter reading `scan` (default
+    SCAN_MAX) events at most."""
+    scan = scan or SCAN_MAX
+    if not query.types:
+        return EventPage(await account_events(s, query))
+    sql, params = events_sql(query, scan)
+    rows = [EventRow(int(r[0]), r[1], r[2], r[3]) for r in await s.fetch(sql, *params)]
+    if len(rows) >= query.limit:
+        return EventPage(rows)
+    where, params = _feed(query)
+    read, last = await s.fetchrow(
+        f"SELECT count(*), max(id) FROM (SELECT id FROM events WHERE {' AND '.join(where)} "
+        "ORDER BY id LIMIT ?) AS w",
+        *params,
+        scan,
+    )
+    return EventPage(rows, int(last) if int(read) >= scan else None)
 
 
 async def prune_events(s: Session, before: str, limit: int) -> int:

@@ -22,8 +22,8 @@ from accounts.store.events import (
     MAX_EVENT_SEQ,
     EventQuery,
     EventRow,
-    account_events,
     event_id,
+    events_page,
     retention_horizon,
 )
 from contract.endpoints import EVENTS
@@ -80,20 +80,24 @@ async def events(request: web.Request) -> web.Response:
         after=after,
     )
     try:
-        rows = await request.app[appkeys.STORE].read(account_events, query)
+        page = await request.app[appkeys.STORE].read(events_page, query)
     except StoreUnavailable as exc:
         log.warning("events unavailable: %s", exc)
         raise unavailable(
             "events cannot be read right now; retry later", config.retry_after
         ) from None
-    has_more = len(rows) > limit
-    rows = rows[:limit]
+    rows = page.rows[:limit]
+    # More is there: a further event read, or a type filter's scan that stopped early.
+    has_more = len(page.rows) > limit or page.scanned_to is not None
     headers = dict(PRIVATE_HEADERS)
     # The feed's position after this page, also on its last page: a client keeps it and
     # reads on from there once more events are written. An empty page leaves it where it
-    # was (null: the feed's start).
+    # was (null: the feed's start), unless a type filter's scan moved on past events of
+    # other types.
     next_cursor: str | None = params.get("cursor")
-    if rows:
+    if page.scanned_to is not None:
+        next_cursor = cursor.encode(secret, EVENTS.name, filters, [page.scanned_to])
+    elif rows:
         next_cursor = cursor.encode(secret, EVENTS.name, filters, [rows[-1].seq])
     if has_more and next_cursor is not None:
         headers["Link"] = link_next(request, next_cursor)

@@ -17,7 +17,13 @@ from accounts.statusmap import load_status_map
 from accounts.store import AccountStore, CommissionQuery, open_store
 from accounts.store.base import NewCommission, format_timestamp
 from accounts.store.core import Session, upsert_commissions
-from accounts.store.events import EventQuery, EventRow, account_events, prune
+from accounts.store.events import (
+    EventQuery,
+    EventRow,
+    account_events,
+    events_page,
+    prune,
+)
 from contract.resources import BY_NAME, EVENT_DATA
 from edge.handlers.account import commission_json
 
@@ -317,6 +323,35 @@ async def test_pages_resume_after_the_last_event_and_filter_by_type(events_store
     only = await feed(store, types=chosen)
     assert [e.type for e in only] == ["connection.sync_failed", "commission.updated"]
     assert [e.seq for e in only] == [e.seq for e in everything if e.type in chosen]
+
+
+async def test_a_type_filter_reads_a_bounded_stretch_of_the_feed(events_store):
+    store, _ = events_store
+    await store.connect_network(UID, "awin", b"sealed")
+    await store.upsert_commissions(UID, "awin", [commission(f"C{n}") for n in range(12)])
+    await store.record_sync_outcome(UID, "awin", "error", ("network_down", "down"))
+    everything = await feed(store)
+    wanted = ("connection.sync_failed",)
+    # Scanning 5 events a page: two pages find nothing and say how far they read.
+    pages, after = [], None
+    while True:
+        query = EventQuery(UID, 3, "0000", types=wanted, after=after)
+        page = await store.read(events_page, query, 5)
+        pages.append(page)
+        if page.scanned_to is None:
+            break
+        assert page.rows == []
+        after = page.scanned_to
+    assert [p.scanned_to for p in pages[:-1]] == [everything[4].seq, everything[9].seq]
+    assert [e.type for e in pages[-1].rows] == ["connection.sync_failed"]
+    # A page that fills up within the scan needs no position of its own.
+    full = await store.read(
+        events_page, EventQuery(UID, 3, "0000", types=("commission.created",)), 5
+    )
+    assert len(full.rows) == 3 and full.scanned_to is None
+    # Without a filter, every event matches: no scan bound.
+    plain = await store.read(events_page, EventQuery(UID, 100, "0000"), 5)
+    assert plain.rows == everything and plain.scanned_to is None
 
 
 async def test_the_retention_horizon_hides_and_pruning_deletes_older_events(events_store):

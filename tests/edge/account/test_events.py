@@ -14,6 +14,7 @@ from support.accountkit import Seeded, check_resource, new_account
 from support.apierror import assert_api_error
 
 from accounts.store import AccountStore, open_store
+from accounts.store import events as events_store
 from accounts.store.base import NewCommission
 from contract.resources import BY_NAME, EVENT, EVENT_DATA, PAGE_INFO
 from contract.vocabulary import EVENT_TYPES
@@ -163,6 +164,28 @@ async def test_the_type_filter(edge_client, admin_store: AccountStore):
     await assert_api_error(resp, 400, "invalid_cursor", "cursor")
     resp = await client.get(PATH, params={"cursor": token}, headers=account.auth)
     await assert_api_error(resp, 400, "invalid_cursor", "cursor")
+
+
+async def test_a_rare_type_is_found_past_a_long_run_of_others(
+    edge_client, admin_store: AccountStore, monkeypatch
+):
+    monkeypatch.setattr(events_store, "SCAN_MAX", 4)  # pages read 4 events of the feed
+    account = await new_account(admin_store)
+    await admin_store.connect_network(account.uid, "awin", b"sealed")
+    await admin_store.upsert_commissions(
+        account.uid, "awin", [commission(f"R{n}") for n in range(10)]
+    )
+    await admin_store.record_sync_outcome(account.uid, "awin", "error", ("network_down", "down"))
+    client = await edge_client()
+    first = await get_events(client, account, type="connection.sync_failed")
+    # Nothing of the type among the first 4: an empty page that still moves on.
+    assert first["data"] == [] and first["page"]["hasMore"] is True
+    events, cursor = await read_on(
+        client, account, first["page"]["nextCursor"], type="connection.sync_failed"
+    )
+    assert [e["type"] for e in events] == ["connection.sync_failed"]
+    again = await get_events(client, account, type="connection.sync_failed", cursor=cursor)
+    assert again["data"] == [] and again["page"]["hasMore"] is False
 
 
 @pytest.mark.parametrize(
