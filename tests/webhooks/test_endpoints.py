@@ -1,5 +1,5 @@
-"""After a rotation of the service's secret, `webhook reencrypt` seals every endpoint's
-signing secrets (current and previous) under the new one, resumably, losing none."""
+"""Endpoints in the store: their secrets never on a read connection, re-encrypted under a new
+service secret (`webhook reencrypt`) without losing one, and so many an account."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from webhookkit import LOOPBACK
 
 from accounts.keyring import Keyring
-from accounts.store import StoreUnavailable
-from accounts.store.webhooks import sealed_secrets
+from accounts.store import Conflict, StoreUnavailable
+from accounts.store.webhooks import MAX_ENDPOINTS_PER_ACCOUNT, sealed_secrets
 from admin.webhooks import reencrypt, register, rotate
 from webhooks import signing
 
@@ -56,3 +56,14 @@ async def test_no_read_connection_selects_the_secrets(store):
     with pytest.raises(StoreUnavailable):
         await store.read(sealed_secrets, view.id)
     assert (await store.write(sealed_secrets, view.id)).endpoint_uid == view.id
+
+
+async def test_an_account_has_at_most_so_many_endpoints(store):
+    now = dt.datetime.now(dt.UTC)
+    account = await store.create_account(None, "pro")
+    for n in range(MAX_ENDPOINTS_PER_ACCOUNT):
+        await register(store, OLD, account, f"https://h{n}.example.com/", LOOPBACK, now)
+    with pytest.raises(Conflict, match="the most an account may have"):
+        await register(store, OLD, account, "https://one-more.example.com/", LOOPBACK, now)
+    other = await store.create_account(None, "pro")
+    await register(store, OLD, other, "https://h0.example.com/", LOOPBACK, now)
