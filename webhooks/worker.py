@@ -71,6 +71,7 @@ class WorkerSettings:
 
 
 def parse_timestamp(text: str) -> dt.datetime:
+    """A stored timestamp (`YYYY-MM-DDTHH:MM:SSZ`) as an aware datetime."""
     return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
@@ -218,11 +219,19 @@ class Worker:
         headers = signing.headers(job.event_id, body, secrets, started)
         settings = SendSettings(self.settings.policy, self.settings.request_timeout)
         attempt = await send(session, target.url, headers, body, settings)
-        await self.record(target, job, attempt, started)
+        try:
+            await self.record(target, job, attempt, started)
+        except StoreError as exc:
+            # Unrecorded: once its lease runs out the delivery is sent again (at least once).
+            log.warning(
+                "webhook %s: %s not recorded: %s", target.secrets.endpoint_uid, job.event_id, exc
+            )
 
     async def record(
         self, target: Target, job: Job, attempt: Attempt, started: dt.datetime
     ) -> None:
+        """Record the attempt: delivered, or due again after the schedule's wait, or given
+        up with its endpoint disabled; a 410 disables the endpoint as well."""
         now = self.clock()
         give_up = disable = None
         next_at = None
