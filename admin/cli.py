@@ -502,6 +502,13 @@ def _positive(text: str) -> int:
     return value
 
 
+def _retention_days(text: str) -> int:
+    value = _positive(text)
+    if value > v.EVENTS_RETENTION_DAYS_MAX:
+        raise argparse.ArgumentTypeError(f"must be at most {v.EVENTS_RETENTION_DAYS_MAX}")
+    return value
+
+
 def _currency(text: str) -> str:
     if not re.fullmatch(v.CURRENCY_PATTERN, text):
         raise argparse.ArgumentTypeError("must be an ISO 4217 code of 3 capital letters, e.g. USD")
@@ -773,7 +780,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(not_done=partly, maybe_done=partly)
     p.add_argument(
         "--retention-days",
-        type=_positive,
+        type=_retention_days,
         metavar="DAYS",
         help="default: --events-retention-days of the edge (EDGE_EVENTS_RETENTION_DAYS)",
     )

@@ -118,6 +118,7 @@ EVENT_TYPES: tuple[str, ...] = (
 # Days an event stays readable by default; edge, sync worker and admin CLI can be told
 # another retention (docs/configuration.md).
 EVENTS_RETENTION_DAYS = 30
+EVENTS_RETENTION_DAYS_MAX = 3650  # ten years: a bound, not a recommendation
 
 # Requests without an Authorization header, where an endpoint answers them (the directory):
 # counted per client address under this plan's limit, never an account's plan.

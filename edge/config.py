@@ -24,7 +24,12 @@ from accounts.keyring import (
     load_keyring,
 )
 from contract.version import version_line
-from contract.vocabulary import ANONYMOUS_PLAN, DEFAULT_RATE_LIMITS, EVENTS_RETENTION_DAYS
+from contract.vocabulary import (
+    ANONYMOUS_PLAN,
+    DEFAULT_RATE_LIMITS,
+    EVENTS_RETENTION_DAYS,
+    EVENTS_RETENTION_DAYS_MAX,
+)
 from edge.http.clientaddress import Network, parse_networks
 from edge.links import valid_authority
 
@@ -131,6 +136,13 @@ def _at_least_one(text: str) -> int:
     value = int(text)
     if value < 1:
         raise ConfigError(f"{text!r} must be a whole number >= 1")
+    return value
+
+
+def _retention_days(text: str) -> int:
+    value = _at_least_one(text)
+    if value > EVENTS_RETENTION_DAYS_MAX:
+        raise ConfigError(f"{text!r} must be at most {EVENTS_RETENTION_DAYS_MAX} days")
     return value
 
 
@@ -300,8 +312,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("retry_after", _at_least_one, "Retry-After seconds sent with 503 answers."),
     Setting(
         "events_retention_days",
-        _at_least_one,
-        "Days an event stays readable in GET /v1/events; older ones are never answered.",
+        _retention_days,
+        f"Days an event stays readable in GET /v1/events, 1 to {EVENTS_RETENTION_DAYS_MAX}; "
+        "older ones are never answered.",
     ),
     Setting("cors_origins", str, "Allowed CORS origins: * or a comma-separated list."),
     Setting(

@@ -29,7 +29,7 @@ from accounts.store import AccountStore, StoreError, open_store, reached_over_ne
 from accounts.store.handle import StoreHandle
 from contract.logformat import LOG_FORMATS
 from contract.version import VERSION, version_line
-from contract.vocabulary import EVENTS_RETENTION_DAYS
+from contract.vocabulary import EVENTS_RETENTION_DAYS, EVENTS_RETENTION_DAYS_MAX
 from sync.connectors import CONNECTORS
 from sync.events import Unobserved
 from sync.health import Progress, default_stall_seconds
@@ -102,8 +102,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
             parser.error(f"--{name.replace('_', '-')} must be a positive number")
     if args.concurrency < 1 or args.backfill_days < 1:
         parser.error("--concurrency and --backfill-days must be at least 1")
-    if args.events_retention_days < 1:
-        parser.error("--events-retention-days must be at least 1")
+    if not 1 <= args.events_retention_days <= EVENTS_RETENTION_DAYS_MAX:
+        parser.error(f"--events-retention-days must be 1 to {EVENTS_RETENTION_DAYS_MAX}")
     check_observability_arguments(parser, args)
     return args
 

@@ -40,6 +40,8 @@ def test_rate_limits_parse_as_requests_per_window():
         ({"EDGE_KEY_CACHE_SECONDS": "86401"}, "at most 86400"),
         ({"EDGE_REDIS_TIMEOUT": "-inf"}, "positive number"),
         ({"EDGE_WORKERS": "0"}, ">= 1"),
+        ({"EDGE_EVENTS_RETENTION_DAYS": "0"}, ">= 1"),
+        ({"EDGE_EVENTS_RETENTION_DAYS": "3651"}, "at most 3650 days"),
         ({"EDGE_WORKERS": "2"}, "2 workers need --redis-url"),
         ({"EDGE_PUBLIC_URL": "api.example.com"}, "--public-url / EDGE_PUBLIC_URL"),
         ({"EDGE_PUBLIC_URL": "ftp://api.example.com"}, "not an http"),

@@ -39,9 +39,13 @@ from typing import TYPE_CHECKING, Any
 
 from accounts.store.base import format_timestamp
 from accounts.store.core import Session, lock_key
+from contract.vocabulary import EVENT_TYPES
 
 if TYPE_CHECKING:
     from accounts.store.base import AccountStore
+
+# The types, in the contract's order (what the triggers write is what the API lists).
+CREATED, UPDATED, SYNC_FAILED, RECOVERED_EVENT = EVENT_TYPES
 
 # Connection statuses of a failed sync; leaving them for one of RECOVERED is a recovery.
 FAILED = ("auth_failed", "error")
@@ -176,12 +180,12 @@ def sqlite_migration() -> tuple[str, ...]:
         f"""CREATE TRIGGER events_{name} AFTER UPDATE OF status ON networks
             FOR EACH ROW WHEN {when}
             BEGIN
-                {_INSERT} VALUES (NEW.account_id, 'connection.{event}',
+                {_INSERT} VALUES (NEW.account_id, '{event}',
                     coalesce(NEW.last_sync_at, {now}), {connection_data("sqlite", "NEW.", "OLD.")});
             END"""
         for name, event, when in (
-            ("connection_failed", "sync_failed", failed),
-            ("connection_recovered", "recovered", recovered),
+            ("connection_failed", SYNC_FAILED, failed),
+            ("connection_recovered", RECOVERED_EVENT, recovered),
         )
     ]
     return (
@@ -196,13 +200,13 @@ def sqlite_migration() -> tuple[str, ...]:
         *EVENTS_INDEXES,
         f"""CREATE TRIGGER events_commission_created AFTER INSERT ON commissions
             BEGIN
-                {_INSERT} VALUES (NEW.account_id, 'commission.created', NEW.updated_at,
+                {_INSERT} VALUES (NEW.account_id, '{CREATED}', NEW.updated_at,
                     {commission_data("sqlite", "NEW.")});
             END""",
         f"""CREATE TRIGGER events_commission_updated AFTER UPDATE ON commissions
             FOR EACH ROW WHEN {changed}
             BEGIN
-                {_INSERT} VALUES (NEW.account_id, 'commission.updated', NEW.updated_at,
+                {_INSERT} VALUES (NEW.account_id, '{UPDATED}', NEW.updated_at,
                     {commission_data("sqlite", "NEW.", "OLD.")});
             END""",
         *connection_events,
@@ -243,8 +247,8 @@ def pg_migration() -> tuple[str, ...]:
         "events_connection",
         f"PERFORM pg_advisory_xact_lock({EVENTS_LOCK_SPACE}, "
         "(NEW.account_id % 2147483647)::integer)",
-        f"{_INSERT} VALUES (NEW.account_id, CASE WHEN {failed} THEN 'connection.sync_failed' "
-        "ELSE 'connection.recovered' END, coalesce(NEW.last_sync_at, "
+        f"{_INSERT} VALUES (NEW.account_id, CASE WHEN {failed} THEN '{SYNC_FAILED}' "
+        f"ELSE '{RECOVERED_EVENT}' END, coalesce(NEW.last_sync_at, "
         """to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')), """
         f"{connection_data('pg', 'NEW.', 'OLD.')})",
     )
@@ -260,13 +264,13 @@ def pg_migration() -> tuple[str, ...]:
         _pg_function(
             "events_commission_created",
             _pg_lock("SELECT account_id FROM new_rows"),
-            f"{_INSERT} SELECT n.account_id, 'commission.created', n.updated_at, "
+            f"{_INSERT} SELECT n.account_id, '{CREATED}', n.updated_at, "
             f"{commission_data('pg', 'n.')} FROM new_rows n ORDER BY n.id",
         ),
         _pg_function(
             "events_commission_updated",
             _pg_lock(changed),
-            f"{_INSERT} SELECT n.account_id, 'commission.updated', n.updated_at, "
+            f"{_INSERT} SELECT n.account_id, '{UPDATED}', n.updated_at, "
             f"{commission_data('pg', 'n.', 'o.')} "
             f"FROM old_rows o JOIN new_rows n ON n.id = o.id WHERE {_changed('o.', 'n.')} "
             "ORDER BY n.id",

@@ -76,9 +76,10 @@ def test_the_admin_command_deletes_what_is_past_the_retention(env, capsys, monke
             await store.close()
 
     assert asyncio.run(remaining()) == ["d0"]
-    with pytest.raises(SystemExit) as refused:
-        main(["events", "prune", "--retention-days", "0"])
-    assert refused.value.code == 2 and "must be 1 or more" in capsys.readouterr().err
+    for days, message in (("0", "must be 1 or more"), ("3651", "must be at most 3650")):
+        with pytest.raises(SystemExit) as refused:
+            main(["events", "prune", "--retention-days", days])
+        assert refused.value.code == 2 and message in capsys.readouterr().err
 
 
 async def test_the_sync_workers_round_prunes_until_stopped(database):
@@ -110,6 +111,7 @@ def test_the_sync_worker_takes_the_edges_retention(monkeypatch, capsys):
     monkeypatch.setenv("EDGE_EVENTS_RETENTION_DAYS", "45")
     assert parse_args([]).events_retention_days == 45
     assert parse_args(["--events-retention-days", "7"]).events_retention_days == 7
-    with pytest.raises(SystemExit):
-        parse_args(["--events-retention-days", "0"])
-    assert "--events-retention-days must be at least 1" in capsys.readouterr().err
+    for days in ("0", "3651"):
+        with pytest.raises(SystemExit):
+            parse_args(["--events-retention-days", days])
+        assert "--events-retention-days must be 1 to 3650" in capsys.readouterr().err
