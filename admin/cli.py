@@ -45,7 +45,7 @@ from accounts.store.events import retention_horizon
 from accounts.store.schema import Migration, SchemaStatus, schema_status
 from accounts.store.sqlite import MIGRATIONS as SQLITE_MIGRATIONS
 from accounts.store.sqlite import database_path
-from admin import connections
+from admin import connections, webhooks
 from admin.commands import EXIT, CommandError, Result
 from contract import vocabulary as v
 from contract.commandline import Commands, add_arguments, add_commands, arg
@@ -781,7 +781,7 @@ COMMON_OPTIONS = (
     arg("--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON object"),
 )
 # Every module's table of commands, in the order help lists them.
-TABLES: tuple[Commands, ...] = (COMMANDS,)
+TABLES: tuple[Commands, ...] = (COMMANDS, webhooks.COMMANDS)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -18,8 +18,17 @@ import orjson
 from contract import examples as recorded
 from contract import ratelimit as rl
 from contract import vocabulary as v
+from contract import webhooks as wh
 from contract.endpoints import ENDPOINTS, JSON, Endpoint, Param
-from contract.resources import BY_NAME, COMMISSION_ID_PATTERN, RESOURCES, Field, Resource
+from contract.resources import (
+    BY_NAME,
+    COMMISSION_ID_PATTERN,
+    EVENT,
+    EVENT_DATA,
+    RESOURCES,
+    Field,
+    Resource,
+)
 
 OPENAPI_VERSION = "3.1.0"
 DOCUMENT_VERSION = "1.0.0"
@@ -606,6 +615,86 @@ take parameters. Guides (a first request, pagination, rate limits, caching, erro
 document as a page to read: [/docs/](/docs/)."""
 
 
+WEBHOOKS_DESCRIPTION = (
+    "Each event of an account, as GET /v1/events lists it, is also POSTed to the account's "
+    "webhook endpoints (registered by the operator), signed by the Standard Webhooks "
+    "specification: verify `webhook-signature` with the endpoint's `whsec_` secret before "
+    "trusting the body, and de-duplicate by `webhook-id`: an event is delivered at least "
+    "once, in no guaranteed order. Answer 2xx within "
+    f"{wh.REQUEST_TIMEOUT:g} s to acknowledge it (the body of the answer is ignored). Any "
+    "other answer, a redirect (never followed) or none is a failure: the event is sent "
+    "again with the same `webhook-id`, after waits growing from "
+    f"{wh.RETRY_DELAYS[0]:g} s to {wh.RETRY_DELAYS[-1] / 3600:g} h (with jitter), for "
+    f"{wh.GIVE_UP_HOURS} hours; then the endpoint is disabled. 410 Gone disables it at once."
+)
+
+
+def webhook_operation(event_type: str) -> dict[str, Any]:
+    """The POST an endpoint receives for one event type: an Event whose `type` is it."""
+    body: dict[str, Any]
+    if event_type == wh.TEST_EVENT:
+        # Not an Event of the feed: its id is its own (`test_...`), never an event's.
+        body = {
+            "type": "object",
+            "required": ["id", "type", "occurredAt", "data"],
+            "additionalProperties": False,
+            "properties": {
+                "id": {"type": "string", "pattern": wh.TEST_ID_PATTERN},
+                "type": {"const": event_type},
+                "occurredAt": {"type": "string", "format": "date-time"},
+                "data": {
+                    "type": "object",
+                    "required": ["endpoint"],
+                    "additionalProperties": False,
+                    "properties": {
+                        "endpoint": {"type": "string", "pattern": wh.ENDPOINT_ID_PATTERN}
+                    },
+                },
+            },
+        }
+        summary = "A test event, sent on the operator's demand (`affdir-admin webhook test`)."
+    else:
+        data = _ref("schemas", EVENT_DATA[event_type])
+        body = {
+            "allOf": [
+                _ref("schemas", EVENT.name),
+                {"type": "object", "properties": {"type": {"const": event_type}, "data": data}},
+            ]
+        }
+        summary = f"A `{event_type}` event of the account."
+    return {
+        "operationId": "receive" + "".join(p.capitalize() for p in re.split(r"[._]", event_type)),
+        "tags": ["webhooks"],
+        "summary": summary,
+        "description": WEBHOOKS_DESCRIPTION,
+        "security": [],
+        "parameters": [
+            {
+                "name": name,
+                "in": "header",
+                "required": True,
+                "description": description,
+                "schema": {"type": "string", "pattern": pattern},
+            }
+            for name, description, pattern in wh.HEADERS
+        ],
+        "requestBody": {"required": True, "content": {JSON: {"schema": body}}},
+        "responses": {
+            "2XX": {"description": "Delivered: the event is not sent again."},
+            "410": {"description": "Gone: the endpoint is disabled; nothing more is sent."},
+            "default": {
+                "description": "A failure (so is a redirect): sent again later, the same "
+                "`webhook-id`."
+            },
+        },
+    }
+
+
+def webhooks() -> dict[str, Any]:
+    """OpenAPI 3.1 `webhooks`: one POST per event type, and the test event."""
+    return {name: {"post": webhook_operation(name)} for name in (*v.EVENT_TYPES, wh.TEST_EVENT)}
+
+
 def document() -> dict[str, Any]:
     """The whole OpenAPI 3.1 document, as plain data."""
     schemas = {r.name: resource_schema(r) for r in RESOURCES}
@@ -628,11 +717,16 @@ def document() -> dict[str, Any]:
             },
             {"name": "account", "description": "The calling account and its commissions."},
             {"name": "meta", "description": "The API's own description."},
+            {
+                "name": "webhooks",
+                "description": "What the service POSTs to an account's webhook endpoints.",
+            },
         ],
         "externalDocs": {"description": "Guides and the API reference", "url": DOCS_URL},
         "servers": SERVERS,
         "security": [{SECURITY_SCHEME: []}],
         "paths": paths,
+        "webhooks": webhooks(),
         "components": {
             "securitySchemes": {
                 SECURITY_SCHEME: {

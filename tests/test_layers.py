@@ -1,6 +1,7 @@
 """The packages import one way, and no module imports itself back through others.
 
-contract ← catalog (+ build.py) and accounts ← sync ← admin; accounts ← edge. The edge
+contract ← catalog (+ build.py) and accounts ← sync ← admin; accounts ← edge;
+accounts ← webhooks ← admin. The edge
 never imports the build (it reads dist/ through contract.shardformat) nor the sync worker;
 nothing below admin imports admin. contract ← agents: the MCP server reads the API over HTTP.
 """
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("contract", "catalog", "accounts", "sync", "edge", "admin", "agents")
+PACKAGES = ("contract", "catalog", "accounts", "sync", "edge", "webhooks", "admin", "agents")
 # What each package may import besides itself.
 ALLOWED: dict[str, frozenset[str]] = {
     "contract": frozenset(),
@@ -22,7 +23,9 @@ ALLOWED: dict[str, frozenset[str]] = {
     "accounts": frozenset({"contract"}),
     "sync": frozenset({"contract", "accounts"}),
     "edge": frozenset({"contract", "accounts"}),
-    "admin": frozenset({"contract", "accounts", "sync", "edge"}),
+    # The delivery worker reads the store's events; the admin CLI sends its test events.
+    "webhooks": frozenset({"contract", "accounts"}),
+    "admin": frozenset({"contract", "accounts", "sync", "edge", "webhooks"}),
     # The MCP server talks to the edge over HTTP only: never the store, never dist/.
     "agents": frozenset({"contract"}),
 }

@@ -33,6 +33,7 @@ def test_the_commands_are_the_scripts() -> None:
         "affdir-mcp",
         "affdir-sync",
         "affdir-verify",
+        "affdir-webhooks",
     ]
 
 
@@ -61,6 +62,7 @@ def test_a_plain_checkout_reports_the_same_version() -> None:
         (["-m", "admin"], "affdir-admin"),
         (["-m", "catalog.linkcheck"], "affdir-verify"),
         (["-m", "agents"], "affdir-mcp"),
+        (["-m", "webhooks"], "affdir-webhooks"),
     ]:
         done = run(sys.executable, *argv, "--version")
         assert (done.returncode, done.stdout) == (0, f"{prog} {VERSION}\n"), done.stderr

@@ -163,6 +163,8 @@ COMMISSION_INDEXES = (
             ON commissions (account_id, status, transacted_at DESC, id DESC)""",
 )
 SCHEMA_VERSION_SQL = "SELECT coalesce(max(version), 0) FROM schema_migrations"
+# Tables of ciphertext no read path selects: each layer refuses them on its read connections.
+SECRET_TABLES = ("network_credentials", "webhook_secrets")
 
 
 def sync_migration(text_type: str) -> tuple[str, ...]:

@@ -30,6 +30,7 @@ from accounts.store.core import (
 )
 from accounts.store.events import pg_migration as events_migration
 from accounts.store.summary import pg_migration as daily_migration
+from accounts.store.webhooks import pg_migration as webhooks_migration
 
 # Append new migrations (and their SQLite twins); never edit one that has shipped.
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
@@ -146,6 +147,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     daily_migration(),
     # The event feed, written by triggers (accounts.store.events).
     events_migration(),
+    # Webhook endpoints, their secrets and deliveries (accounts.store.webhooks).
+    webhooks_migration(),
 )
 
 LATEST = len(MIGRATIONS)

@@ -32,9 +32,9 @@ which (a connection lost during COMMIT is settled by `txid_status`, as above).
 
 Read-only (the edge): every session runs with `default_transaction_read_only`, so no
 statement of the API can write. Read paths refuse any statement naming
-`network_credentials` before sending it (the SQLite store's authorizer does the same);
-a deployment enforces it in the database too by revoking that table from the edge's role
-(docs/accounts.md).
+`network_credentials` or `webhook_secrets` before sending it (the SQLite store's
+authorizer does the same); a deployment enforces it in the database too by revoking those
+tables from the edge's role (docs/accounts.md).
 """
 
 from __future__ import annotations
@@ -61,6 +61,7 @@ from accounts.store.base import (
     utc_now,
 )
 from accounts.store.core import (
+    SECRET_TABLES,
     Dialect,
     Operation,
     SqlStore,
@@ -77,7 +78,6 @@ DEFAULT_POOL_MAX = 10
 MIGRATION_TIMEOUT = 300.0  # seconds: a future migration may rebuild an index on many rows
 APPLICATION_NAME = "affdir-edge"
 FATE_POLL = 0.05  # seconds between two questions about a cut-off COMMIT still in progress
-CREDENTIALS_TABLE = "network_credentials"
 
 # Writes run side by side (row and advisory locks), lists travel as arrays, pages as rows.
 DIALECT = Dialect(
@@ -193,8 +193,11 @@ class _Session:
 
     def _note(self, sql: str) -> str:
         """`sql` as sent, once checked and traced."""
-        if self.reading and CREDENTIALS_TABLE in sql.lower():
-            raise StoreUnavailable(f"{CREDENTIALS_TABLE} is not authorized on a read path")
+        if self.reading:
+            lowered = sql.lower()
+            for table in SECRET_TABLES:
+                if table in lowered:
+                    raise StoreUnavailable(f"{table} is not authorized on a read path")
         sql = numbered(sql)
         if self.trace is not None:
             self.trace(sql)

@@ -24,8 +24,8 @@ one), after which the write went on to COMMIT. So a write runs under a stop flag
 progress handler checks during its statements and `_in_transaction` again before COMMIT.
 
 Read connections are also opened `mode=ro` with `query_only`, and an authorizer that
-refuses any read of `network_credentials`: no read path of the API can select the
-credentials, even by mistake.
+refuses any read of `network_credentials` and `webhook_secrets`: no read path of the API
+can select the credentials or the webhook secrets, even by mistake.
 """
 
 from __future__ import annotations
@@ -58,6 +58,7 @@ from accounts.store.core import (
     HISTORY_CHANGED,
     HISTORY_FIELDS,
     SCHEMA_VERSION_SQL,
+    SECRET_TABLES,
     Dialect,
     Operation,
     SqlStore,
@@ -67,6 +68,7 @@ from accounts.store.core import (
 )
 from accounts.store.events import sqlite_migration as events_migration
 from accounts.store.summary import sqlite_migration as daily_migration
+from accounts.store.webhooks import sqlite_migration as webhooks_migration
 
 T = TypeVar("T")
 
@@ -184,6 +186,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     daily_migration(),
     # The event feed, written by triggers (accounts.store.events).
     events_migration(),
+    # Webhook endpoints, their secrets and deliveries (accounts.store.webhooks).
+    webhooks_migration(),
 )
 
 
@@ -202,8 +206,8 @@ def database_path(database: str) -> Path:
 
 
 def _deny_credentials(action: int, arg1: str | None, *_: Any) -> int:
-    """SQLite authorizer of read connections: nothing may read the credentials table."""
-    if action == sqlite3.SQLITE_READ and arg1 == "network_credentials":
+    """SQLite authorizer of read connections: nothing may read the tables of secrets."""
+    if action == sqlite3.SQLITE_READ and arg1 in SECRET_TABLES:
         return sqlite3.SQLITE_DENY
     return sqlite3.SQLITE_OK
 

@@ -46,10 +46,12 @@ COMMANDS: dict[str, Command] = {
     "affdir-build": Command(script="affdir-build"),
     "affdir-sync": Command(script="affdir-sync"),
     "affdir-admin": Command(script="affdir-admin"),
+    "affdir-webhooks": Command(script="affdir-webhooks"),
     "python -m edge": Command(module="edge"),
     "python -m catalog": Command(module="catalog"),
     "python -m sync": Command(module="sync"),
     "python -m admin": Command(module="admin"),
+    "python -m webhooks": Command(module="webhooks"),
 }
 
 

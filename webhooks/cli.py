@@ -1,0 +1,158 @@
+"""`python -m webhooks` (console script `affdir-webhooks`): the webhook delivery worker.
+
+Its own process beside the edge and the sync worker: deliveries wait on receivers for
+seconds at a time and are retried for days, so they must neither slow down a sync nor stop
+when a sync is restarted, and the worker scales (several may share one store: deliveries
+are leased) apart from them. It opens the account store the edge reads (`--database`,
+default `EDGE_DATABASE`) and the edge's secrets (`EDGE_SECRET_KEY` or `EDGE_SECRET_FILE`,
+and `EDGE_RETIRED_SECRET_KEYS`), which open the endpoints' signing secrets, then delivers
+until SIGTERM or SIGINT. docs/deploy.md tells how to run it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import socket
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from accounts.keyring import RefusePasswordURL, RefuseSecret, SecretError, keyring_from_env
+from accounts.store import StoreError, open_store
+from contract.version import version_line
+from contract.webhooks import REQUEST_TIMEOUT
+from webhooks.targets import TargetPolicy
+from webhooks.worker import Worker, WorkerSettings
+
+PROG = "affdir-webhooks"
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("must be a number") from None
+    if not 0 < value <= 86400:
+        raise argparse.ArgumentTypeError("must be a positive number of seconds, up to 86400")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("must be a whole number") from None
+    if not 1 <= value <= 1000:
+        raise argparse.ArgumentTypeError("must be from 1 to 1000")
+    return value
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog=PROG, description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--version", action="version", version=version_line(PROG))
+    parser.add_argument(
+        "--database",
+        action=RefusePasswordURL,  # a URL with a password: in EDGE_DATABASE only
+        env="EDGE_DATABASE",
+        default=os.environ.get("EDGE_DATABASE") or "var/edge.sqlite3",
+        help="the account store: a SQLite path or a postgresql:// URL (EDGE_DATABASE)",
+    )
+    parser.add_argument(
+        "--secret-file",
+        type=Path,
+        help="the edge's secret file (EDGE_SECRET_FILE); EDGE_SECRET_KEY takes precedence",
+    )
+    parser.add_argument(  # never on argv: `ps` and shell history would show it
+        "--secret-key",
+        action=RefuseSecret,
+        instead="set EDGE_SECRET_KEY, or name the edge's secret file with --secret-file",
+    )
+    parser.add_argument(
+        "--allow-loopback",
+        action="store_true",
+        help="also deliver to loopback addresses, and over plain http:// (development, "
+        "tests); private and link-local addresses stay refused",
+    )
+    parser.add_argument(
+        "--per-endpoint",
+        type=_count,
+        default=4,
+        metavar="N",
+        help="requests in flight per endpoint",
+    )
+    parser.add_argument(
+        "--max-endpoints", type=_count, default=64, metavar="N", help="endpoints served at once"
+    )
+    parser.add_argument(
+        "--timeout-seconds",
+        type=_positive,
+        default=REQUEST_TIMEOUT,
+        help="one request's time, answer included",
+    )
+    parser.add_argument(
+        "--lease-seconds",
+        type=_positive,
+        default=60.0,
+        help="how long a claimed delivery stays this worker's if it dies (longer than the timeout)",
+    )
+    parser.add_argument(
+        "--poll-seconds", type=_positive, default=1.0, help="how often new events are looked for"
+    )
+    parser.add_argument("--worker-id", default=f"{socket.gethostname()}:{os.getpid()}")
+    args = parser.parse_args(argv)
+    if args.lease_seconds <= args.timeout_seconds:
+        parser.error("--lease-seconds must be longer than --timeout-seconds")
+    return args
+
+
+async def serve(args: argparse.Namespace) -> int:
+    environ = dict(os.environ)
+    if args.secret_file is not None:
+        environ["EDGE_SECRET_FILE"] = str(args.secret_file)
+    try:
+        keyring = keyring_from_env(environ, create=False)
+    except SecretError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
+    settings = WorkerSettings(
+        worker_id=args.worker_id,
+        policy=TargetPolicy(allow_loopback=args.allow_loopback),
+        per_endpoint=args.per_endpoint,
+        max_endpoints=args.max_endpoints,
+        request_timeout=args.timeout_seconds,
+        lease_seconds=args.lease_seconds,
+        poll_seconds=args.poll_seconds,
+    )
+    try:
+        store = await open_store(args.database, writable=True, readers=1)
+    except StoreError as exc:
+        print(f"{PROG}: cannot start: {exc}", file=sys.stderr)
+        return 1
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        logging.getLogger("webhooks").info("delivering as %s", settings.worker_id)
+        await Worker(store, keyring, settings).run(stop)
+    finally:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(Exception):
+                loop.remove_signal_handler(signum)
+        await store.close()
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    return asyncio.run(serve(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
