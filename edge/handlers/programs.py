@@ -2,8 +2,8 @@
 
 A list request without search, typed filters or another sort costs a query parse, a shard
 lookup, two binary searches and a copy of at most `limit` pre-serialised rows; the others
-walk the smallest list of their filters from one bisection (`edge.search`). No row is
-parsed, sorted or serialised here.
+AND their filters' bitmaps and read the first set bits after the cursor (`edge.search`).
+No row is parsed, sorted or serialised here.
 """
 
 from __future__ import annotations
