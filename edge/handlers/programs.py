@@ -143,7 +143,11 @@ def next_link(request: web.Request, next_cursor: str) -> str:
 
 
 def page_body(
-    rows: list[bytes], ranks: Sequence[int], limit: int, has_more: bool, next_cursor: str | None
+    rows: Sequence[bytes | memoryview],
+    ranks: Sequence[int],
+    limit: int,
+    has_more: bool,
+    next_cursor: str | None,
 ) -> bytes:
     """`{"data":[rows...],"page":{...}}` from pre-serialised rows.
 
