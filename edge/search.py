@@ -180,14 +180,14 @@ class Cut:
     prefix of `ranks`, its length one bisection of `keys`."""
 
     ranks: array  # 'I', every rank once
-    keys: list[float]  # ascending: -value (at_least) or value, in `ranks`' order
+    keys: array  # 'd', ascending: -value (at_least) or value, in `ranks`' order
     at_least: bool
 
     @classmethod
     def of(cls, values: Sequence[float], at_least: bool) -> Cut:
         order = sorted(range(len(values)), key=values.__getitem__, reverse=at_least)
         sign = -1 if at_least else 1
-        return cls(array("I", order), [sign * values[r] for r in order], at_least)
+        return cls(array("I", order), array("d", [sign * values[r] for r in order]), at_least)
 
     def count(self, t: float) -> int:
         """How many rows pass the cut `t`."""
@@ -205,7 +205,6 @@ class Searcher:
     keys: dict[str, list[Key]]  # sort -> ascending key by position
     by_value: dict[str, dict[str, array]]  # payout / platform (folded) / commissionMode
     cuts: dict[str, Cut]
-    token_list: list[str]  # sorted
     # facet -> value as the facet reports it -> bitmap of its ranks (sort=score)
     facet_bits: dict[str, dict[str, int]]
     memo: Memo = field(default_factory=lambda: Memo(MEMO_BYTES))
@@ -259,20 +258,20 @@ class Searcher:
             keys=keys,
             by_value=by_value,
             cuts=cuts,
-            token_list=list(index.tokens),
             facet_bits=_facet_bits(columns, total),
         )
 
     # --- the lists of a query -----------------------------------------------------
 
-    def term_ranks(self, term: str) -> array:
+    def term_ranks(self, term: str) -> Sequence[int]:
         """The ascending ranks of the rows holding a token that starts with `term`."""
         index = self.directory.search
         if len(term) <= textsearch.PREFIX_MAX:
             return index.prefixes.get(term, _EMPTY)
-        lo = bisect_left(self.token_list, term)
-        hi = bisect_left(self.token_list, term + "\U0010ffff", lo)
-        words = self.token_list[lo:hi]
+        sorted_words = index.tokens.words
+        lo = bisect_left(sorted_words, term)
+        hi = bisect_left(sorted_words, term + "\U0010ffff", lo)
+        words = sorted_words[lo:hi]
         if len(words) <= 1:
             return index.tokens[words[0]] if words else _EMPTY
 
@@ -281,10 +280,10 @@ class Searcher:
 
         return self.memo.get(("term", term), merged)
 
-    def lists(self, query: Query) -> list[tuple[ListKey, array]]:
+    def lists(self, query: Query) -> list[tuple[ListKey, Sequence[int]]]:
         """(memo key, ascending ranks) of every list of rows the query's categorical
         filters and terms stand for."""
-        out: list[tuple[ListKey, array]] = []
+        out: list[tuple[ListKey, Sequence[int]]] = []
         if query.combo != (None, None, None, None):
             key = combo_key(query.combo)
             out.append((("shard", key), self.directory.shards.get(key, _EMPTY)))
@@ -316,7 +315,7 @@ class Searcher:
 
     # --- bitmaps in a sort's space --------------------------------------------------
 
-    def list_bits(self, sort: str, key: ListKey, ranks: array) -> int:
+    def list_bits(self, sort: str, key: ListKey, ranks: Sequence[int]) -> int:
         """The bitmap of a list's rows over `sort`'s positions (memoised)."""
         return self.memo.get((sort, key), lambda: bits_of(self._placed(sort, ranks), self.total))
 
@@ -356,7 +355,7 @@ class Searcher:
         return map(self.positions[sort].__getitem__, ranks)
 
     def matches(
-        self, sort: str, lists: list[tuple[ListKey, array]], cuts: list[tuple[str, int]]
+        self, sort: str, lists: list[tuple[ListKey, Sequence[int]]], cuts: list[tuple[str, int]]
     ) -> int | None:
         """The bitmap over `sort`'s positions of the rows in every list and past every cut
         (`lists`, `cut_lengths`); None when there are none: every row matches."""
