@@ -258,7 +258,7 @@ class Searcher:
             keys=keys,
             by_value=by_value,
             cuts=cuts,
-            facet_bits=_facet_bits(columns, total),
+            facet_bits=_facet_bits(directory, by_value, total),
         )
 
     # --- the lists of a query -----------------------------------------------------
@@ -451,20 +451,37 @@ class Searcher:
         return tallies
 
 
-def _facet_bits(columns: dict[str, Any], total: int) -> dict[str, dict[str, int]]:
-    """facet -> value as reported -> the bitmap of its ranks."""
-    out: dict[str, dict[str, int]] = {}
-    for name, _ in FACETS:
-        groups: dict[str, list[int]] = {}
-        if name == "market":
-            for rank, markets in enumerate(columns["markets"]):
-                for market in markets:
-                    groups.setdefault(market, []).append(rank)
-        else:
-            for rank, value in enumerate(columns[name]):
-                groups.setdefault(_facet_value(value), []).append(rank)
-        out[name] = {value: bits_of(ranks, total) for value, ranks in groups.items()}
-    return out
+def _facet_bits(
+    directory: Directory, by_value: dict[str, dict[str, array]], total: int
+) -> dict[str, dict[str, int]]:
+    """facet -> value as reported -> the bitmap of its ranks, from the lists the build
+    wrote or the edge grouped already: the shards of one vertical, model, market or
+    recurring value, the programmes of one payout or commission mode; platforms are
+    grouped as written (the lists group them folded)."""
+    columns = directory.search.columns
+    shards = directory.shards
+    lists: dict[str, dict[str, Sequence[int]]] = {
+        "vertical": {x: shards[combo_key((x, None, None, None))] for x in set(columns["vertical"])},
+        "model": {x: shards[combo_key((None, x, None, None))] for x in set(columns["model"])},
+        "market": {
+            x: shards[combo_key((None, None, x, None))]
+            for x in set(chain.from_iterable(columns["markets"]))
+        },
+        "recurring": {
+            _facet_value(x): shards[combo_key((None, None, None, x))]
+            for x in set(columns["recurring"])
+        },
+        "payout": dict(by_value["payout"]),
+        "commissionMode": dict(by_value["commissionMode"]),
+    }
+    platforms: dict[str, list[int]] = {}
+    for rank, platform in enumerate(columns["platform"]):
+        platforms.setdefault(platform, []).append(rank)
+    lists["platform"] = dict(platforms)
+    return {
+        name: {value: bits_of(ranks, total) for value, ranks in lists[name].items()}
+        for name, _ in FACETS
+    }
 
 
 def _by_count(item: tuple[str, int]) -> tuple[int, str]:
