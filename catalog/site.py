@@ -651,6 +651,8 @@ class _Renderer:
         return self.page(
             "program.md",
             p=program,
+            verified_days=scoring.age_days(program.lastVerifiedAt, self.reference),
+            reference=self.reference,
             page=self.url(directory),
             api=f"{self.base}/v1/programs/{program.slug}",
         )

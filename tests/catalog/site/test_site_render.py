@@ -470,3 +470,12 @@ def test_output_is_byte_identical_across_runs_and_hash_seeds(site_files, program
     for path in sorted(site_files):
         expected.update(path.encode() + b"\0" + site_files[path])
     assert digests == {expected.hexdigest()}
+
+
+def test_a_programme_markdown_page_says_how_old_its_terms_are(site_files, programs):
+    reference = scoring.reference_day(p.lastVerifiedAt for p in programs)
+    for program in programs:
+        text = site_files[f"programs/{program.slug}/index.html.md"].decode()
+        days = scoring.age_days(program.lastVerifiedAt, reference)
+        said = f"{site_meta.plural(days, 'day')} before {site_meta.human_date(reference)}"
+        assert said in text, program.slug
