@@ -93,7 +93,7 @@ def select_rows(
     build: Build, query: Query, after: Key | None, limit: int
 ) -> tuple[Sequence[int], bool]:
     """The ranks of the page after the sort key `after` (`cursor_position`'s), and whether
-    more follow: the shard seek for a plain query, the search walk for the others."""
+    more follow: the shard seek for a plain query, the search bitmaps for the others."""
     if query.plain:
         after_score = None if after is None else (-after[0], after[1])
         page = select_page(
