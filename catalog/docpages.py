@@ -9,12 +9,14 @@ with or without the site: the edge serves /docs/ as part of the API.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from catalog import apireference, markup
 from catalog.guides import DOCS, GUIDES_DIR, INDEX, Guide, load_guides
 from catalog.site import TEMPLATES_DIR, make_environment
 from contract import openapi
+from contract.endpoints import ENDPOINTS
 
 GUIDE_TEMPLATE = "docs-guide.html"
 REFERENCE_SOURCE = "../api.md"  # how a guide links the reference, on GitHub
@@ -25,7 +27,31 @@ def links(guides: list[Guide], root: str) -> dict[str, str]:
     mapping = {f"{g.name}.md": f"{root}{g.name}/" for g in guides}
     mapping[INDEX] = root
     mapping[REFERENCE_SOURCE] = f"{root}reference/"
+    mapping.update(reference_anchors(guides, f"{root}reference/"))
     return mapping
+
+
+def reference_anchors(guides: list[Guide], reference: str) -> dict[str, str]:
+    """The guides' links to a section of api.md, as links into the reference page.
+
+    The reference is made from the OpenAPI document, not from api.md: an endpoint's
+    heading (`#get-v1events`) becomes its operation's anchor there; a section the page
+    does not have leads to the page itself, never to an anchor that is not on it."""
+    operations = {
+        markup.heading_id(f"GET {endpoint.path}"): openapi.OPERATION_IDS[endpoint.name]
+        for endpoint in ENDPOINTS
+        if endpoint.name in openapi.OPERATION_IDS
+    }
+    hrefs = {
+        href
+        for guide in guides
+        for href in re.findall(rf"\]\(({re.escape(REFERENCE_SOURCE)}#[^)\s]+)\)", guide.text)
+    }
+    out = {}
+    for href in hrefs:
+        anchor = href.partition("#")[2]
+        out[href] = f"{reference}#{operations[anchor]}" if anchor in operations else reference
+    return out
 
 
 # The first guides, in the header of every docs page.

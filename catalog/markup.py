@@ -23,7 +23,10 @@ def heading_id(text: str) -> str:
 
 
 def rewrite(href: str, links: Mapping[str, str]) -> str:
-    """A link of the Markdown source as the rendered page needs it (its `#anchor` kept)."""
+    """A link of the Markdown source as the rendered page needs it: the link itself when
+    `links` names it, else its target's page with its `#anchor` kept."""
+    if href in links:
+        return links[href]
     target, hash_, anchor = href.partition("#")
     if target in links:
         return links[target] + hash_ + anchor

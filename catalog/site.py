@@ -48,6 +48,7 @@ from catalog.site_plan import (
     listing_dir,
     listings,
     markdown_of,
+    platform_key,
     program_dir,
     root_of,
 )
@@ -89,7 +90,16 @@ PAGE_TEMPLATES = (
 )
 # Stands for a page's relative root inside a cached card (see _Renderer.card).
 ROOT_MARK = Markup("<root>")
-SECTION_TITLES = {"verticals": "Verticals", "models": "Payout models", "markets": "Markets"}
+SECTION_TITLES = {
+    "verticals": "Verticals",
+    "models": "Payout models",
+    "markets": "Markets",
+    "payouts": "Payment cadences",
+    "commission-modes": "Commission types",
+    "platforms": "Platforms",
+}
+# What a platform listing is called when the programmes have none (`platform` empty).
+IN_HOUSE_NAME = "In-house (run by the advertiser)"
 
 
 def make_environment(templates: Path, compiled: Path | None = None) -> Environment:
@@ -200,6 +210,8 @@ class Names:
     vertical: dict[str, Markup]
     model: dict[str, str]
     country: CountryNames
+    payout: dict[str, Markup]
+    commission_mode: dict[str, Markup]
 
     @classmethod
     def build(cls, countries: dict[str, str]) -> Names:
@@ -207,6 +219,10 @@ class Names:
             vertical={value: label_html("vertical", value) for value in LABELS["vertical"]},
             model={value: model_text(value) for value in LABELS["model"]},
             country=CountryNames({code: f"{name} ({code})" for code, name in countries.items()}),
+            payout={value: label_html("payout", value) for value in LABELS["payout"]},
+            commission_mode={
+                value: label_html("commissionMode", value) for value in LABELS["commissionMode"]
+            },
         )
 
 
@@ -233,6 +249,7 @@ SITE_SOURCES = (
     "contract/countries.py",
     "contract/labels.py",
     "contract/resources.py",
+    "contract/textsearch.py",
     "contract/vocabulary.py",
 )
 
@@ -292,7 +309,8 @@ class Reuse:
 
     def listing_key(self, listing: Listing, number: int) -> str:
         """The key of a listing page: where it is, its listing's size, its programmes."""
-        inputs = [listing.section, listing.value, number, listing.pages, len(listing.programs)]
+        inputs = [listing.section, listing.value, listing.name, number, listing.pages]
+        inputs.append(len(listing.programs))
         inputs += [self.key(program) for program in listing.page(number)]
         return hashlib.blake2b(self.version + orjson.dumps(inputs), digest_size=16).hexdigest()
 
@@ -327,6 +345,9 @@ def render_site(
         css_path=fingerprinted(CSS_SOURCE, css),
         countries=dict(COUNTRIES),
         breakdown=scoring.breakdown,
+        # The day the terms' ages are counted to, as the score counts them: the same
+        # content gives the same pages whenever it is built.
+        reference=scoring.reference_day(p.lastVerifiedAt for p in programs),
         reuse=reuse,
     )
     files: dict[str, bytes | Existing] = {renderer.css_path: css, CSS_SOURCE: css}
@@ -345,6 +366,7 @@ class _Renderer:
     css_path: str
     countries: dict[str, str]
     breakdown: Breakdown | None
+    reference: str = ""  # the build's reference day, YYYY-MM-DD (catalog.scoring)
     reuse: Reuse | None = None
     templates: dict[str, Template] = field(init=False)
     cards: dict[str, str] = field(init=False, default_factory=dict)
@@ -458,7 +480,10 @@ class _Renderer:
             ),
             total=len(programs),
             cards=[self.card(p, "") for p in top],
-            groups=groups,
+            browse=[
+                (section, SECTION_TITLES[section], [self.chip(listing) for listing in group])
+                for section, group in groups.items()
+            ],
             jsonld=json_ld(
                 seo.graph(
                     {"@type": "WebSite", "name": SITE_NAME, "url": self.url("")},
@@ -480,25 +505,70 @@ class _Renderer:
             title=f"Affiliate programmes by {title.lower().removesuffix('s')}",
             description=f"Browse affiliate programmes by {title.lower().removesuffix('s')}.",
             heading=title,
-            section_listings=section_listings,
-            section_key=section,
+            entries=[self.chip(listing) for listing in section_listings],
             breadcrumbs=links,
             jsonld=json_ld(seo.graph(crumbs)),
         )
         return self.page("sections.html", **ctx)
 
+    def chip(self, listing: Listing) -> SimpleNamespace:
+        """A link to a listing for an index: its path segment, display name, count and
+        explanation (home page, section indexes)."""
+        return SimpleNamespace(
+            value=listing.value,
+            name=self.listing_html(listing),
+            count=len(listing.programs),
+            about=self.listing_about(listing),
+        )
+
+    def listing_html(self, listing: Listing) -> Markup | str:
+        """A listing's display name for a page, French words marked as French."""
+        section, value = listing.section, listing.value
+        if section == "verticals":
+            return self.names.vertical[value]
+        if section == "payouts":
+            return self.names.payout[value]
+        if section == "commission-modes":
+            return self.names.commission_mode[value]
+        return self.listing_name(listing)
+
+    def listing_about(self, listing: Listing) -> str:
+        """The one-line explanation of a vocabulary value, where it has one."""
+        kind = {"models": "model", "payouts": "payout", "commission-modes": "commissionMode"}
+        if listing.section not in kind:
+            return ""
+        return LABELS[kind[listing.section]][listing.value].about_en
+
     def listing_name(self, listing: Listing) -> str:
-        """`Health (Santé)`, `Cost per sale (CPS)`, `France (FR)`: for titles and breadcrumbs."""
-        if listing.section == "verticals":
-            return label_text("vertical", listing.value)
-        if listing.section == "models":
-            return model_text(listing.value)
-        return self.names.country[listing.value]
+        """`Health (Santé)`, `Cost per sale (CPS)`, `France (FR)`, `Monthly (Mensuel)`,
+        `Awin`: for titles and breadcrumbs."""
+        section, value = listing.section, listing.value
+        if section == "verticals":
+            return label_text("vertical", value)
+        if section == "models":
+            return model_text(value)
+        if section == "payouts":
+            return label_text("payout", value)
+        if section == "commission-modes":
+            return label_text("commissionMode", value)
+        if section == "platforms":
+            return listing.name or IN_HOUSE_NAME
+        return self.names.country[value]
 
     def listing_title(self, listing: Listing) -> str:
+        name = self.listing_name(listing)
         if listing.section == "markets":
-            return f"Affiliate programmes in {self.listing_name(listing)}"
-        return f"{self.listing_name(listing)} affiliate programmes"
+            return f"Affiliate programmes in {name}"
+        if listing.section == "payouts":
+            return f"Affiliate programmes paid {LABELS['payout'][listing.value].en.lower()}"
+        if listing.section == "commission-modes":
+            mode = LABELS["commissionMode"][listing.value].en.lower()
+            return f"Affiliate programmes with {mode} commissions"
+        if listing.section == "platforms":
+            if not listing.name:
+                return "In-house affiliate programmes (run by the advertiser)"
+            return f"Affiliate programmes on {name}"
+        return f"{name} affiliate programmes"
 
     def listing_page(self, listing: Listing, number_: int) -> bytes:
         directory = listing_dir(listing.section, listing.value, number_)
@@ -522,6 +592,7 @@ class _Renderer:
             ),
             heading=heading,
             listing=listing,
+            about=self.listing_about(listing),
             page_number=number_,
             first=first,
             last=first + len(items) - 1,
@@ -572,6 +643,8 @@ class _Renderer:
         return self.page(
             "program.md",
             p=program,
+            verified_days=scoring.age_days(program.lastVerifiedAt, self.reference),
+            reference=self.reference,
             page=self.url(directory),
             api=f"{self.base}/v1/programs/{program.slug}",
         )
@@ -623,6 +696,9 @@ class _Renderer:
             website=website,
             image=image,
             evidence=evidence,
+            verified_days=scoring.age_days(program.lastVerifiedAt, self.reference),
+            reference=self.reference,
+            platform_dir=listing_dir("platforms", platform_key(program.platform)),
             score=score_view(program, self.breakdown),
             og_image=image or "",
             breadcrumbs=links,

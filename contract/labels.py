@@ -14,7 +14,7 @@ from typing import Literal
 from contract import vocabulary as v
 
 Lang = Literal["en", "fr"]
-Kind = Literal["vertical", "model", "payout"]
+Kind = Literal["vertical", "model", "payout", "commissionMode"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +35,12 @@ class Label:
 
 # The enum each kind of label belongs to: the vocabulary stays the one source of values.
 VALUES: MappingProxyType[str, tuple[str, ...]] = MappingProxyType(
-    {"vertical": v.VERTICALS, "model": v.MODELS, "payout": v.PAYOUTS}
+    {
+        "vertical": v.VERTICALS,
+        "model": v.MODELS,
+        "payout": v.PAYOUTS,
+        "commissionMode": v.COMMISSION_MODES,
+    }
 )
 
 L = Label
@@ -108,6 +113,34 @@ LABELS: MappingProxyType[str, MappingProxyType[str, Label]] = MappingProxyType(
                     "À 60 jours",
                     "Paid 60 days after the end of the period in which commissions were approved.",
                     "Payé 60 jours après la fin de la période de validation des commissions.",
+                ),
+            }
+        ),
+        "commissionMode": MappingProxyType(
+            {
+                "percentage": L(
+                    "Percentage",
+                    "Pourcentage",
+                    "A share of each sale or subscription.",
+                    "Une part de chaque vente ou abonnement.",
+                ),
+                "flat": L(
+                    "Flat amount",
+                    "Montant fixe",
+                    "A fixed amount per sale, lead or action.",
+                    "Un montant fixe par vente, contact ou action.",
+                ),
+                "tiered": L(
+                    "Tiered",
+                    "Par paliers",
+                    "Rates that rise with the affiliate's volume.",
+                    "Des taux qui augmentent avec le volume de l'affilié.",
+                ),
+                "hybrid": L(
+                    "Amount and percentage",
+                    "Fixe et pourcentage",
+                    "A fixed amount and a share of the sale together.",
+                    "Un montant fixe et une part de la vente ensemble.",
                 ),
             }
         ),

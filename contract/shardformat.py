@@ -112,7 +112,7 @@ def encode_rows(rows: Sequence[bytes]) -> bytes:
     return b"\n".join(rows) + b"\n" if rows else b""
 
 
-def encode_document(row: bytes) -> bytes:
+def encode_document(row: bytes | memoryview) -> bytes:
     """The by-slug response body, built from the row bytes so both always agree."""
     return b'{"data":' + row + b"}"
 
@@ -171,7 +171,7 @@ class Directory:
     """A whole build in memory, as the edge serves it."""
 
     build_id: str
-    rows: list[bytes]  # by rank, pre-serialised
+    rows: Sequence[bytes | memoryview]  # by rank, pre-serialised (the edge keeps views)
     scores: list[int]  # by rank
     slugs: list[str]  # by rank
     shards: dict[str, array]  # combo key -> ascending ranks ('I' array)
@@ -219,10 +219,7 @@ def _load(dir_fd: int) -> Directory:
     if keys["buildId"] != build_id:
         raise FormatError("api/keys.json belongs to another build")
     scores, slugs = keys["scores"], keys["slugs"]
-    blob = _read(dir_fd, ROWS)
-    rows = blob.split(b"\n")
-    if rows and rows[-1] == b"":
-        rows.pop()
+    rows = _lines(_read(dir_fd, ROWS))
     if not (len(rows) == len(scores) == len(slugs)):
         raise FormatError("rows and keys disagree on the number of programmes")
     return Directory(
@@ -236,6 +233,22 @@ def _load(dir_fd: int) -> Directory:
             _read(dir_fd, SEARCH), _read(dir_fd, BINARY), build_id, len(rows)
         ),
     )
+
+
+def _lines(blob: bytes) -> list[memoryview]:
+    """The lines of `blob` without their newlines, as views of it: the rows' bytes are not
+    copied line by line (a reader that keeps them, like the edge, copies what it keeps, and
+    the one block of the file is freed whole)."""
+    view = memoryview(blob)
+    lines = []
+    start, end = 0, len(blob)
+    while start < end:
+        stop = blob.find(b"\n", start)
+        if stop < 0:
+            stop = end
+        lines.append(view[start:stop])
+        start = stop + 1
+    return lines
 
 
 def _load_shards(

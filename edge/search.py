@@ -1,36 +1,39 @@
 """Search, typed filters, sorts and facets of /v1/programs, over what the build wrote
 (`contract.searchindex`): no row is parsed, and no request sorts or walks the catalogue.
 
-Every filter of a query stands for a rank list, ascending (directory order), that holds at
-least its matches: the combination shard (vertical, model, market, recurring), each term's
-postings, the programmes of one payout, platform or commission mode, and for a threshold
-(minScore, cookieDaysMin, minPayoutMax, verifiedWithinDays) the programmes past the nearest
-of at most `MAX_EDGES` precomputed cut values. A page walks the *smallest* of those lists,
-in the order of the sort and from the cursor's position (one bisection), and keeps the rows
-that pass every filter's exact test, until `limit + 1` rows passed. A page therefore costs
-O(log n + k), k the rows of the smallest list visited; at worst the length of that list.
+Every filter of a query stands for one set of rows, held as a bitmap over a sort's
+positions (a Python int, bit p set for the row at position p; under `sort=score` the
+positions are the ranks): the combination shard (vertical, model, market, recurring), each
+term's postings, the programmes of one payout, platform or commission mode, and for a
+threshold (minScore, cookieDaysMin, minPayoutMax, verifiedWithinDays) the rows at or past
+the cut, a prefix of the column's rows ordered by value. A page is the AND of the query's
+bitmaps, shifted to the cursor's position (one bisection), from which the first `limit + 1`
+set bits are read: the ANDs and the scan for non-zero bytes run in C over n / 8 bytes, and
+Python touches only the bits it returns. No row is tested one by one, whatever the
+selectivity of the filters (walking the smallest list and testing each row cost up to its
+length when its rows rarely passed the others).
 
-A list is mapped into a sort's positions once per build (sorting it by that order) and kept
-in a bounded memo, as are a long term's merged postings, another term's byte-per-rank
-membership and a threshold cut's list (one pass over its column, the first time that cut
-is asked for); under `sort=score` positions are ranks and nothing is mapped.
+A list's bitmap in a sort's space is made once per build (one pass over its ranks, or for a
+threshold a kept snapshot and at most n / SNAPSHOTS rows) and kept in a bounded memo charged
+by its bytes (n / 8 a bitmap). A query of one shard, term or value under `sort=score` is a
+slice of its ascending ranks, as is a query with no filter under any sort.
 
-Facets walk the same smallest list whole, then count each facet's values over the matches
-in C (`collections.Counter`): O(k + m) for m matches, per distinct query; the counts of a
-list that answers a query exactly are kept, and a repeat is a page-cache hit
-(`edge.directory`).
+Facets AND the query's bitmap (under `sort=score`) with each facet value's bitmap, made at
+load, and count the bits in C: O(values * n / 64) whatever the number of matches; a query
+with few matches counts its rows instead. The counts of a list that answers a query exactly
+are kept, and a repeat is a page-cache hit (`edge.directory`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
+import re
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, islice
+from itertools import chain
 from typing import Any
 
 from contract import searchindex, textsearch
@@ -39,18 +42,50 @@ from contract.resources import FACET_NAMES
 from contract.searchindex import SCORE
 from contract.shardformat import Combo, Directory, FormatError, combo_key
 
-# Cut values per threshold filter: every distinct value when there are at most this many,
-# otherwise values at even steps of the sorted column (a list then holds at most about
-# n / MAX_EDGES rows beyond the filter's matches).
-MAX_EDGES = 64
+# Snapshots kept per threshold column and sort: the bitmap of any cut is a snapshot plus at
+# most n / SNAPSHOTS rows (n / SNAPSHOTS / 8 bytes each: 270 kB for 17,000 rows).
+SNAPSHOTS = 128
 # Facet answers kept for queries one list answers exactly (a few kB each).
 EXACT_FACETS = 1024
-# Ranks held by the memo of mapped and merged lists (4 bytes each): 16 MB.
-MEMO_RANKS = 4_000_000
+# Bytes held by the memo of bitmaps and merged lists: 8 MB, some 3,000 bitmaps of 20,000
+# rows.
+MEMO_BYTES = 8 * 1024 * 1024
+# Up to this many matches, facets count the matching rows; above, each value's bitmap.
+FEW_MATCHES = 256
 
 Key = tuple[Any, str]
 _EMPTY = array("I")
 ListKey = tuple[Any, ...]  # names a narrowing list: ("shard", key), ("term", term) ...
+# The offsets of the set bits of each byte value, and what finds the non-zero bytes.
+_BITS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(i for i in range(8) if byte >> i & 1) for byte in range(256)
+)
+_NONZERO = re.compile(rb"[^\x00]")
+
+
+def bits_of(positions: Iterable[int], total: int) -> int:
+    """The bitmap of these positions (each below `total`)."""
+    buffer = bytearray((total + 7) >> 3)
+    for position in positions:
+        buffer[position >> 3] |= 1 << (position & 7)
+    return int.from_bytes(buffer, "little")
+
+
+def first_positions(bits: int, start: int, count: int) -> list[int]:
+    """The `count` smallest set positions of `bits` from `start` on, ascending."""
+    if start:
+        bits >>= start
+    data = bits.to_bytes((bits.bit_length() + 7) >> 3, "little")
+    found: list[int] = []
+    for match in _NONZERO.finditer(data):
+        at = match.start()
+        base = start + (at << 3)
+        for offset in _BITS[data[at]]:
+            found.append(base + offset)
+        if len(found) >= count:
+            del found[count:]
+            break
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,62 +141,57 @@ class Query:
 
 
 class Memo:
-    """A bounded LRU of derived rank lists, charged by their length."""
+    """A bounded LRU of derived bitmaps and rank lists, charged by their bytes."""
 
-    def __init__(self, max_ranks: int) -> None:
-        self.max_ranks = max_ranks
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
         self.size = 0
-        self._lists: OrderedDict[Hashable, array[int]] = OrderedDict()
+        self._items: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
 
-    def get(self, key: Hashable, make: Callable[[], array[int]]) -> array[int]:
-        found = self._lists.get(key)
+    def get(self, key: Hashable, make: Callable[[], Any]) -> Any:
+        found = self._items.get(key)
         if found is not None:
-            self._lists.move_to_end(key)
-            return found
+            self._items.move_to_end(key)
+            return found[0]
         made = make()
-        if len(made) <= self.max_ranks:
-            self._lists[key] = made
-            self.size += len(made)
-            while self.size > self.max_ranks:
-                _, old = self._lists.popitem(last=False)
-                self.size -= len(old)
+        cost = _bytes(made)
+        if cost <= self.max_bytes:
+            self._items[key] = (made, cost)
+            self.size += cost
+            while self.size > self.max_bytes:
+                _, (_, old) = self._items.popitem(last=False)
+                self.size -= old
         return made
 
 
-@dataclass(frozen=True)
-class Threshold:
-    """A numeric column and its cut values, for `value >= t` (at_least) or `value <= t`."""
+def _bytes(value: Any) -> int:
+    """What the memo charges for a value: its numbers' bytes (and 64 for the object)."""
+    if isinstance(value, int):
+        return 64 + (value.bit_length() + 7) // 8
+    if isinstance(value, array):
+        return 64 + len(value) * value.itemsize
+    return 64 + sum(map(_bytes, value))
 
-    name: str
-    values: Sequence[float]  # by rank
+
+@dataclass(frozen=True)
+class Cut:
+    """A numeric column's rows ordered by value, matches of a threshold first: descending
+    for `value >= t` (at_least), ascending for `value <= t`. The rows passing a cut are a
+    prefix of `ranks`, its length one bisection of `keys`."""
+
+    ranks: array[int]  # 'I', every rank once
+    keys: array[float]  # 'd', ascending: -value (at_least) or value, in `ranks`' order
     at_least: bool
-    edges: list[float]  # ascending
 
     @classmethod
-    def of(cls, name: str, values: Sequence[float], at_least: bool) -> Threshold:
-        distinct = sorted(set(values))
-        if len(distinct) > MAX_EDGES:
-            step = len(distinct) / MAX_EDGES
-            distinct = sorted({distinct[int(i * step)] for i in range(MAX_EDGES)} | {distinct[-1]})
-        return cls(name, values, at_least, distinct)
+    def of(cls, values: Sequence[float], at_least: bool) -> Cut:
+        order = sorted(range(len(values)), key=values.__getitem__, reverse=at_least)
+        sign = -1 if at_least else 1
+        return cls(array("I", order), array("d", [sign * values[r] for r in order]), at_least)
 
-    def edge(self, t: float) -> float | None:
-        """The cut value whose list holds every match of `t` (the nearest on the safe
-        side), or None when that list would hold every row: nothing to narrow."""
-        edges = self.edges
-        if not edges:
-            return None
-        if self.at_least:
-            i = bisect_right(edges, t) - 1  # the largest edge <= t
-            return None if i <= 0 else edges[i]
-        i = bisect_left(edges, t)  # the smallest edge >= t
-        return None if i >= len(edges) - 1 else edges[i]
-
-    def ranks(self, edge: float) -> array[int]:
-        """The ascending ranks past `edge` (one pass; the caller keeps the result)."""
-        if self.at_least:
-            return array("I", (r for r, x in enumerate(self.values) if x >= edge))
-        return array("I", (r for r, x in enumerate(self.values) if x <= edge))
+    def count(self, t: float) -> int:
+        """How many rows pass the cut `t`."""
+        return bisect_right(self.keys, -t if self.at_least else t)
 
 
 @dataclass
@@ -174,10 +204,10 @@ class Searcher:
     positions: dict[str, array[int]]  # sort -> position by rank (not for score)
     keys: dict[str, list[Key]]  # sort -> ascending key by position
     by_value: dict[str, dict[str, array[int]]]  # payout / platform (folded) / commissionMode
-    thresholds: dict[str, Threshold]
-    token_list: list[str]  # sorted
-    platform_folded: list[str]
-    memo: Memo = field(default_factory=lambda: Memo(MEMO_RANKS))
+    cuts: dict[str, Cut]
+    # facet -> value as the facet reports it -> bitmap of its ranks (sort=score)
+    facet_bits: dict[str, dict[str, int]]
+    memo: Memo = field(default_factory=lambda: Memo(MEMO_BYTES))
     _exact_facets: OrderedDict[ListKey, dict[str, Any]] = field(default_factory=OrderedDict)
 
     @classmethod
@@ -214,13 +244,11 @@ class Searcher:
             for rank, value in enumerate(values):
                 groups.setdefault(value, array("I")).append(rank)
             by_value[name] = groups
-        thresholds = {
-            "minScore": Threshold.of("minScore", directory.scores, at_least=True),
-            "cookieDaysMin": Threshold.of("cookieDaysMin", columns["cookieDays"], at_least=True),
-            "minPayoutMax": Threshold.of("minPayoutMax", columns["minPayout"], at_least=False),
-            "verifiedWithinDays": Threshold.of(
-                "verifiedWithinDays", columns["verifiedAge"], at_least=False
-            ),
+        cuts = {
+            "minScore": Cut.of(directory.scores, at_least=True),
+            "cookieDaysMin": Cut.of(columns["cookieDays"], at_least=True),
+            "minPayoutMax": Cut.of(columns["minPayout"], at_least=False),
+            "verifiedWithinDays": Cut.of(columns["verifiedAge"], at_least=False),
         }
         return cls(
             directory=directory,
@@ -229,35 +257,37 @@ class Searcher:
             positions=positions,
             keys=keys,
             by_value=by_value,
-            thresholds=thresholds,
-            token_list=list(index.tokens),
-            platform_folded=platform_folded,
+            cuts=cuts,
+            facet_bits=_facet_bits(directory, by_value, total),
         )
 
-    # --- the lists and tests of a query ---------------------------------------------
+    # --- the lists of a query -----------------------------------------------------
 
-    def term_ranks(self, term: str) -> array[int]:
+    def term_ranks(self, term: str) -> Sequence[int]:
         """The ascending ranks of the rows holding a token that starts with `term`."""
         index = self.directory.search
         if len(term) <= textsearch.PREFIX_MAX:
             return index.prefixes.get(term, _EMPTY)
-        lo = bisect_left(self.token_list, term)
-        hi = bisect_left(self.token_list, term + "\U0010ffff", lo)
-        words = self.token_list[lo:hi]
+        sorted_words = index.tokens.words
+        lo = bisect_left(sorted_words, term)
+        hi = bisect_left(sorted_words, term + "\U0010ffff", lo)
+        words = sorted_words[lo:hi]
         if len(words) <= 1:
             return index.tokens[words[0]] if words else _EMPTY
 
         def merged() -> array[int]:
             return array("I", sorted({r for w in words for r in index.tokens[w]}))
 
-        return self.memo.get(("term", term), merged)
+        found: Sequence[int] = self.memo.get(("term", term), merged)
+        return found
 
-    def lists(self, query: Query) -> list[tuple[ListKey, array[int]]]:
-        """(memo key, ascending ranks) of every narrowing list of the query."""
-        out: list[tuple[ListKey, array[int]]] = []
+    def lists(self, query: Query) -> list[tuple[ListKey, Sequence[int]]]:
+        """(memo key, ascending ranks) of every list of rows the query's categorical
+        filters and terms stand for."""
+        out: list[tuple[ListKey, Sequence[int]]] = []
         if query.combo != (None, None, None, None):
             key = combo_key(query.combo)
-            out.append((("shard", key), self.directory.shards.get(key, array("I"))))
+            out.append((("shard", key), self.directory.shards.get(key, _EMPTY)))
         for term in query.terms:
             out.append((("term", term), self.term_ranks(term)))
         for name, value in (
@@ -266,18 +296,12 @@ class Searcher:
             ("commissionMode", query.commission_mode),
         ):
             if value is not None:
-                out.append(((name, value), self.by_value[name].get(value, array("I"))))
-        for name, t in self._thresholds(query):
-            threshold = self.thresholds[name]
-            edge = threshold.edge(t)
-            if edge is not None:
-                narrowing: ListKey = (name, edge)
-                out.append(
-                    (narrowing, self.memo.get(narrowing, functools.partial(threshold.ranks, edge)))
-                )
+                out.append(((name, value), self.by_value[name].get(value, _EMPTY)))
         return out
 
-    def _thresholds(self, query: Query) -> Iterator[tuple[str, float]]:
+    def cut_lengths(self, query: Query) -> list[tuple[str, int]]:
+        """(column, rows passing) of every threshold filter that leaves some row out."""
+        out = []
         for name, t in (
             ("minScore", query.min_score),
             ("cookieDaysMin", query.cookie_days_min),
@@ -285,138 +309,184 @@ class Searcher:
             ("verifiedWithinDays", query.verified_within_days),
         ):
             if t is not None:
-                yield name, t
+                passing = self.cuts[name].count(t)
+                if passing < self.total:
+                    out.append((name, passing))
+        return out
 
-    def test(
-        self, query: Query, lists: list[tuple[ListKey, array[int]]], driver: ListKey | None
-    ) -> Callable[[int], bool] | None:
-        """The exact test of a rank against every filter the driving list does not already
-        guarantee; None when it guarantees them all."""
-        columns = self.directory.search.columns
-        kind = driver[0] if driver is not None else None
-        vertical, model, market, recurring = query.combo
-        if kind == "shard":  # the shard holds exactly its combination
-            vertical = model = market = recurring = None
-        equal: list[tuple[Sequence[Any], Any]] = []
-        for name, column, value in (
-            ("vertical", columns["vertical"], vertical),
-            ("model", columns["model"], model),
-            ("recurring", columns["recurring"], recurring),
-            ("payout", columns["payout"], query.payout),
-            ("platform", self.platform_folded, query.platform),
-            ("commissionMode", columns["commissionMode"], query.commission_mode),
-        ):
-            if value is not None and name != kind:
-                equal.append((column, value))
-        bitmaps = [
-            self.memo.get(("bits", key), functools.partial(self._bitmap, ranks))
-            for key, ranks in lists
-            if key != driver and key[0] == "term"
-        ]
-        at_least: list[tuple[Sequence[float], float]] = []
-        at_most: list[tuple[Sequence[float], float]] = []
-        for name, t in self._thresholds(query):
-            if kind == name and driver is not None and driver[1] == t:
-                continue  # the list of exactly this cut: nothing more to test
-            h = self.thresholds[name]
-            (at_least if h.at_least else at_most).append((h.values, t))
-        markets = columns["markets"]  # a short tuple per row: `in` is a few comparisons
-        if not (equal or bitmaps or at_least or at_most or market is not None):
-            return None
+    # --- bitmaps in a sort's space --------------------------------------------------
 
-        def passes(rank: int) -> bool:
-            for column, value in equal:
-                if column[rank] != value:
-                    return False
-            if market is not None and market not in markets[rank]:
-                return False
-            for numbers, t in at_least:
-                if numbers[rank] < t:
-                    return False
-            for numbers, t in at_most:
-                if numbers[rank] > t:
-                    return False
-            return all(bits[rank] for bits in bitmaps)
-
-        return passes
-
-    def _bitmap(self, ranks: array[int]) -> array[int]:
-        """One byte per rank, 1 for those in `ranks`: membership in one index operation."""
-        bits = array("B", bytes(self.total))
-        for rank in ranks:
-            bits[rank] = 1
+    def list_bits(self, sort: str, key: ListKey, ranks: Sequence[int]) -> int:
+        """The bitmap of a list's rows over `sort`'s positions (memoised)."""
+        bits: int = self.memo.get(
+            (sort, key), lambda: bits_of(self._placed(sort, ranks), self.total)
+        )
         return bits
 
-    def driving(self, query: Query) -> tuple[ListKey, Sequence[int], Callable[[int], bool] | None]:
-        """The driving list's name, its positions (in the sort's order) to walk, and the
-        exact test of a rank."""
-        lists = self.lists(query)
-        sort = query.sort
-        if not lists:
-            return ("all",), range(self.total), self.test(query, lists, None)
-        key, ranks = min(lists, key=_length)
-        test = self.test(query, lists, key)
+    def cut_bits(self, sort: str, name: str, passing: int) -> int:
+        """The bitmap of the first `passing` rows of a cut over `sort`'s positions: the
+        snapshot below it and at most a snapshot's step of rows (memoised)."""
+
+        def make() -> int:
+            ranks = self.cuts[name].ranks
+            step, snapshots = self._snapshots(sort, name)
+            base = passing // step
+            rest = self._placed(sort, ranks[base * step : passing])
+            return snapshots[base] | bits_of(rest, self.total)
+
+        bits: int = self.memo.get((sort, name, passing), make)
+        return bits
+
+    def _snapshots(self, sort: str, name: str) -> tuple[int, list[int]]:
+        """(step, the bitmaps of the first 0, step, 2 step ... rows of a cut)."""
+        step = max(1, -(-self.total // SNAPSHOTS))
+
+        def make() -> list[int]:
+            buffer = bytearray((self.total + 7) >> 3)
+            out = [0]
+            placed = self._placed(sort, self.cuts[name].ranks)
+            for i, position in enumerate(placed, start=1):
+                buffer[position >> 3] |= 1 << (position & 7)
+                if i % step == 0:
+                    out.append(int.from_bytes(buffer, "little"))
+            return out
+
+        return step, self.memo.get((sort, name, "snapshots"), make)
+
+    def _placed(self, sort: str, ranks: Iterable[int]) -> Iterable[int]:
+        """Ranks as positions of `sort` (themselves under sort=score)."""
         if sort == SCORE:
-            return key, ranks, test
-        where = self.positions[sort]
-        mapped = self.memo.get((sort, key), lambda: array("I", sorted(where[r] for r in ranks)))
-        return key, mapped, test
+            return ranks
+        return map(self.positions[sort].__getitem__, ranks)
+
+    def matches(
+        self, sort: str, lists: list[tuple[ListKey, Sequence[int]]], cuts: list[tuple[str, int]]
+    ) -> int | None:
+        """The bitmap over `sort`'s positions of the rows in every list and past every cut
+        (`lists`, `cut_lengths`); None when there are none: every row matches."""
+        found: int | None = None
+        for key, ranks in lists:
+            bits = self.list_bits(sort, key, ranks)
+            found = bits if found is None else found & bits
+            if not found:
+                return 0
+        for name, passing in cuts:
+            bits = self.cut_bits(sort, name, passing)
+            found = bits if found is None else found & bits
+            if not found:
+                return 0
+        return found
 
     # --- answers ------------------------------------------------------------------
 
     def select(self, query: Query, after: Key | None, limit: int) -> tuple[list[int], bool]:
         """The ranks of the page after the sort key `after`, and whether more follow."""
-        _, walk, test = self.driving(query)
-        keys = self.keys[query.sort]
-        start = 0 if after is None else bisect_right(walk, after, key=keys.__getitem__)
-        order = self.orders.get(query.sort)
-        if test is None:  # every position of the list matches: a slice
-            positions = walk[start : start + limit + 1]
-            found = list(positions) if order is None else [order[p] for p in positions]
-            return found[:limit], len(found) > limit
-        found = []
-        for position in islice(walk, start, None):
-            rank = position if order is None else order[position]
-            if test(rank):
-                found.append(rank)
-                if len(found) > limit:
-                    return found[:limit], True
-        return found, False
+        sort = query.sort
+        start = 0 if after is None else bisect_right(self.keys[sort], after)
+        lists, cuts = self.lists(query), self.cut_lengths(query)
+        if sort == SCORE and len(lists) == 1 and not cuts:
+            ranks = lists[0][1]  # one exact list in directory order: a slice
+            at = bisect_left(ranks, start)
+            found = list(ranks[at : at + limit + 1])
+        else:
+            bits = self.matches(sort, lists, cuts)
+            if bits is None:
+                found = list(range(start, min(start + limit + 1, self.total)))
+            else:
+                found = first_positions(bits, start, limit + 1)
+            order = self.orders.get(sort)
+            if order is not None:
+                found = [order[p] for p in found]
+        return found[:limit], len(found) > limit
 
     def facets(self, query: Query) -> dict[str, Any]:
         """The ProgramFacets resource (contract.resources) of the query's matches.
 
         When one list holds exactly the matches (no filter, one combination, one word, one
         value), its counts are kept: each such list is counted once per build."""
-        key, walk, test = self.driving(dataclasses.replace(query, sort=SCORE))
-        if test is not None:
-            return self._count(list(filter(test, walk)))
-        found = self._exact_facets.get(key)
-        if found is None:
-            found = self._count(walk)
-            self._exact_facets[key] = found
+        query = dataclasses.replace(query, sort=SCORE)
+        lists, cuts = self.lists(query), self.cut_lengths(query)
+        exact: ListKey | None = None
+        if not cuts and len(lists) <= 1:
+            exact = lists[0][0] if lists else ("all",)
+            kept = self._exact_facets.get(exact)
+            if kept is not None:
+                self._exact_facets.move_to_end(exact)
+                return kept
+        bits = self.matches(SCORE, lists, cuts)
+        if bits is None:
+            bits = (1 << self.total) - 1
+        found = self._count(bits)
+        if exact is not None:
+            self._exact_facets[exact] = found
             if len(self._exact_facets) > EXACT_FACETS:
                 self._exact_facets.popitem(last=False)
-        else:
-            self._exact_facets.move_to_end(key)
         return found
 
-    def _count(self, matched: Sequence[int]) -> dict[str, Any]:
-        columns = self.directory.search.columns
+    def _count(self, bits: int) -> dict[str, Any]:
+        total = bits.bit_count()
+        tallies: dict[str, dict[str, int]]
+        if total <= FEW_MATCHES:
+            tallies = self._tally_rows(first_positions(bits, 0, total))
+        else:
+            tallies = {
+                name: {value: n for value, own in values.items() if (n := (bits & own).bit_count())}
+                for name, values in self.facet_bits.items()
+            }
         facets = []
         for name, allowed in FACETS:
-            if name == "market":
-                found = Counter(chain.from_iterable(map(columns["markets"].__getitem__, matched)))
-            else:
-                found = Counter(map(columns[name].__getitem__, matched))
-            tally = {_facet_value(value): n for value, n in found.items()}
+            tally = tallies[name]
             counted: Iterable[tuple[str, int]]
             if allowed:
                 counted = [(value, tally.get(value, 0)) for value in allowed]
             else:  # open sets: most frequent first, then by value
                 counted = sorted(tally.items(), key=_by_count)
             facets.append({"facet": name, "values": [{"value": k, "count": n} for k, n in counted]})
-        return {"total": len(matched), "facets": facets}
+        return {"total": total, "facets": facets}
+
+    def _tally_rows(self, matched: Sequence[int]) -> dict[str, dict[str, int]]:
+        columns = self.directory.search.columns
+        tallies: dict[str, dict[str, int]] = {}
+        for name, _ in FACETS:
+            if name == "market":
+                found = Counter(chain.from_iterable(map(columns["markets"].__getitem__, matched)))
+            else:
+                found = Counter(map(columns[name].__getitem__, matched))
+            tallies[name] = {_facet_value(value): n for value, n in found.items()}
+        return tallies
+
+
+def _facet_bits(
+    directory: Directory, by_value: dict[str, dict[str, array[int]]], total: int
+) -> dict[str, dict[str, int]]:
+    """facet -> value as reported -> the bitmap of its ranks, from the lists the build
+    wrote or the edge grouped already: the shards of one vertical, model, market or
+    recurring value, the programmes of one payout or commission mode; platforms are
+    grouped as written (the lists group them folded)."""
+    columns = directory.search.columns
+    shards = directory.shards
+    lists: dict[str, dict[str, Sequence[int]]] = {
+        "vertical": {x: shards[combo_key((x, None, None, None))] for x in set(columns["vertical"])},
+        "model": {x: shards[combo_key((None, x, None, None))] for x in set(columns["model"])},
+        "market": {
+            x: shards[combo_key((None, None, x, None))]
+            for x in set(chain.from_iterable(columns["markets"]))
+        },
+        "recurring": {
+            _facet_value(x): shards[combo_key((None, None, None, x))]
+            for x in set(columns["recurring"])
+        },
+        "payout": dict(by_value["payout"]),
+        "commissionMode": dict(by_value["commissionMode"]),
+    }
+    platforms: dict[str, list[int]] = {}
+    for rank, platform in enumerate(columns["platform"]):
+        platforms.setdefault(platform, []).append(rank)
+    lists["platform"] = dict(platforms)
+    return {
+        name: {value: bits_of(ranks, total) for value, ranks in lists[name].items()}
+        for name, _ in FACETS
+    }
 
 
 def _by_count(item: tuple[str, int]) -> tuple[int, str]:
@@ -443,12 +513,3 @@ _CLOSED: dict[str, tuple[str, ...]] = {
 FACETS: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
     (name, _CLOSED.get(name, ())) for name in FACET_NAMES
 )
-
-
-def _length(item: tuple[ListKey, array[int]]) -> int:
-    return len(item[1])
-
-
-def _holds(ranks: array[int], rank: int) -> bool:
-    i = bisect_left(ranks, rank)
-    return i < len(ranks) and ranks[i] == rank

@@ -2,8 +2,8 @@
 
 A list request without search, typed filters or another sort costs a query parse, a shard
 lookup, two binary searches and a copy of at most `limit` pre-serialised rows; the others
-walk the smallest list of their filters from one bisection (`edge.search`). No row is
-parsed, sorted or serialised here.
+AND their filters' bitmaps and read the first set bits after the cursor (`edge.search`).
+No row is parsed, sorted or serialised here.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def select_rows(
     build: Build, query: Query, after: Key | None, limit: int
 ) -> tuple[Sequence[int], bool]:
     """The ranks of the page after the sort key `after` (`cursor_position`'s), and whether
-    more follow: the shard seek for a plain query, the search walk for the others."""
+    more follow: the shard seek for a plain query, the search bitmaps for the others."""
     if query.plain:
         after_score = None if after is None else (-after[0], after[1])
         page = select_page(
@@ -142,7 +142,11 @@ def next_link(request: web.Request, next_cursor: str) -> str:
 
 
 def page_body(
-    rows: list[bytes], ranks: Sequence[int], limit: int, has_more: bool, next_cursor: str | None
+    rows: Sequence[bytes | memoryview],
+    ranks: Sequence[int],
+    limit: int,
+    has_more: bool,
+    next_cursor: str | None,
 ) -> bytes:
     """`{"data":[rows...],"page":{...}}` from pre-serialised rows.
 

@@ -61,10 +61,11 @@ def test_a_rebuild_renders_only_the_pages_whose_inputs_changed(
     content.build()  # nothing changed: every page taken from dist/
     assert seen == []
     # The lowest-scored programme's terms change, but not its rank: its own page, and the
-    # last page of each listing it is on (its vertical, its model, FR, BE), are rendered.
+    # last page of each listing it is on (its vertical, its model, FR, BE, its payment
+    # cadence, commission type and platform), are rendered.
     content.add("prog-00", submission(name="Programme zero", vertical="saas", cookieDays="0"))
     content.build()
-    assert sorted(seen) == ["listing_page"] * 4 + ["program_page"]
+    assert sorted(seen) == ["listing_page"] * 7 + ["program_page"]
     assert snapshot(content.out) == cold(content, tmp_path / "cold-1")
     # Now it climbs to the top: every page it passes on the way is rendered again.
     seen.clear()

@@ -55,19 +55,25 @@ def field_table() -> str:
     return "\n".join(lines)
 
 
+# The submission's field each kind of label is for, where the names differ.
+LABELLED_FIELDS = {"commissionMode": "commissionTerms.mode"}
+
+
 def values_table() -> str:
     """Every enum value with the labels the website shows for it (contract/labels.py)."""
     lines = ["| Field | Value | Shown as (English) | French |", "|---|---|---|---|"]
     for kind, values in VALUES.items():
+        name = LABELLED_FIELDS.get(kind, kind)
         for value in values:
             label = LABELS[kind][value]
-            lines.append(f"| `{kind}` | `{value}` | {_cell(label.en)} | {_cell(label.fr)} |")
+            lines.append(f"| `{name}` | `{value}` | {_cell(label.en)} | {_cell(label.fr)} |")
     return "\n".join(lines)
 
 
 def generated_block() -> str:
     return (
-        f"{START}\n{field_table()}\n\nWhat the values of `vertical`, `model` and `payout` "
+        f"{START}\n{field_table()}\n\nWhat the values of `vertical`, `model`, `payout` and "
+        "`commissionTerms.mode` "
         f"mean, as the website labels them:\n\n{values_table()}\n{END}"
     )
 

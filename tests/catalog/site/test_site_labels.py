@@ -9,7 +9,12 @@ from contract import vocabulary as v
 
 
 def test_the_table_covers_exactly_the_vocabulary():
-    assert dict(lb.VALUES) == {"vertical": v.VERTICALS, "model": v.MODELS, "payout": v.PAYOUTS}
+    assert dict(lb.VALUES) == {
+        "vertical": v.VERTICALS,
+        "model": v.MODELS,
+        "payout": v.PAYOUTS,
+        "commissionMode": v.COMMISSION_MODES,
+    }
     for kind, values in lb.VALUES.items():
         assert tuple(lb.LABELS[kind]) == values, f"{kind}: same values, in the vocabulary's order"
 

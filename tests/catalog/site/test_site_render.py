@@ -14,11 +14,11 @@ import pytest
 from site_html import parse, resolve
 from site_samples import BASE_URL, ROOT, synthetic
 
-from catalog import docpages, site, site_meta
-from catalog.site_plan import PER_PAGE
+from catalog import docpages, scoring, site, site_meta
+from catalog.site_plan import IN_HOUSE, PER_PAGE, checked_slug, platform_key
 from contract import openapi
 from contract.labels import LABELS
-from contract.vocabulary import MODELS, VERTICALS
+from contract.vocabulary import COMMISSION_MODES, MODELS, PAYOUTS, VERTICALS
 
 SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 
@@ -42,7 +42,14 @@ def text_of(html: bytes) -> str:
 def test_every_page_of_the_sample_is_rendered(site_files, programs):
     for path in ("index.html", "404.html", "about/index.html", "sitemap.xml", "robots.txt"):
         assert path in site_files
-    for section in ("verticals", "models", "markets"):
+    for section in (
+        "verticals",
+        "models",
+        "markets",
+        "payouts",
+        "commission-modes",
+        "platforms",
+    ):
         assert f"{section}/index.html" in site_files
     # Every vertical and model has a page, even an empty one: the links to them never 404.
     for vertical in VERTICALS:
@@ -51,8 +58,78 @@ def test_every_page_of_the_sample_is_rendered(site_files, programs):
         assert f"models/{model}/index.html" in site_files
     for market in {m.lower() for p in programs for m in p.markets}:
         assert f"markets/{market}/index.html" in site_files
+    # The API's typed facets: every payout and commission mode, every platform present.
+    for payout in PAYOUTS:
+        assert f"payouts/{payout}/index.html" in site_files
+    for mode in COMMISSION_MODES:
+        assert f"commission-modes/{mode}/index.html" in site_files
+    for platform in {p.platform for p in programs}:
+        assert f"platforms/{platform_key(platform)}/index.html" in site_files
     for program in programs:
         assert f"programs/{program.slug}/index.html" in site_files
+
+
+def _listed(files: dict[str, bytes], directory: str) -> list[str]:
+    """The slugs a listing lists, in order, over all its pages."""
+    slugs: list[str] = []
+    page, number = directory, 1
+    while f"{page}index.html" in files:
+        html = files[f"{page}index.html"].decode()
+        slugs += re.findall(r'<h3 class="card-title"><a href="(?:\.\./)+programs/([^/]+)/"', html)
+        number += 1
+        page = f"{directory}page/{number}/"
+    return slugs
+
+
+@pytest.mark.parametrize(
+    ("section", "value_of"),
+    [
+        ("payouts", lambda p: p.payout),
+        ("commission-modes", lambda p: p.commissionTerms["mode"]),
+        ("platforms", lambda p: platform_key(p.platform)),
+    ],
+)
+def test_a_typed_facet_lists_exactly_its_programmes_in_directory_order(
+    site_files, programs, section, value_of
+):
+    """Each value's static pages hold the programmes the API's facet counts for it, in
+    directory order."""
+    values = {value_of(p) for p in programs}
+    for value in values:
+        expected = [p.slug for p in programs if value_of(p) == value]
+        assert _listed(site_files, f"{section}/{value}/") == expected, value
+    index = parse(site_files[f"{section}/index.html"])
+    assert {f"{v}/" for v in values} <= set(index.links)
+    home = set(parse(site_files["index.html"]).links)
+    assert {f"{section}/{v}/" for v in values} <= home
+
+
+def test_platform_keys_fold_like_the_api_and_stay_path_safe():
+    assert platform_key("Awin") == platform_key("AWIN") == "awin"
+    assert platform_key("Rakuten Advertising") == "rakuten-advertising"
+    assert platform_key("Éffiliation") == "effiliation"
+    assert platform_key("") == IN_HOUSE
+    # Letters outside a-z keep names apart: a hash of the folded name.
+    assert platform_key("Яндекс") != platform_key("Озон")
+    assert platform_key("Awin Яндекс").startswith("awin-")
+    assert platform_key("Awin Яндекс") != "awin"
+    for name in ("x" * 120, "a b " * 40, "★", "Яндекс", "Impact.com"):
+        key = platform_key(name)
+        assert checked_slug(key) == key, name
+
+
+def test_a_programme_page_links_its_typed_facets_and_the_age_of_its_terms(site_files, programs):
+    reference = scoring.reference_day(p.lastVerifiedAt for p in programs)
+    for program in programs:
+        html = site_files[f"programs/{program.slug}/index.html"]
+        links = parse(html).links
+        assert f"../../payouts/{program.payout}/" in links
+        assert f"../../commission-modes/{program.commissionTerms['mode']}/" in links
+        assert f"../../platforms/{platform_key(program.platform)}/" in links
+        days = scoring.age_days(program.lastVerifiedAt, reference)
+        said = f"Verified {site_meta.plural(days, 'day')} ago" if days else "latest check day"
+        assert said in text_of(html), program.slug
+        assert f'<time datetime="{program.lastVerifiedAt}">'.encode() in html
 
 
 def test_the_stylesheet_is_small_fingerprinted_and_self_contained(site_files):
@@ -225,15 +302,23 @@ def test_the_page_explains_the_real_score_and_the_age_of_the_terms(programs):
         css_path="static/site.css",
         countries={},
         breakdown=scoring.breakdown,
+        reference="2025-06-01",
     )
-    text = text_of(renderer.program_page(program, f"programs/{program.slug}/"))
+    html = renderer.program_page(program, f"programs/{program.slug}/")
+    text = text_of(html)
     for part in program.scoreBreakdown:
         label = scoring.LABELS[part["component"]]
         assert f"{label} {part['input']} {part['points']} / {part['weight']}" in text
     assert "Terms verified 508 days old 2 / 10" in text
     assert "Holdback before payment 30 days" in text
     assert f"Source of these terms {program.evidence}" in text
-    assert "Terms verified 10 January 2024 (over a year before the directory's newest" in text
+    assert "Terms verified Verified 508 days ago" in text
+    assert "10 January 2024" in text and "Counted to 1 June 2025" in text
+    assert "(over a year before the directory's newest" in text
+    # The dates, machine-readable: the verification as the submission states it, the day
+    # the age is counted to.
+    assert b'<time datetime="2024-01-10T09:00:00Z">10 January 2024</time>' in html
+    assert b'<time datetime="2025-06-01">1 June 2025</time>' in html
 
 
 # --- listings and pagination ---------------------------------------------------------
@@ -384,3 +469,12 @@ def test_output_is_byte_identical_across_runs_and_hash_seeds(site_files, program
     for path in sorted(site_files):
         expected.update(path.encode() + b"\0" + site_files[path])
     assert digests == {expected.hexdigest()}
+
+
+def test_a_programme_markdown_page_says_how_old_its_terms_are(site_files, programs):
+    reference = scoring.reference_day(p.lastVerifiedAt for p in programs)
+    for program in programs:
+        text = site_files[f"programs/{program.slug}/index.html.md"].decode()
+        days = scoring.age_days(program.lastVerifiedAt, reference)
+        said = f"{site_meta.plural(days, 'day')} before {site_meta.human_date(reference)}"
+        assert said in text, program.slug

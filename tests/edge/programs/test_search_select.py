@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import random
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -19,6 +20,7 @@ from contract import searchindex, shardformat, textsearch
 from contract import vocabulary as v
 from contract.endpoints import PROGRAMS
 from contract.shardformat import FormatError
+from edge import search
 from edge.directory import Build, prepare
 from edge.handlers.programs import position_of, select_rows
 from edge.query import parse_query
@@ -158,3 +160,36 @@ def test_a_build_whose_order_is_not_its_sort_is_refused(sort):
     order[0], order[-1] = order[-1], order[0]
     with pytest.raises(FormatError, match=sort):
         prepare(directory, SECRET)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    positions=st.sets(st.integers(0, 999), max_size=300),
+    start=st.integers(0, 1000),
+    count=st.integers(1, 40),
+)
+def test_a_bitmap_gives_back_its_positions_in_order(positions, start, count):
+    bits = search.bits_of(positions, 1000)
+    assert bits.bit_count() == len(positions)
+    assert (
+        search.first_positions(bits, start, count)
+        == sorted(p for p in positions if p >= start)[:count]
+    )
+
+
+@pytest.fixture(scope="module")
+def bitmaps_only() -> Iterator[Build]:
+    """A build whose facets always AND bitmaps (above FEW_MATCHES matches they do)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(search, "FEW_MATCHES", -1)
+        yield prepare(directory_of(PROGRAMMES), SECRET)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(params=queries(PROGRAMMES))
+def test_facets_counted_by_bitmaps_are_the_brute_force_answer(bitmaps_only, params):
+    params.pop("sort", None)
+    query = Query.of(parse_query(PROGRAMS, params.items()))
+    assert bitmaps_only.searcher.facets(query) == reference_facets(PROGRAMMES, params)
