@@ -2,7 +2,7 @@
 
 Pure functions over a stream: lines in (text_lines reads them from a file), chunks of
 valid rows out, then every problem found, if any, as ExportError. The admin CLI writes
-the chunks as they come in one store transaction (AccountStore.upsert_commission_stream),
+the chunks as they come in one store transaction (accounts.store.commissions.upsert_stream),
 which that error rolls back: a file with one bad row imports nothing, and no file is held
 whole. The formats (columns, timestamps, amounts) are documented in docs/accounts.md.
 """

@@ -21,11 +21,10 @@ import sys
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
-from typing import cast
 
 from accounts.keyring import RefusePasswordURL, RefuseSecret, SecretError, keyring_from_env
 from accounts.statusmap import load_status_map
-from accounts.store import AccountStore, StoreError, open_store, reached_over_network
+from accounts.store import StoreError, open_store, reached_over_network
 from accounts.store.handle import StoreHandle
 from contract.logformat import LOG_FORMATS
 from contract.version import VERSION, version_line
@@ -179,7 +178,7 @@ async def serve(args: argparse.Namespace) -> int:
         return 1
     metrics = SyncMetrics(Progress(args.stall_seconds)) if args.metrics_port else None
     worker = Worker(
-        AccountSyncStore(cast(AccountStore, store), args.worker_id),  # by delegation
+        AccountSyncStore(store, args.worker_id),
         credential_opener(keyring),
         map_status,
         WorkerConfig(

@@ -29,6 +29,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
+from accounts.store.core import Session, one_statement
+
 SCALE = 12  # digits after the point: accounts.commission.AMOUNT_SCALE
 LIMB_DIGITS = 10
 LIMBS = ("hi", "mid", "lo")
@@ -560,3 +564,22 @@ def summed_rows(group_by: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[
             )
         )
     return out
+
+
+@one_statement
+async def totals(s: Session, query: SummaryQuery) -> list[SummaryRow]:
+    """The account's commission totals per group of `query.group_by` and currency, ordered
+    by the keys as given: exact, never summed across currencies. Read from the per-day
+    totals, never the commission rows; with `updated_since`, from the rows changed since
+    (the only ones read). Run it through the read door: `store.read(summary.totals, query)`."""
+    if query.updated_since is None:
+        if not s.dialect.json_pages:
+            sql, params = summary_sql(query)
+            return summary_rows(query.group_by, await s.fetch(sql, *params))
+        sql, params = summary_json_sql(query)
+        rows = summary_rows(query.group_by, orjson.loads(await s.fetchval(sql, *params)))
+        # The aggregate keeps the subquery's order; sorting makes sure of it.
+        rows.sort(key=lambda row: row.key(query.group_by))
+        return rows
+    sql, params = changed_rows_sql(query)
+    return summed_rows(query.group_by, await s.fetch(sql, *params))
