@@ -269,7 +269,7 @@ def migrate(
     except sqlite3.OperationalError:  # no such table: a new database
         current = None
     if current == len(migrations):
-        return current
+        return int(current)
 
     return int(_run(conn, clock, apply_migrations, (migrations,), {}, "IMMEDIATE", None))
 

@@ -42,6 +42,9 @@ SALE_LIMBS = tuple(f"sale_{limb}" for limb in LIMBS)
 TOTALS = ("row_count", *COMMISSION_LIMBS, "sale_rows", *SALE_LIMBS)
 _ZEROS = "0" * (LIMB_DIGITS * len(LIMBS))
 _SCALE_ZEROS = "0" * SCALE
+_UNIT: int = 10**SCALE
+_MID: int = 10**LIMB_DIGITS
+_HI: int = 10 ** (2 * LIMB_DIGITS)
 
 
 # --- Exact amounts as integers ---------------------------------------------------------
@@ -51,13 +54,8 @@ def amount_units(text: str) -> int:
     """A stored amount ("-12.30") as an integer of 1e-12 units (-12300000000000)."""
     negative = text.startswith("-")
     whole, _, fraction = text.lstrip("-").partition(".")
-    units = int(whole) * 10**SCALE + int((fraction + _SCALE_ZEROS)[:SCALE])
+    units = int(whole) * _UNIT + int((fraction + _SCALE_ZEROS)[:SCALE])
     return -units if negative else units
-
-
-_UNIT = 10**SCALE
-_MID = 10**LIMB_DIGITS
-_HI = 10 ** (2 * LIMB_DIGITS)
 
 
 def units_amount(units: int) -> str:
