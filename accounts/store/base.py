@@ -45,7 +45,6 @@ NETWORK_RE = re.compile(NETWORK_PATTERN)
 
 COMMISSION_ID_PREFIX = "com_"
 T = TypeVar("T")
-_ID_RE = re.compile(r"[0-9a-f]{16}")
 
 
 class StoreError(Exception):
@@ -91,14 +90,6 @@ def commission_id(seq: int) -> str:
     if not 0 <= seq < 2**64:
         raise ValueError("commission sequence number out of range")
     return f"{COMMISSION_ID_PREFIX}{seq:016x}"
-
-
-def commission_seq(public_id: str) -> int:
-    """Inverse of `commission_id`; ValueError for anything else."""
-    body = public_id.removeprefix(COMMISSION_ID_PREFIX)
-    if body == public_id or not _ID_RE.fullmatch(body):
-        raise ValueError(f"{public_id!r} is not a commission id")
-    return int(body, 16)
 
 
 # --- What the store returns -------------------------------------------------------------

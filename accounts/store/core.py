@@ -41,7 +41,6 @@ P = ParamSpec("P")
 class Dialect:
     """What differs between the databases, as far as the operations care."""
 
-    name: str
     # A list of values travels as one array parameter (`= ANY(?::text[])`, `unnest`);
     # otherwise as one JSON text (`json_each`), and rows to write as chunks of bound values.
     arrays: bool

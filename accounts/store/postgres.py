@@ -87,9 +87,7 @@ FATE_POLL = 0.05  # seconds between two questions about a cut-off COMMIT still i
 CREDENTIALS_TABLE = "network_credentials"
 
 # Writes run side by side (row and advisory locks), lists travel as arrays, pages as rows.
-DIALECT = Dialect(
-    "postgresql", arrays=True, concurrent_writes=True, json_pages=False, idle_timeout=True
-)
+DIALECT = Dialect(arrays=True, concurrent_writes=True, json_pages=False, idle_timeout=True)
 
 # Failures that say nothing about the statement, only that its connection is gone: a read
 # hit by one on a connection that sat in the pool is worth one more try on a new one. During

@@ -77,9 +77,7 @@ T = TypeVar("T")
 P = ParamSpec("P")
 
 # One write at a time (BEGIN IMMEDIATE), lists of values as JSON text, pages as one JSON row.
-DIALECT = Dialect(
-    "sqlite", arrays=False, concurrent_writes=False, json_pages=True, idle_timeout=False
-)
+DIALECT = Dialect(arrays=False, concurrent_writes=False, json_pages=True, idle_timeout=False)
 
 # SQLite VM steps between two looks at a write's stop flag: about 4,000 upserted rows, some
 # 80 ms of work. Each look is a call into Python, which must take the GIL back from a busy

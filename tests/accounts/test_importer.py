@@ -8,13 +8,13 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from support.accountkit import new_account
+from support.importkit import parse_export
 
 from accounts import commission
 from accounts.importer import (
     ExportError,
     parse_amount,
     parse_currency,
-    parse_export,
     parse_record,
     parse_text,
     parse_timestamp,

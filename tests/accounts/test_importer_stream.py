@@ -9,9 +9,10 @@ from collections.abc import Iterator
 
 import pytest
 from support.accountkit import new_account
+from support.importkit import parse_export
 
 from accounts import importer
-from accounts.importer import ExportError, FirstLines, decode, parse_export, read_export, text_lines
+from accounts.importer import ExportError, FirstLines, decode, read_export, text_lines
 from accounts.statusmap import load_status_map
 from accounts.store import AccountStore, connections, open_store
 from accounts.store import commissions as store_commissions
