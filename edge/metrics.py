@@ -217,7 +217,7 @@ class CountingStore:
         await self._store.close()
 
 
-async def read_sync_outcomes(store: Any, read: ReadState) -> None:
+async def read_sync_outcomes(store: AccountStore, read: ReadState) -> None:
     """Refresh the sync outcomes per network from the store (kept as they were on failure)."""
     try:
         async with asyncio.timeout(SYNC_READ_TIMEOUT):
@@ -228,7 +228,7 @@ async def read_sync_outcomes(store: Any, read: ReadState) -> None:
     read.sync_outcomes = Tally((c.network, c.status) for c in views)
 
 
-def metrics_app(metrics: Metrics, store: Callable[[], Any]) -> web.Application:
+def metrics_app(metrics: Metrics, store: Callable[[], AccountStore | None]) -> web.Application:
     """The app of the metrics port: GET /metrics in Prometheus' text format."""
 
     async def scrape(request: web.Request) -> web.Response:
@@ -245,7 +245,7 @@ def metrics_app(metrics: Metrics, store: Callable[[], Any]) -> web.Application:
 
 @contextlib.asynccontextmanager
 async def serve_metrics(
-    metrics: Metrics, store: Callable[[], Any], host: str, port: int
+    metrics: Metrics, store: Callable[[], AccountStore | None], host: str, port: int
 ) -> AsyncIterator[None]:
     """Serve `metrics_app` on host:port while the context is entered."""
     runner = web.AppRunner(metrics_app(metrics, store), access_log=None)

@@ -17,9 +17,9 @@ and returns once that committed. An operation awaits nothing but its session, so
 SQLite layer drives it in its connection's thread without an event loop
 (accounts.store.sqlite). A real difference between the databases (arrays as parameters,
 row locks, how a page comes back) is a field of `Dialect`, read where it matters, never a
-second copy of an operation. Operations compose: one that awaits another runs it in its
-own transaction. The wall clock is the session's (`s.now()`), so that a store opened with
-a test clock writes that clock's time.
+second copy of an operation. Operations compose: one that awaits another runs it in the
+same transaction. The wall clock is the session's (`s.now()`, `s.moment()`), so that a
+store opened with a test clock writes that clock's time.
 """
 
 from __future__ import annotations
@@ -62,8 +62,8 @@ class Session(Protocol):
     """One connection inside the layer's transaction, as the operations use it.
 
     SQL has `?` placeholders. `fetchrow` and `fetchval` read the first row (None if
-    there is none); `execute` returns the number of rows the statement touched. `now()`
-    is the store's wall clock as a stored timestamp."""
+    there is none); `execute` returns the number of rows the statement touched. `moment()`
+    is the store's wall clock, `now()` the same as a stored timestamp."""
 
     @property
     def dialect(self) -> Dialect: ...
