@@ -16,7 +16,6 @@ from aiohttp import web
 from site_samples import BASE_URL, ROOT, sample_programs
 from support.sample import build_sample
 
-from accounts.store import accounts
 from catalog.model import Program
 from catalog.site import render_site
 from edge.app import create_app
@@ -160,7 +159,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         options.add_argument(flag)
     options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
     options.add_argument("--window-size=1280,900")
-    options.write(accounts.set_capability, "goog:loggingPrefs", {"browser": "ALL"})
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(options=options, service=Service(executable_path=chromedriver))
     driver.set_page_load_timeout(30)
     try:
