@@ -29,7 +29,7 @@ import orjson
 from accounts import apikeys
 from accounts.crypto import encrypt_credentials
 from accounts.statusmap import load_status_map
-from accounts.store import AccountStore, open_store
+from accounts.store import AccountStore, accounts, commissions, connections, open_store
 from accounts.store.base import NewCommission, format_timestamp, utc_now
 
 DEMO_UID = "acc_demo000000000000"
@@ -123,9 +123,11 @@ async def seed_store(
 ) -> str:
     """Create or refresh the demo account in `store`; return a new key for it."""
     moment = (now or utc_now()).replace(hour=12, minute=0, second=0, microsecond=0)
-    if await store.account_view(DEMO_UID) is None:
-        await store.create_account(DEMO_EMAIL, "pro", uid=DEMO_UID)
-    await store.set_capability(DEMO_UID, "acquisition", True)  # monetisation: never enabled
+    if await store.read(accounts.find, DEMO_UID) is None:
+        await store.write(accounts.create, DEMO_EMAIL, "pro", uid=DEMO_UID)
+    await store.write(
+        accounts.set_capability, DEMO_UID, "acquisition", True
+    )  # monetisation: never enabled
     synced = [name for name, status in DEMO_NETWORKS if status != "never"]
     counts = _split(n, synced)
     rng = random.Random(seed)
@@ -134,14 +136,18 @@ async def seed_store(
         credentials = orjson.dumps(
             {DEMO_CREDENTIAL: f"demo connection {rng.getrandbits(64):016x}: no network access"}
         )
-        await store.connect_network(
-            DEMO_UID, network, encrypt_credentials(secret, DEMO_UID, network, credentials)
+        await store.write(
+            connections.connect,
+            DEMO_UID,
+            network,
+            encrypt_credentials(secret, DEMO_UID, network, credentials),
         )
         if status == "never":
             continue
         rows = demo_commissions(network, counts[network], rng, moment)
-        await store.upsert_commissions(DEMO_UID, network, rows)
-        await store.record_sync(
+        await store.write(commissions.upsert, DEMO_UID, network, rows)
+        await store.write(
+            connections.record_sync,
             DEMO_UID,
             network,
             status,
@@ -150,7 +156,9 @@ async def seed_store(
             transactions=len(rows),
         )
     issued = apikeys.generate_key()
-    await store.create_key(DEMO_UID, issued.key_hash, issued.prefix, DEMO_KEY_LABEL, ("read",))
+    await store.write(
+        accounts.create_key, DEMO_UID, issued.key_hash, issued.prefix, DEMO_KEY_LABEL, ("read",)
+    )
     return issued.key
 
 

@@ -2,7 +2,7 @@
 
 Pure functions over a stream: lines in (text_lines reads them from a file), chunks of
 valid rows out, then every problem found, if any, as ExportError. The admin CLI writes
-the chunks as they come in one store transaction (AccountStore.upsert_commission_stream),
+the chunks as they come in one store transaction (accounts.store.commissions.upsert_stream),
 which that error rolls back: a file with one bad row imports nothing, and no file is held
 whole. The formats (columns, timestamps, amounts) are documented in docs/accounts.md.
 """
@@ -13,7 +13,6 @@ import codecs
 import csv
 import datetime as dt
 import hashlib
-import io
 import itertools
 import json
 import re
@@ -630,26 +629,6 @@ def read_export(
         raise ExportError(problems, more)
     if rows:
         yield rows
-
-
-def parse_export(
-    text: str,
-    fmt: str,
-    network: str,
-    statuses: StatusMap,
-    zone: dt.tzinfo | None = None,
-    now: dt.datetime | None = None,
-) -> list[NewCommission]:
-    """Every commission of an export held as text, or ExportError with every problem
-    found (read_export, all at once)."""
-    lines = io.StringIO(text, newline="") if fmt == "csv" else _jsonl_lines(text)
-    return [row for rows in read_export(lines, fmt, network, statuses, zone, now) for row in rows]
-
-
-def _jsonl_lines(text: str) -> Iterator[str]:
-    # At "\n" only: str.splitlines would also cut at U+2028, NEL and others, which JSON
-    # strings may hold as they are.
-    return (match.group() for match in re.finditer(r"[^\n]*\n|[^\n]+$", text))
 
 
 def zone_named(name: str | None) -> dt.tzinfo | None:

@@ -38,7 +38,15 @@ from accounts.demo import DEMO_UID, seed_store
 from accounts.importer import ExportError, detect_format, read_export, text_lines, zone_named
 from accounts.keyring import RefusePasswordURL, RefuseSecret, SecretError, check_secret
 from accounts.statusmap import load_status_map
-from accounts.store import AccountStore, OutcomeUnknown, StoreError, open_store
+from accounts.store import (
+    AccountStore,
+    OutcomeUnknown,
+    StoreError,
+    accounts,
+    commissions,
+    open_store,
+)
+from accounts.store import connections as store_connections
 from accounts.store.base import AccountView, KeyView, WriteWait, utc_now
 from accounts.store.events import prune as prune_events
 from accounts.store.events import retention_horizon
@@ -240,7 +248,7 @@ NETWORK = arg("--network", required=True, metavar="ID")
     arg("--plan", required=True, choices=v.PLANS),
 )
 async def account_create(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
-    uid = await store.create_account(args.email, args.plan)
+    uid = await store.write(accounts.create, args.email, args.plan)
     return {"uid": uid, "email": args.email, "plan": args.plan, "text": uid}
 
 
@@ -248,7 +256,7 @@ async def account_create(store: AccountStore, args: argparse.Namespace, _: Confi
     "account set-plan", "change an account's plan", arg("uid"), arg("plan", choices=v.PLANS)
 )
 async def account_set_plan(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
-    await store.set_plan(args.uid, args.plan)
+    await store.write(accounts.set_plan, args.uid, args.plan)
     return {"uid": args.uid, "plan": args.plan, "text": f"{args.uid}: plan {args.plan}"}
 
 
@@ -258,19 +266,19 @@ async def account_set_plan(store: AccountStore, args: argparse.Namespace, _: Con
     arg("uid"),
 )
 async def account_suspend(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
-    await store.set_suspended(args.uid, True)
+    await store.write(accounts.set_suspended, args.uid, True)
     return {"uid": args.uid, "suspended": True, "text": f"{args.uid}: suspended"}
 
 
 @COMMANDS.command("account unsuspend", "lift a suspension", arg("uid"))
 async def account_unsuspend(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
-    await store.set_suspended(args.uid, False)
+    await store.write(accounts.set_suspended, args.uid, False)
     return {"uid": args.uid, "suspended": False, "text": f"{args.uid}: active"}
 
 
 @COMMANDS.command("account show", "show an account (never credentials)", arg("uid"))
 async def account_show(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
-    account = await store.account_view(args.uid)
+    account = await store.read(accounts.find, args.uid)
     if account is None:
         raise CommandError(f"no account {args.uid}")
     summary = account_summary(account)
@@ -292,7 +300,7 @@ async def account_show(store: AccountStore, args: argparse.Namespace, _: Config)
 )
 async def capability_set(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
     enabled = args.action == "enable"
-    state = await store.set_capability(args.account, args.capability, enabled)
+    state = await store.write(accounts.set_capability, args.account, args.capability, enabled)
     return {
         "account": args.account,
         "capability": args.capability,
@@ -309,8 +317,8 @@ async def capability_set(store: AccountStore, args: argparse.Namespace, _: Confi
 )
 async def key_create(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
     issued = apikeys.generate_key()
-    key = await store.create_key(
-        args.account, issued.key_hash, issued.prefix, args.label, ("read",)
+    key = await store.write(
+        accounts.create_key, args.account, issued.key_hash, issued.prefix, args.label, ("read",)
     )
     return {
         **key_json(key),
@@ -321,7 +329,7 @@ async def key_create(store: AccountStore, args: argparse.Namespace, _: Config) -
 
 @COMMANDS.command("key list", "list an account's keys (prefix, label, scopes, state)", ACCOUNT)
 async def key_list(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
-    keys = await store.list_keys(args.account)
+    keys = await store.read(accounts.list_keys, args.account)
     rows = [
         f"{k.id}  {k.prefix}  {k.state:<7}  {k.created_at}  {' '.join(k.scopes)}  {k.label}"
         for k in keys
@@ -371,7 +379,7 @@ async def key_revoke(store: AccountStore, args: argparse.Namespace, _: Config) -
         # A whole key (a leaked one, from a secret scanner, say; pasted as it came, with
         # "Bearer " or spaces): found by its hash, never written back out, not in an error.
         shown = apikeys.prefix_of(wholes[0]) + "..."
-        record = await store.lookup_key(apikeys.key_hash(wholes[0]))
+        record = await store.read(accounts.lookup_key, apikeys.key_hash(wholes[0]))
         if record is None:
             raise CommandError(f"no active key is {shown} (unknown, or revoked already)")
         given = record.key.id
@@ -388,7 +396,7 @@ async def key_revoke(store: AccountStore, args: argparse.Namespace, _: Config) -
             f"({apikeys.PREFIX_LENGTH} characters)"
             + (" nor a whole key" if from_stdin else "; a whole key goes to `key revoke -`")
         )
-    key = await store.revoke_key(given)
+    key = await store.write(accounts.revoke_key, given)
     return {
         **key_json(key),
         # The edge's own --key-cache-seconds bounds it; this process cannot know that value.
@@ -435,9 +443,9 @@ async def network_connect(store: AccountStore, args: argparse.Namespace, config:
     sealed = encrypt_credentials(
         config.keyring(create=False), args.account, args.network, plaintext
     )
-    await store.connect_network(args.account, args.network, sealed)
+    await store.write(store_connections.connect, args.account, args.network, sealed)
     if args.currency is not None:
-        await store.set_connection_currency(args.account, args.network, args.currency)
+        await store.write(store_connections.set_currency, args.account, args.network, args.currency)
     return {
         "account": args.account,
         "network": args.network,
@@ -513,7 +521,8 @@ async def network_sync(store: AccountStore, args: argparse.Namespace, config: Co
     ),
 )
 async def network_record_sync(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
-    await store.record_sync(
+    await store.write(
+        store_connections.record_sync,
         args.account,
         args.network,
         args.status,
@@ -567,7 +576,7 @@ async def commissions_import(store: AccountStore, args: argparse.Namespace, _: C
         else:
             stream = files.enter_context(await asyncio.to_thread(Path(args.file).open, "rb"))
         zone = zone_named(args.timezone)
-        account = await store.account_view(args.account)
+        account = await store.read(accounts.find, args.account)
         if account is None:
             raise CommandError(f"no account {args.account}")
         if args.network not in {n.network for n in account.networks}:
@@ -581,7 +590,7 @@ async def commissions_import(store: AccountStore, args: argparse.Namespace, _: C
         # Read, checked and written a chunk at a time inside the store's one transaction:
         # a problem anywhere (ExportError once the file is read) rolls it all back.
         chunks = read_export(text_lines(stream, fmt), fmt, args.network, load_status_map(), zone)
-        result = await store.upsert_commission_stream(args.account, args.network, chunks)
+        result = await store.write(commissions.upsert_stream, args.account, args.network, chunks)
     rows = result.inserted + result.updated + result.unchanged
     return {
         "file": source,

@@ -15,7 +15,7 @@ import orjson
 from accounts.crypto import CredentialsError, decrypt_credentials, encrypt_credentials, is_current
 from accounts.keyring import Keyring
 from accounts.statusmap import load_status_map
-from accounts.store import AccountStore, ConnectionView
+from accounts.store import AccountStore, ConnectionView, connections
 from sync.connectors import CONNECTORS
 from sync.model import Position
 from sync.ports import Connection
@@ -93,7 +93,7 @@ def _line(view: ConnectionView) -> str:
 
 
 async def network_list(store: AccountStore, args: argparse.Namespace, _: Any) -> Result:
-    views = await store.list_connections(args.account)
+    views = await store.read(connections.find_all, args.account)
     return {
         "connections": [connection_json(v) for v in views],
         "text": "\n".join(_line(v) for v in views) or "no connections",
@@ -101,7 +101,7 @@ async def network_list(store: AccountStore, args: argparse.Namespace, _: Any) ->
 
 
 async def network_show(store: AccountStore, args: argparse.Namespace, _: Any) -> Result:
-    view = await store.connection(args.account, args.network)
+    view = await store.read(connections.find, args.account, args.network)
     if view is None:
         raise CommandRefusedError(f"account {args.account} has not connected {args.network}")
     shown = connection_json(view)
@@ -125,7 +125,7 @@ async def network_sync(
     store: AccountStore, args: argparse.Namespace, keyring: Keyring, base_urls: Mapping[str, str]
 ) -> Result:
     """Sync one connection now, under a lease like a worker's (refused while one runs it)."""
-    view = await store.connection(args.account, args.network)
+    view = await store.read(connections.find, args.account, args.network)
     if view is None:
         raise CommandRefusedError(f"account {args.account} has not connected {args.network}")
     if args.network not in CONNECTORS:
@@ -185,7 +185,7 @@ async def credentials_reencrypt(
     done = kept = unreadable = 0
     after: tuple[str, str] | None = None
     while True:
-        sealed = await store.credentials_after(after, batch)
+        sealed = await store.write(connections.credentials_after, after, batch)
         if not sealed:
             break
         for item in sealed:
@@ -200,8 +200,12 @@ async def credentials_reencrypt(
                 unreadable += 1
                 continue
             new = encrypt_credentials(keyring, item.account_uid, item.network, plain)
-            if await store.replace_credentials(
-                item.account_uid, item.network, item.ciphertext, new
+            if await store.write(
+                connections.replace_credentials,
+                item.account_uid,
+                item.network,
+                item.ciphertext,
+                new,
             ):
                 done += 1
             else:

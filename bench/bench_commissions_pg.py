@@ -144,7 +144,7 @@ async def explain(url: str, uid: str) -> dict[str, str]:
     import asyncpg
 
     from accounts.store.base import CommissionQuery
-    from accounts.store.core import commissions_sql
+    from accounts.store.commissions import commissions_sql
     from accounts.store.postgres import numbered
 
     shapes = {

@@ -50,6 +50,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from accounts.store import accounts
+
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
@@ -133,9 +135,14 @@ def make_accounts(path: Path) -> None:
             stale.unlink()
         store = await open_store(str(path), writable=True)
         try:
-            uid = await store.create_account("bench@example.com", "pro")
-            await store.create_key(
-                uid, apikeys.key_hash(KEY), apikeys.prefix_of(KEY), "bench", ("read",)
+            uid = await store.write(accounts.create, "bench@example.com", "pro")
+            await store.write(
+                accounts.create_key,
+                uid,
+                apikeys.key_hash(KEY),
+                apikeys.prefix_of(KEY),
+                "bench",
+                ("read",),
             )
         finally:
             await store.close()

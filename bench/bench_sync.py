@@ -51,6 +51,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from accounts.store import accounts, connections
+
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
@@ -267,9 +269,9 @@ def parse_all(bodies: list[bytes], map_status: Any) -> list[Any]:
 def raw_sqlite(path: Path, rows: list[Any], page: int, *, set_based: bool) -> float:
     """Seconds to write `rows` straight into the store's schema, one transaction per page
     (no lease, no count, no check): `executemany` of one INSERT per row, or the store's own
-    set-based statements (accounts.store.core.values_chunks)."""
+    set-based statements (accounts.store.commissions.values_chunks)."""
     from accounts.store.base import values
-    from accounts.store.core import UPSERT_ROW_SQL, upsert_values_sql, values_chunks
+    from accounts.store.commissions import upsert_values_sql, values_chunks
     from accounts.store.sqlite import migrate
 
     conn = sqlite3.connect(path, isolation_level=None)
@@ -292,9 +294,10 @@ def raw_sqlite(path: Path, rows: list[Any], page: int, *, set_based: bool) -> fl
                     bound += (r.external_id, *values(r))
                 conn.execute(upsert_values_sql(size), bound)
         else:
+            # The store's statement for one row, executed once per row.
             conn.executemany(
-                UPSERT_ROW_SQL,
-                [(row_id, NETWORK, r.external_id, *values(r), now, now) for r in chunk],
+                upsert_values_sql(1),
+                [(row_id, NETWORK, now, now, r.external_id, *values(r)) for r in chunk],
             )
         conn.execute("COMMIT")
     took = time.perf_counter() - started
@@ -346,9 +349,11 @@ async def open_bench_store(path: Path) -> tuple[Any, Any, Any]:
 
     secret = b"bench-sync-secret-" + b"s" * 32
     store = await open_store(str(path), writable=True, readers=1, timeout=30.0)
-    uid = await store.create_account(None, "pro")
+    uid = await store.write(accounts.create, None, "pro")
     creds = orjson.dumps({"apiToken": TOKEN, "affiliateProfileId": PROFILE_ID})
-    await store.connect_network(uid, NETWORK, encrypt_credentials(secret, uid, NETWORK, creds))
+    await store.write(
+        connections.connect, uid, NETWORK, encrypt_credentials(secret, uid, NETWORK, creds)
+    )
     return store, Connection(uid, NETWORK), credential_opener(Keyring.of(secret))
 
 

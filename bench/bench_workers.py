@@ -35,6 +35,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from accounts.store import accounts
+
 ROOT = Path(__file__).resolve().parent.parent
 for extra in (ROOT, ROOT / "bench", ROOT / "tests"):  # run as a script from anywhere
     if str(extra) not in sys.path:
@@ -68,9 +70,11 @@ def seed_key(database: Path) -> str:
     async def seed() -> str:
         store = await open_store(str(database), writable=True, readers=1)
         try:
-            uid = await store.create_account(None, "pro")
+            uid = await store.write(accounts.create, None, "pro")
             issued = apikeys.generate_key()
-            await store.create_key(uid, issued.key_hash, issued.prefix, "bench", ("read",))
+            await store.write(
+                accounts.create_key, uid, issued.key_hash, issued.prefix, "bench", ("read",)
+            )
             return issued.key
         finally:
             await store.close()

@@ -53,6 +53,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from accounts.store import accounts, commissions, connections
+
 ROOT = Path(__file__).resolve().parent.parent
 for extra in (ROOT, ROOT / "bench", ROOT / "tests"):  # run as a script from anywhere
     if str(extra) not in sys.path:
@@ -206,21 +208,27 @@ async def seed(url: str, args: argparse.Namespace, ledger: Ledger) -> dict[str, 
     keys, deep, revoked = [], [], []
     try:
         for i in range(args.accounts):
-            uid = await store.create_account(f"soak{i}@example.com", "pro" if i % 4 else "free")
+            uid = await store.write(
+                accounts.create, f"soak{i}@example.com", "pro" if i % 4 else "free"
+            )
             sealed = encrypt_credentials(keyring, uid, NETWORK, b'{"token": "soak"}')
-            await store.connect_network(uid, NETWORK, sealed)
+            await store.write(connections.connect, uid, NETWORK, sealed)
             for k in range(2):
                 issued = apikeys.generate_key()
-                await store.create_key(uid, issued.key_hash, issued.prefix, f"k{k}", ("read",))
+                await store.write(
+                    accounts.create_key, uid, issued.key_hash, issued.prefix, f"k{k}", ("read",)
+                )
                 keys.append((uid, issued.key))
             issued = apikeys.generate_key()
-            view = await store.create_key(uid, issued.key_hash, issued.prefix, "old", ("read",))
-            await store.revoke_key(view.id)
+            view = await store.write(
+                accounts.create_key, uid, issued.key_hash, issued.prefix, "old", ("read",)
+            )
+            await store.write(accounts.revoke_key, view.id)
             revoked.append(issued.key)
             count = args.deep_rows if i < args.deep_accounts else 40
             rows = commission_rows(f"seed{i}", count, rng)
             for chunk in range(0, len(rows), 2000):
-                await store.upsert_commissions(uid, NETWORK, rows[chunk : chunk + 2000])
+                await store.write(commissions.upsert, uid, NETWORK, rows[chunk : chunk + 2000])
             ledger.rows[uid] = {row.external_id: 0.0 for row in rows}
             if i < args.deep_accounts:
                 deep.append((uid, keys[-1][1]))

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from aiohttp import web
 
 from accounts.keyring import Keyring
-from accounts.store.base import AccountStore
+from accounts.store.core import AccountStore
 from edge.auth.failures import AuthFailures
 from edge.auth.principal import Authenticator, Principal
 from edge.config import Config

@@ -17,12 +17,11 @@ import time
 from collections.abc import AsyncIterator, Callable
 from functools import partial
 from pathlib import Path
-from typing import cast
 
 from aiohttp import web
 
 from accounts.store import open_store, reached_over_network
-from accounts.store.base import AccountStore, StoreError
+from accounts.store.base import StoreError
 from accounts.store.handle import StoreHandle
 from edge import appkeys
 from edge.auth.authenticator import CachedAuthenticator
@@ -62,7 +61,7 @@ async def store_context(app: web.Application) -> AsyncIterator[None]:
     except StoreError as exc:
         log.error("cannot start: %s", exc)
         raise
-    app[appkeys.STORE] = cast(AccountStore, handle)  # an AccountStore by delegation
+    app[appkeys.STORE] = handle
     try:
         yield
     finally:
@@ -126,9 +125,7 @@ async def store_metrics_context(app: web.Application) -> AsyncIterator[None]:
     (what comes after it, the authenticator first, uses the wrapper)."""
     store = app.get(appkeys.STORE)
     if store is not None:
-        # Every AccountStore method passes through unchanged (CountingStore.__getattr__).
-        counting = CountingStore(store, app[appkeys.METRICS].store_errors)
-        app[appkeys.STORE] = cast(AccountStore, counting)
+        app[appkeys.STORE] = CountingStore(store, app[appkeys.METRICS].store_errors)
     yield
 
 

@@ -8,8 +8,8 @@
 - What is read rather than counted is collected at scrape time: the affdir version
   (`affdir_build_info`, the sync worker's too), the build served and its age, whether the rate limiter is counting per process because Redis failed, and the
   sync outcomes per network as the account store records them.
-- Store errors count every `StoreError` a store call raised while serving (the store is
-  wrapped by `CountingStore` when metrics are on).
+- Store errors count every `StoreError` a store call raised while serving, by operation
+  (the store's two doors are wrapped by `CountingStore` when metrics are on).
 - `/metrics` is served by a small app of its own on `--metrics-host:--metrics-port`, never
   on the public port. With several workers each serves its own, on `--metrics-port` plus
   its index (docs/deploy.md): each worker is one scrape target, so nothing is shared
@@ -21,14 +21,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
-import inspect
 import logging
 import time
 from collections import Counter as Tally
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram
@@ -36,10 +34,15 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import Collector
 
+from accounts.store import connections
 from accounts.store.base import StoreError
+from accounts.store.core import AccountStore, Op
 from contract.version import BUILD_INFO_METRIC, VERSION
 
 log = logging.getLogger("edge.metrics")
+
+T = TypeVar("T")
+P = ParamSpec("P")
 
 METRICS_PATH = "/metrics"
 UNMATCHED = "unmatched"  # the route label of a request no route matched (a 404, say)
@@ -187,42 +190,46 @@ def metrics_middleware(metrics: Metrics) -> Any:
 
 
 class CountingStore:
-    """The account store, counting the StoreErrors its calls raise into `store_errors`.
+    """The account store, counting the StoreErrors its two doors raise into `store_errors`,
+    labelled by the operation's name (`accounts.store.accounts.lookup_key`: "lookup_key")."""
 
-    Everything else is the wrapped store's own: attributes pass through unchanged."""
-
-    def __init__(self, store: Any, store_errors: Counter) -> None:
+    def __init__(self, store: AccountStore, store_errors: Counter) -> None:
         self._store = store
         self._errors = store_errors
 
-    def __getattr__(self, name: str) -> Any:
-        attr = getattr(self._store, name)
-        if not inspect.iscoroutinefunction(attr):
-            return attr
+    async def read(self, fn: Op[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """The store's `read`, its StoreError counted."""
+        try:
+            return await self._store.read(fn, *args, **kwargs)
+        except StoreError:
+            self._errors.labels(fn.__name__).inc()
+            raise
 
-        @functools.wraps(attr)
-        async def counted(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return await attr(*args, **kwargs)
-            except StoreError:
-                self._errors.labels(name).inc()
-                raise
+    async def write(self, fn: Op[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """The store's `write`, its StoreError counted."""
+        try:
+            return await self._store.write(fn, *args, **kwargs)
+        except StoreError:
+            self._errors.labels(fn.__name__).inc()
+            raise
 
-        return counted
+    async def close(self) -> None:
+        """Close the store."""
+        await self._store.close()
 
 
-async def read_sync_outcomes(store: Any, read: ReadState) -> None:
+async def read_sync_outcomes(store: AccountStore, read: ReadState) -> None:
     """Refresh the sync outcomes per network from the store (kept as they were on failure)."""
     try:
         async with asyncio.timeout(SYNC_READ_TIMEOUT):
-            connections = await store.list_connections()
+            views = await store.read(connections.find_all)
     except (StoreError, OSError, TimeoutError) as exc:
         log.warning("metrics: cannot read the sync outcomes: %s", exc)
         return
-    read.sync_outcomes = Tally((c.network, c.status) for c in connections)
+    read.sync_outcomes = Tally((c.network, c.status) for c in views)
 
 
-def metrics_app(metrics: Metrics, store: Callable[[], Any]) -> web.Application:
+def metrics_app(metrics: Metrics, store: Callable[[], AccountStore | None]) -> web.Application:
     """The app of the metrics port: GET /metrics in Prometheus' text format."""
 
     async def scrape(request: web.Request) -> web.Response:
@@ -239,7 +246,7 @@ def metrics_app(metrics: Metrics, store: Callable[[], Any]) -> web.Application:
 
 @contextlib.asynccontextmanager
 async def serve_metrics(
-    metrics: Metrics, store: Callable[[], Any], host: str, port: int
+    metrics: Metrics, store: Callable[[], AccountStore | None], host: str, port: int
 ) -> AsyncIterator[None]:
     """Serve `metrics_app` on host:port while the context is entered."""
     runner = web.AppRunner(metrics_app(metrics, store), access_log=None)

@@ -21,11 +21,10 @@ import sys
 from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
-from typing import cast
 
 from accounts.keyring import RefusePasswordURL, RefuseSecret, SecretError, keyring_from_env
 from accounts.statusmap import MapStatus, load_status_map
-from accounts.store import AccountStore, StoreError, open_store, reached_over_network
+from accounts.store import StoreError, open_store, reached_over_network
 from accounts.store.handle import StoreHandle
 from contract.commandline import Arg, add_arguments, arg
 from contract.logformat import LOG_FORMATS
@@ -198,9 +197,8 @@ async def serve(args: argparse.Namespace) -> int:
         print(f"{PROG}: cannot open the account store: {exc}", file=sys.stderr)
         return 1
     metrics = SyncMetrics(Progress(args.stall_seconds)) if args.metrics_port else None
-    store_api = cast(AccountStore, store)  # by delegation
     worker = Worker(
-        AccountSyncStore(store_api, args.worker_id),
+        AccountSyncStore(store, args.worker_id),
         credential_opener(keyring),
         map_status,
         WorkerConfig(
@@ -229,9 +227,7 @@ async def serve(args: argparse.Namespace) -> int:
                     print(f"{PROG}: cannot serve the metrics port: {exc}", file=sys.stderr)
                     return 1
             # The events' retention is kept beside the syncs (sync.retention).
-            pruning = asyncio.create_task(
-                keep_retention(store_api, args.events_retention_days, stop)
-            )
+            pruning = asyncio.create_task(keep_retention(store, args.events_retention_days, stop))
             try:
                 await worker.run(stop)
             finally:

@@ -20,7 +20,6 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -29,6 +28,7 @@ from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
 
+from accounts.store import AccountStore, connections
 from accounts.store.base import StoreError
 from contract.version import BUILD_INFO_METRIC, VERSION
 from sync.health import Progress
@@ -215,15 +215,15 @@ class SyncMetrics:
 
     # --- read at scrape time --------------------------------------------------------
 
-    async def read_store(self, store: Any) -> None:
+    async def read_store(self, store: AccountStore) -> None:
         """Refresh the stored last successes from the store (kept as they were on failure)."""
         try:
             async with asyncio.timeout(STORE_READ_TIMEOUT):
-                connections = await store.list_connections()
+                views = await store.read(connections.find_all)
         except (StoreError, OSError, TimeoutError) as exc:
             log.warning("metrics: cannot read the connections: %s", type(exc).__name__)
             return
         self.successes.stored = {
             (c.account_uid, c.network): parse_instant(c.last_sync_at) if c.status == "ok" else None
-            for c in connections
+            for c in views
         }

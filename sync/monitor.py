@@ -15,13 +15,13 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator
-from typing import Any
 
 import orjson
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST
 from prometheus_client.exposition import generate_latest
 
+from accounts.store import AccountStore
 from sync.health import health
 from sync.metrics import SyncMetrics
 
@@ -30,8 +30,8 @@ log = logging.getLogger("sync.monitor")
 METRICS_PATH = "/metrics"
 HEALTHZ = "/healthz"
 METRICS = web.AppKey("metrics", SyncMetrics)
-# The account store the scrape reads the connections from (an AccountStore).
-STORE = web.AppKey("store", object)
+# The account store the scrape reads the connections from.
+STORE = web.AppKey("store", AccountStore)
 
 
 async def scrape(request: web.Request) -> web.Response:
@@ -52,7 +52,7 @@ async def healthz(request: web.Request) -> web.Response:
     )
 
 
-def monitor_app(metrics: SyncMetrics, store: Any) -> web.Application:
+def monitor_app(metrics: SyncMetrics, store: AccountStore) -> web.Application:
     """The app of the monitoring port."""
     app = web.Application()
     app[METRICS] = metrics
@@ -64,7 +64,7 @@ def monitor_app(metrics: SyncMetrics, store: Any) -> web.Application:
 
 @contextlib.asynccontextmanager
 async def serve_monitor(
-    metrics: SyncMetrics, store: Any, host: str, port: int
+    metrics: SyncMetrics, store: AccountStore, host: str, port: int
 ) -> AsyncIterator[None]:
     """Serve `monitor_app` on host:port while the context is entered."""
     runner = web.AppRunner(monitor_app(metrics, store), access_log=None)

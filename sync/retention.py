@@ -15,7 +15,8 @@ import datetime as dt
 import logging
 from collections.abc import Callable
 
-from accounts.store.base import AccountStore, StoreError, utc_now
+from accounts.store import AccountStore
+from accounts.store.base import StoreError, utc_now
 from accounts.store.events import prune, retention_horizon
 
 log = logging.getLogger("sync.retention")

@@ -14,7 +14,7 @@ import orjson
 
 from accounts.crypto import decrypt_credentials
 from accounts.keyring import Keyring
-from accounts.store import AccountStore, ConnectionView
+from accounts.store import AccountStore, ConnectionView, connections
 from sync.model import (
     Position,
     SyncReport,
@@ -52,13 +52,14 @@ class AccountSyncStore:
         self, not_synced_since: dt.datetime, limit: int
     ) -> Sequence[Connection]:
         since = format_timestamp(not_synced_since)
-        views = await self.store.due_connections(since, limit)
+        views = await self.store.write(connections.due, since, limit)
         self._due_since = {(v.account_uid, v.network): since for v in views}
         return [connection_of(view) for view in views]
 
     async def claim(self, connection: Connection, worker_id: str, lease_seconds: float) -> bool:
         since = self._due_since.pop((connection.account_uid, connection.network), None)
-        return await self.store.claim_connection(
+        return await self.store.write(
+            connections.claim,
             connection.account_uid,
             connection.network,
             worker_id,
@@ -67,14 +68,18 @@ class AccountSyncStore:
         )
 
     async def release(self, connection: Connection, worker_id: str) -> None:
-        await self.store.release_connection(connection.account_uid, connection.network, worker_id)
+        await self.store.write(
+            connections.release, connection.account_uid, connection.network, worker_id
+        )
 
     async def load_credentials(self, connection: Connection) -> bytes:
-        sealed = await self.store.sealed_credentials(connection.account_uid, connection.network)
+        sealed = await self.store.write(
+            connections.sealed_credentials, connection.account_uid, connection.network
+        )
         return sealed.ciphertext
 
     async def load_position(self, connection: Connection) -> Position | None:
-        view = await self.store.connection(connection.account_uid, connection.network)
+        view = await self.store.read(connections.find, connection.account_uid, connection.network)
         return None if view is None else parse_position(view.position)
 
     async def write_window(
@@ -84,7 +89,8 @@ class AccountSyncStore:
         rows: Sequence[Transaction],
         position: Position | None,
     ) -> WriteResult:
-        result = await self.store.write_sync_window(
+        result = await self.store.write(
+            connections.write_window,
             connection.account_uid,
             connection.network,
             rows,
@@ -95,8 +101,12 @@ class AccountSyncStore:
 
     async def record_outcome(self, connection: Connection, report: SyncReport) -> None:
         reason = None if report.reason is None else (report.reason.code, report.reason.message)
-        await self.store.record_sync_outcome(
-            connection.account_uid, connection.network, report.outcome.value, reason
+        await self.store.write(
+            connections.record_outcome,
+            connection.account_uid,
+            connection.network,
+            report.outcome.value,
+            reason,
         )
 
     async def close(self) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from accounts.store import StoreError, StoreUnavailable, open_store, reached_over_network
+from accounts.store import StoreError, StoreUnavailable, accounts, open_store, reached_over_network
 from accounts.store.handle import Backoff, StoreHandle
 
 FAST = Backoff(first=0.01, factor=2.0, cap=0.05)
@@ -33,8 +33,11 @@ async def test_an_unreachable_store_is_retried_until_it_opens(tmp_path):
     handle = StoreHandle(opener, backoff=FAST)
     await handle.start()
     assert handle.store is None and handle.problem == "down (attempt 1)"
+    # Both doors fail as in an outage.
     with pytest.raises(StoreUnavailable, match="not connected: down"):
-        await handle.lookup_key("0" * 64)  # the store's own methods, failing as in an outage
+        await handle.read(accounts.lookup_key, "0" * 64)
+    with pytest.raises(StoreUnavailable, match="not connected: down"):
+        await handle.write(accounts.create, None, "free")
     with pytest.raises(StoreUnavailable):
         handle.get()
     try:
@@ -42,18 +45,20 @@ async def test_an_unreachable_store_is_retried_until_it_opens(tmp_path):
             store = await handle.opened()
         assert len(attempts) == 4 and handle.problem is None
         assert handle.get() is store
-        uid = await handle.create_account(None, "free")  # delegated to the open store
-        assert (await handle.account_view(uid)).plan == "free"
+        uid = await handle.write(accounts.create, None, "free")  # through the open store
+        assert (await handle.read(accounts.find, uid)).plan == "free"
     finally:
         await handle.close()
 
 
-async def test_only_store_operations_are_delegated(tmp_path):
+async def test_the_handle_has_two_doors_and_nothing_else(tmp_path):
     opener, _ = flaky_opener(tmp_path / "s.sqlite3", failures=0)
     handle = StoreHandle(opener)
     await handle.start()
     try:
-        assert not hasattr(handle, "_read") and not hasattr(handle, "nonsense")
+        # No forwarding of anything else: an operation goes through `read` or `write`.
+        assert not hasattr(handle, "lookup_key") and not hasattr(handle, "_read_pool")
+        assert await handle.read(accounts.lookup_key, "0" * 64) is None
     finally:
         await handle.close()
 

@@ -30,7 +30,7 @@ from accounts.crypto import CredentialsError
 from accounts.keyring import Keyring
 from accounts.store import AccountStore, StoreError
 from accounts.store.base import format_timestamp, utc_now
-from accounts.store.core import lease_end
+from accounts.store.connections import lease_end
 from accounts.store.webhooks import (
     Attempt,
     Job,

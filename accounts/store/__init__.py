@@ -3,8 +3,13 @@
 `open_store(database)` picks the implementation from the database setting:
 `sqlite:///path/to/file`, `sqlite:relative/file` or a plain path open the embedded SQLite
 store; `postgresql://user:password@host:port/database` (or `postgres://`) opens the
-PostgreSQL store (accounts.store.postgres), same schema and semantics: both run the
-operations of accounts.store.core, which hold every statement and rule once.
+PostgreSQL store (accounts.store.postgres), same schema and semantics. Either is an
+`AccountStore` with two doors: `await store.read(commissions.page, query)` runs an
+operation on a read connection, `await store.write(accounts.create, email, plan)` in one
+write transaction. The operations hold every statement and rule once, for both
+databases, in the module of what they touch: accounts.store.accounts (accounts,
+capabilities, API keys), .connections (connected networks, credentials, the sync's
+leases and outcomes), .commissions (commissions and their history) and .summary (totals).
 """
 
 from __future__ import annotations
@@ -13,7 +18,6 @@ import datetime as dt
 from collections.abc import Callable
 
 from accounts.store.base import (
-    AccountStore,
     AccountView,
     CapabilityView,
     CommissionDetail,
@@ -34,6 +38,7 @@ from accounts.store.base import (
     StoreUnavailable,
     utc_now,
 )
+from accounts.store.core import AccountStore, Session
 
 __all__ = [
     "AccountStore",
@@ -52,6 +57,7 @@ __all__ = [
     "NotFound",
     "OutcomeUnknown",
     "SealedCredentials",
+    "Session",
     "StatusChange",
     "StoreError",
     "StoreUnavailable",

@@ -1,6 +1,7 @@
-"""The account store's interface: value types, errors and the `AccountStore` protocol.
+"""The account store's value types, errors, checks and write outcomes.
 
-Both stores (accounts.store.core over SQLite or PostgreSQL) keep these conventions, which
+Both stores (accounts.store.sqlite and accounts.store.postgres, running the operations of
+accounts.store.accounts, .connections, .commissions and .summary) keep these conventions, which
 the API and the cursors rely on:
 
 - Timestamps are UTC text in exactly one form, `YYYY-MM-DDTHH:MM:SSZ` (`TIMESTAMP_FORMAT`),
@@ -28,20 +29,11 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, Concatenate, NoReturn, ParamSpec, Protocol, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from accounts import commission
-from accounts.store.summary import SummaryQuery, SummaryRow
 from contract import vocabulary
 from contract.resources import SYNC_REASON_CODE_PATTERN
-
-if TYPE_CHECKING:
-    from collections.abc import Coroutine
-
-    from accounts.store.core import Session
-
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
 
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 TIMESTAMP_PATTERN = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z"
@@ -53,7 +45,6 @@ NETWORK_RE = re.compile(NETWORK_PATTERN)
 
 COMMISSION_ID_PREFIX = "com_"
 T = TypeVar("T")
-_ID_RE = re.compile(r"[0-9a-f]{16}")
 
 
 class StoreError(Exception):
@@ -99,14 +90,6 @@ def commission_id(seq: int) -> str:
     if not 0 <= seq < 2**64:
         raise ValueError("commission sequence number out of range")
     return f"{COMMISSION_ID_PREFIX}{seq:016x}"
-
-
-def commission_seq(public_id: str) -> int:
-    """Inverse of `commission_id`; ValueError for anything else."""
-    body = public_id.removeprefix(COMMISSION_ID_PREFIX)
-    if body == public_id or not _ID_RE.fullmatch(body):
-        raise ValueError(f"{public_id!r} is not a commission id")
-    return int(body, 16)
 
 
 # --- What the store returns -------------------------------------------------------------
@@ -423,176 +406,6 @@ class SealedCredentials:
 
 
 # --- The interface --------------------------------------------------------------------
-
-
-class AccountStore(Protocol):
-    """Narrow async API of an account store. Every method may raise StoreUnavailable; a
-    write raises only when it did not commit (or OutcomeUnknown: see the module docstring)."""
-
-    # The two doors: any operation of a session (accounts.store.core.Session).
-    async def read(
-        self,
-        fn: Callable[Concatenate[Session, _P], Coroutine[Any, Any, _R]],
-        *args: _P.args,
-        **kwargs: _P.kwargs,
-    ) -> _R:
-        """`fn(session, *args, **kwargs)` on a read connection, seeing one state."""
-        ...
-
-    async def write(
-        self,
-        fn: Callable[Concatenate[Session, _P], Coroutine[Any, Any, _R]],
-        *args: _P.args,
-        **kwargs: _P.kwargs,
-    ) -> _R:
-        """`fn(session, *args, **kwargs)` in one write transaction; returns once committed."""
-        ...
-
-    # Read paths of the API (never select network credentials).
-    async def lookup_key(self, key_hash: str) -> KeyRecord | None:
-        """The active (not revoked) key with this hash and its account, or None."""
-        ...
-
-    async def list_commissions(self, query: CommissionQuery) -> list[CommissionRow]:
-        """Up to query.limit rows of the account, transacted_at DESC then seq DESC,
-        strictly after query.after when given (keyset pagination, never OFFSET)."""
-        ...
-
-    async def commission(self, account_uid: str, seq: int) -> CommissionDetail | None:
-        """The account's commission `seq` with its history, or None (another account's
-        commissions are None too)."""
-        ...
-
-    # Reads for the admin CLI.
-    async def commission_summary(self, query: SummaryQuery) -> list[SummaryRow]:
-        """Totals of the account's commissions per group of `query.group_by` and currency,
-        ordered by the keys as given: exact, never summed across currencies."""
-        ...
-
-    async def account_view(self, uid: str) -> AccountView | None: ...
-
-    async def list_keys(self, account_uid: str) -> list[KeyView]: ...
-
-    # Writes (admin CLI, importer, demo). Unknown accounts raise NotFound.
-    async def create_account(self, email: str | None, plan: str, *, uid: str | None = None) -> str:
-        """Create an account (both capabilities disabled, never enabled); return its uid."""
-        ...
-
-    async def set_plan(self, uid: str, plan: str) -> None: ...
-
-    async def set_suspended(self, uid: str, suspended: bool) -> None: ...
-
-    async def set_capability(self, uid: str, name: str, enabled: bool) -> CapabilityView:
-        """Enabling sets enabled_at to now and configured to true; disabling keeps both."""
-        ...
-
-    async def create_key(
-        self, account_uid: str, key_hash: str, prefix: str, label: str, scopes: Sequence[str]
-    ) -> KeyView: ...
-
-    async def revoke_key(self, prefix_or_id: str) -> KeyView:
-        """Revoke by id or by prefix (Conflict when a prefix matches several keys)."""
-        ...
-
-    async def connect_network(self, account_uid: str, network: str, ciphertext: bytes) -> None:
-        """Connect a network (status `never` until a sync is recorded) or replace its
-        credentials (the last sync outcome is kept)."""
-        ...
-
-    async def record_sync(
-        self,
-        account_uid: str,
-        network: str,
-        status: str,
-        *,
-        accounts: int,
-        programs: int,
-        transactions: int,
-    ) -> None: ...
-
-    async def upsert_commissions(
-        self, account_uid: str, network: str, rows: Sequence[NewCommission]
-    ) -> ImportResult:
-        """Insert or update by (account, network, external_id), all rows in one transaction."""
-        ...
-
-    async def upsert_commission_stream(
-        self, account_uid: str, network: str, chunks: Iterable[Sequence[NewCommission]]
-    ) -> ImportResult:
-        """`upsert_commissions` of rows that come in chunks, in one transaction that holds
-        one chunk at a time: `chunks` (a plain iterator, e.g. a generator reading a file)
-        is consumed inside the transaction, between its statements, and may block there.
-        An exception it raises, an invalid row or an external_id given twice in any two
-        chunks rolls everything back (ValueError for the last two); nothing is written
-        unless every chunk is."""
-        ...
-
-    # The sync worker (sync.storage adapts these to sync.ports.SyncStore).
-    async def due_connections(self, attempted_before: str, limit: int) -> list[ConnectionView]:
-        """Connections with credentials, last attempted before the instant (or never, or
-        by a worker that died: its lease ended unreleased), held by no unexpired lease,
-        least recently attempted first."""
-        ...
-
-    async def claim_connection(
-        self,
-        account_uid: str,
-        network: str,
-        worker: str,
-        lease_seconds: float,
-        *,
-        attempted_before: str | None = None,
-    ) -> bool:
-        """Lease the connection to `worker` until at least `lease_seconds` from now (False:
-        another worker holds a live lease, or, with `attempted_before`, the connection was
-        attempted at or after that instant)."""
-        ...
-
-    async def release_connection(self, account_uid: str, network: str, worker: str) -> None: ...
-
-    async def sealed_credentials(self, account_uid: str, network: str) -> SealedCredentials:
-        """The connection's ciphertext (never decrypted here); NotFound without one."""
-        ...
-
-    async def write_sync_window(
-        self,
-        account_uid: str,
-        network: str,
-        rows: Sequence[NewCommission],
-        position: str | None,
-        worker: str,
-    ) -> ImportResult:
-        """Upsert a window's rows and move the position, in one transaction, while
-        `worker` holds the lease (Conflict when it lost it)."""
-        ...
-
-    async def record_sync_outcome(
-        self, account_uid: str, network: str, status: str, reason: tuple[str, str] | None
-    ) -> ConnectionView:
-        """Record a sync run's outcome and reason; the counts come from the stored rows."""
-        ...
-
-    async def connection(self, account_uid: str, network: str) -> ConnectionView | None: ...
-
-    async def list_connections(self, account_uid: str | None = None) -> list[ConnectionView]: ...
-
-    async def set_connection_currency(
-        self, account_uid: str, network: str, currency: str | None
-    ) -> None: ...
-
-    async def credentials_after(
-        self, after: tuple[str, str] | None, limit: int
-    ) -> list[SealedCredentials]:
-        """A batch of stored ciphertexts in (account, network) order, after `after`."""
-        ...
-
-    async def replace_credentials(
-        self, account_uid: str, network: str, old: bytes, new: bytes
-    ) -> bool:
-        """Swap a ciphertext for `new` if it is still `old` (False: it changed meanwhile)."""
-        ...
-
-    async def close(self) -> None: ...
 
 
 # --- Row helpers every implementation shares --------------------------------------------

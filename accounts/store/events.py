@@ -42,7 +42,7 @@ from accounts.store.core import Session, lock_key
 from contract.vocabulary import EVENT_TYPES
 
 if TYPE_CHECKING:
-    from accounts.store.base import AccountStore
+    from accounts.store.core import AccountStore
 
 # The types, in the contract's order (what the triggers write is what the API lists).
 CREATED, UPDATED, SYNC_FAILED, RECOVERED_EVENT = EVENT_TYPES

@@ -13,9 +13,10 @@ the first open needs this handle.
   raised, and the process refuses to start. So is every failure when `retry` is False
   (a local SQLite file does not come back by itself: see
   `accounts.store.reached_over_network`).
-- The handle is itself an `AccountStore`: every store method is delegated to the open
-  store and raises `StoreUnavailable` while there is none, so its callers handle "not
-  opened yet" as the outage it is, the same way as one that happens later.
+- The handle is itself an `AccountStore`: its two doors, `read` and `write`, pass the
+  operation to the open store's and raise `StoreUnavailable` while there is none, so its
+  callers handle "not opened yet" as the outage it is, the same way as one that happens
+  later.
 - `problem` says why it is not open (None once open); `opened()` waits for it.
 """
 
@@ -26,16 +27,15 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import ParamSpec, TypeVar
 
-from accounts.store.base import AccountStore, StoreUnavailable
+from accounts.store.base import StoreUnavailable
+from accounts.store.core import AccountStore, Op
 
 log = logging.getLogger("accounts.store")
 
-# The store operations the handle delegates: the protocol's public methods.
-STORE_METHODS = frozenset(
-    name for name in vars(AccountStore) if not name.startswith("_") and name != "close"
-)
+T = TypeVar("T")
+P = ParamSpec("P")
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,16 +144,10 @@ class StoreHandle:
                 return
             log.info("%s still unreachable (%s)", self._name, self._problem)
 
-    def __getattr__(self, name: str) -> Any:
-        # Only the store's operations are delegated; anything else is a plain miss.
-        if name not in STORE_METHODS:
-            raise AttributeError(name)
-        store = self._store
-        if store is not None:
-            return getattr(store, name)
-        problem = self._problem
+    async def read(self, fn: Op[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """The open store's `read`; StoreUnavailable while there is none."""
+        return await self.get().read(fn, *args, **kwargs)
 
-        async def unavailable(*_: Any, **__: Any) -> Any:
-            raise StoreUnavailable(f"not connected: {problem}")
-
-        return unavailable
+    async def write(self, fn: Op[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """The open store's `write`; StoreUnavailable while there is none."""
+        return await self.get().write(fn, *args, **kwargs)

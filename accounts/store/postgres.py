@@ -1,9 +1,13 @@
 """The PostgreSQL layer of the account store: an asyncpg connection pool.
 
 `open_store("postgresql://user:password@host:port/database")` makes one. The operations,
-their checks and their SQL are accounts.store.core's, the same as SQLite's (with `?`
-numbered `$1, $2, ...` here); the schema versions are accounts.store.migrations_pg's. Same
-values out: the two stores are interchangeable, and the account tests run against both.
+their checks and their SQL are those of accounts.store.accounts, .connections,
+.commissions and .summary, the same as SQLite's (with `?` numbered `$1, $2, ...` here);
+the schema versions are accounts.store.migrations_pg's. Same values out: the two stores
+are interchangeable, and the account tests run against both. The two doors await the
+operation on a pooled connection in the caller's task (`read`: in a REPEATABLE READ
+transaction unless it is `@one_statement`), or in a task of its own for a write (so that
+stopping it drops its connection and leaves the caller's task alone).
 
 Pool: `pool_min` (default 1) to `pool_max` (default 10) connections per process, settable
 as query parameters of the URL (`...?pool_max=20`; every other query parameter goes to
@@ -48,7 +52,7 @@ import re
 import urllib.parse
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, ParamSpec, TypeVar
 
 import asyncpg
 
@@ -58,19 +62,22 @@ from accounts.store.base import (
     StoreError,
     StoreUnavailable,
     WriteWait,
+    format_timestamp,
     utc_now,
 )
 from accounts.store.core import (
     SECRET_TABLES,
     Dialect,
-    Operation,
-    SqlStore,
+    Op,
+    Session,
     apply_migrations,
     check_schema_version,
+    one_statement,
 )
 from accounts.store.migrations_pg import LATEST, MIGRATION_LOCK, MIGRATIONS, schema_version
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 SCHEMES = ("postgresql", "postgres")
 DEFAULT_POOL_MIN = 1
@@ -80,9 +87,7 @@ APPLICATION_NAME = "affdir-edge"
 FATE_POLL = 0.05  # seconds between two questions about a cut-off COMMIT still in progress
 
 # Writes run side by side (row and advisory locks), lists travel as arrays, pages as rows.
-DIALECT = Dialect(
-    "postgresql", arrays=True, concurrent_writes=True, json_pages=False, idle_timeout=True
-)
+DIALECT = Dialect(arrays=True, concurrent_writes=True, json_pages=False, idle_timeout=True)
 
 # Failures that say nothing about the statement, only that its connection is gone: a read
 # hit by one on a connection that sat in the pool is worth one more try on a new one. During
@@ -188,8 +193,15 @@ class _Session:
 
     dialect: ClassVar[Dialect] = DIALECT
     conn: Any  # asyncpg's Connection or PoolConnectionProxy
+    clock: Callable[[], dt.datetime]
     trace: Callable[[str], None] | None
     reading: bool = False
+
+    def now(self) -> str:
+        return format_timestamp(self.clock())
+
+    def moment(self) -> dt.datetime:
+        return self.clock()
 
     def _note(self, sql: str) -> str:
         """`sql` as sent, once checked and traced."""
@@ -231,7 +243,7 @@ def _rowcount(status: str) -> int:
     return int(count) if count.isdigit() else 0
 
 
-async def migrate(conn: asyncpg.Connection, now: Callable[[], str]) -> int:
+async def migrate(conn: asyncpg.Connection, clock: Callable[[], dt.datetime]) -> int:
     """Apply the missing migrations; return the schema version.
 
     An up-to-date database is only read (a role without DDL rights can open it). Otherwise
@@ -245,14 +257,14 @@ async def migrate(conn: asyncpg.Connection, now: Callable[[], str]) -> int:
     async with conn.transaction():
         await conn.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
         # Reads the version again: someone else may have migrated meanwhile.
-        return await apply_migrations(_Session(conn, None), MIGRATIONS, now)
+        return await apply_migrations(_Session(conn, clock, None), MIGRATIONS)
 
 
 # --- The store --------------------------------------------------------------------------
 
 
-class PostgresStore(SqlStore):
-    """The PostgreSQL AccountStore. Make it with `await PostgresStore.open(url, ...)`."""
+class PostgresStore:
+    """The PostgreSQL account store (an AccountStore). Make it with `await PostgresStore.open(url, ...)`."""
 
     def __init__(
         self,
@@ -296,7 +308,7 @@ class PostgresStore(SqlStore):
                     server_settings={"application_name": APPLICATION_NAME + "-migrate"},
                 )
                 try:
-                    await migrate(conn, self._now)
+                    await migrate(conn, self._clock)
                 finally:
                     await conn.close(timeout=self._timeout)
             async with asyncio.timeout(self._timeout):
@@ -340,27 +352,84 @@ class PostgresStore(SqlStore):
         ):
             pool.terminate()  # a hung call or a dead server: drop the sockets
 
-    # --- calls ---
+    # --- the two doors ---
 
-    async def _once(
+    async def read(self, fn: Op[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """`fn(session, *args, **kwargs)` on a pooled connection within the timeout, its
+        statements seeing one state; retried once when its connection turns out dead
+        (writes never are: see the module docstring)."""
+        pool = self._pool_or_closed()
+        snapshot = not getattr(fn, "one_statement", False)
+        with self._store_errors():
+            async with asyncio.timeout(self._timeout):
+                try:
+                    return await self._read_once(pool, snapshot, fn, args, kwargs)
+                except _CONNECTION_LOST as exc:
+                    if isinstance(exc, asyncpg.DataError):
+                        raise  # a value of the wrong type: the same again on any connection
+                # A connection that died while idle (server restarted): once more, anew.
+                return await self._read_once(pool, snapshot, fn, args, kwargs)
+
+    async def _read_once(
         self,
         pool: asyncpg.Pool,
-        fn: Callable[[_Session], Awaitable[T]],
-        reading: bool,
-        acquire_timeout: float | None = None,
+        snapshot: bool,
+        fn: Callable[..., Awaitable[T]],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
     ) -> T:
-        async with asyncio.timeout(acquire_timeout):
-            conn = await pool.acquire()
+        conn = await pool.acquire()
         try:
-            return await fn(_Session(conn, self._trace, reading))
+            s = _Session(conn, self._clock, self._trace, reading=True)
+            if not snapshot:
+                return await fn(s, *args, **kwargs)
+            s._note("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            async with conn.transaction(isolation="repeatable_read", readonly=True):
+                return await fn(s, *args, **kwargs)
         except BaseException as exc:
-            if not isinstance(exc, (asyncpg.PostgresError, StoreError, ValueError)):
-                # Timed out or cancelled mid-statement, or the connection broke: its state
-                # is unknown. Drop it now instead of waiting on a cancel and a reset.
-                conn.terminate()
+            _drop_unless_clean(conn, exc)
             raise
         finally:
             await pool.release(conn, timeout=self._timeout)
+
+    async def write(self, fn: Op[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """`fn(session, *args, **kwargs)` in one transaction; returns once it committed,
+        raises if it did not (accounts.store.base.WriteWait)."""
+        if not self._writable:
+            raise StoreError("this store was opened read-only")
+        pool = self._pool_or_closed()
+        commit = _Commit()
+
+        async def write() -> None:
+            with self._store_errors():
+                async with asyncio.timeout(self._timeout):
+                    conn = await pool.acquire()
+                try:
+                    s = _Session(conn, self._clock, self._trace)
+                    async with conn.transaction():
+                        commit.result = await fn(s, *args, **kwargs)
+                        # Asked before COMMIT: should its answer be lost, the server still
+                        # knows what became of this transaction id.
+                        commit.xid = await s.fetchval("SELECT txid_current_if_assigned()")
+                        commit.committing = True
+                    commit.committed = True
+                except BaseException as exc:
+                    _drop_unless_clean(conn, exc)
+                    raise
+                finally:
+                    await pool.release(conn, timeout=self._timeout)
+
+        # A task of its own: stopping it (dropping its connection) leaves the caller's alone.
+        work = asyncio.ensure_future(write())
+        wait = WriteWait(self._write_timeout)
+        await wait.until_done(work, work.cancel)
+        if commit.committing and not commit.committed:
+            # Nothing written (no transaction id): nothing to lose either way.
+            commit.committed = commit.xid is None or await self._committed(commit.xid, wait)
+        if commit.committed:
+            return wait.committed(commit.result)  # type: ignore[no-any-return]
+        error = None if work.cancelled() else work.exception()
+        wait.rolled_back(error or StoreUnavailable("the write was stopped and rolled back"))
 
     def _pool_or_closed(self) -> asyncpg.Pool:
         if self._pool is None or self._closed:
@@ -385,64 +454,6 @@ class PostgresStore(SqlStore):
                 raise  # a value of the wrong type: a bug, not an outage
             raise StoreUnavailable(f"the account store failed: {exc}") from exc
 
-    async def _call(self, fn: Callable[[_Session], Awaitable[T]]) -> T:
-        """A read: `fn` on a pooled connection within the timeout, retried once when its
-        connection turns out dead (writes never are: see the module docstring)."""
-        pool = self._pool_or_closed()
-        with self._store_errors():
-            async with asyncio.timeout(self._timeout):
-                try:
-                    return await self._once(pool, fn, True)
-                except _CONNECTION_LOST as exc:
-                    if isinstance(exc, asyncpg.DataError):
-                        raise  # a value of the wrong type: the same again on any connection
-                # A connection that died while idle (server restarted): once more, anew.
-                return await self._once(pool, fn, True)
-
-    async def _read(self, fn: Callable[[_Session], Awaitable[T]], *, snapshot: bool = True) -> T:
-        """Run `fn` on a pooled connection; `snapshot`: several statements, one view."""
-        if not snapshot:
-            return await self._call(fn)
-
-        async def in_snapshot(s: _Session) -> T:
-            s._note("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            async with s.conn.transaction(isolation="repeatable_read", readonly=True):
-                return await fn(s)
-
-        return await self._call(in_snapshot)
-
-    async def _write(self, fn: Callable[[_Session], Awaitable[T]]) -> T:
-        """`fn` in one transaction; returns once it committed, raises if it did not."""
-        if not self._writable:
-            raise StoreError("this store was opened read-only")
-        pool = self._pool_or_closed()
-        commit = _Commit()
-
-        async def in_transaction(s: _Session) -> None:
-            async with s.conn.transaction():
-                commit.result = await fn(s)
-                # Asked before COMMIT: should its answer be lost, the server still knows
-                # what became of this transaction id.
-                commit.xid = await s.fetchval("SELECT txid_current_if_assigned()")
-                commit.committing = True
-            commit.committed = True
-
-        async def write() -> None:
-            with self._store_errors():
-                await self._once(pool, in_transaction, False, acquire_timeout=self._timeout)
-
-        # A task of its own: stopping it (dropping its connection) leaves the caller's alone.
-        work = asyncio.ensure_future(write())
-        wait = WriteWait(self._write_timeout)
-        await wait.until_done(work, work.cancel)
-        if commit.committing and not commit.committed:
-            # Nothing written (no transaction id): nothing to lose either way.
-            commit.committed = commit.xid is None or await self._committed(commit.xid, wait)
-        if commit.committed:
-            return wait.committed(commit.result)
-        error = None if work.cancelled() else work.exception()
-        wait.rolled_back(error or StoreUnavailable("the write was stopped and rolled back"))
-
     async def _committed(self, xid: int, wait: WriteWait) -> bool:
         """Whether transaction `xid`, whose COMMIT was cut off, committed: the server knows.
         OutcomeUnknown when it cannot say within the timeout."""
@@ -450,7 +461,7 @@ class PostgresStore(SqlStore):
         async def ask() -> str | None:
             async with asyncio.timeout(self._timeout):
                 while True:
-                    status = await self._call(lambda s: s.fetchval("SELECT txid_status($1)", xid))
+                    status = await self.read(_txid_status, xid)
                     if status != "in progress":  # the backend may still be committing
                         return None if status is None else str(status)
                     await asyncio.sleep(FATE_POLL)
@@ -467,8 +478,16 @@ class PostgresStore(SqlStore):
             )
         return fate == "committed"
 
-    async def _run_read(self, op: Operation[T], *, snapshot: bool = True) -> T:
-        return await self._read(op, snapshot=snapshot)
 
-    async def _run_write(self, op: Operation[T]) -> T:
-        return await self._write(op)
+@one_statement
+async def _txid_status(s: Session, xid: int) -> str | None:
+    """What became of transaction `xid`: committed, aborted, in progress (None: unknown)."""
+    status = await s.fetchval("SELECT txid_status(?)", xid)
+    return None if status is None else str(status)
+
+
+def _drop_unless_clean(conn: Any, exc: BaseException) -> None:
+    """Drop `conn` now unless `exc` left it in a known state: one timed out or cancelled
+    mid-statement, or whose connection broke, would cost a cancel and a reset first."""
+    if not isinstance(exc, (asyncpg.PostgresError, StoreError, ValueError)):
+        conn.terminate()

@@ -1,19 +1,26 @@
 """The SQLite layer of the account store: one file in WAL mode, migrations applied on start.
 
-The operations, their checks and their SQL are accounts.store.core's; this layer brings
-the connections, their threads and their transactions.
+The operations, their checks and their SQL are in accounts.store.accounts, .connections,
+.commissions and .summary; this layer brings the connections, their threads and their
+transactions behind the two doors, `read` and `write`.
 
 Concurrency model: every connection belongs to one dedicated thread (a single-thread
 executor), so SQLite calls never block the event loop and a connection is never shared
-between threads. The core's operations are coroutines; the thread runs one to its end
-without an event loop (`run_sync`), since its session calls sqlite3 directly and never
-suspends. The edge opens `readers` read-only connections (WAL lets them read while
-the admin CLI writes); the admin CLI opens one writable connection. Each read waits at most
-`timeout` seconds (for a free connection plus the work); a read that overruns is
-interrupted (`sqlite3.Connection.interrupt`) and reported as StoreUnavailable, so a stuck
-store answers 503 instead of hanging a request.
+between threads. A door hands the operation and its arguments to a connection's thread
+as one work item (`_run`), which opens the transaction, drives the operation's coroutine
+to its end with one `send(None)` and commits. The operations are coroutines because the
+PostgreSQL layer awaits its driver; here their session calls sqlite3 directly and never
+suspends, so the thread needs no event loop of its own, and the stack from a door to
+sqlite3 is the door, the work item, the operation and the session method (a coroutine
+that did suspend is a bug, reported as one). The edge opens `readers` read-only
+connections (WAL lets them read while the admin CLI writes); the admin CLI opens one
+writable connection. Each read waits at most `timeout` seconds (for a free connection
+plus the work); a read that overruns is interrupted (`sqlite3.Connection.interrupt`) and
+reported as StoreUnavailable, so a stuck store answers 503 instead of hanging a request.
+A read of several statements runs in one DEFERRED transaction (one snapshot); one marked
+`@one_statement` runs alone.
 
-Writes (admin CLI, importer, demo) wait at most `timeout` for the connection and for
+Writes (admin CLI, importer, demo, sync) wait at most `timeout` for the connection and for
 SQLite's write lock (`busy_timeout`); their work is bounded by `write_timeout` only (none by
 default: an import of millions of rows takes minutes). A write asked to stop (past
 `write_timeout`, or its caller cancelled: Ctrl-C) is rolled back, and its caller hears of
@@ -21,7 +28,7 @@ it only once the worker has ended: a write that was committing already returns i
 result, one rolled back raises. `interrupt()` alone cannot stop a write: it is a no-op
 between two statements (between the rows of an executemany, while Python binds the next
 one), after which the write went on to COMMIT. So a write runs under a stop flag, which a
-progress handler checks during its statements and `_in_transaction` again before COMMIT.
+progress handler checks during its statements and `_run` again before COMMIT.
 
 Read connections are also opened `mode=ro` with `query_only`, and an authorizer that
 refuses any read of `network_credentials` and `webhook_secrets`: no read path of the API
@@ -41,7 +48,7 @@ import urllib.parse
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from accounts.privatefiles import touch_private
 from accounts.store.base import (
@@ -60,8 +67,7 @@ from accounts.store.core import (
     SCHEMA_VERSION_SQL,
     SECRET_TABLES,
     Dialect,
-    Operation,
-    SqlStore,
+    Op,
     apply_migrations,
     history_migration,
     sync_migration,
@@ -71,11 +77,10 @@ from accounts.store.summary import sqlite_migration as daily_migration
 from accounts.store.webhooks import sqlite_migration as webhooks_migration
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 # One write at a time (BEGIN IMMEDIATE), lists of values as JSON text, pages as one JSON row.
-DIALECT = Dialect(
-    "sqlite", arrays=False, concurrent_writes=False, json_pages=True, idle_timeout=False
-)
+DIALECT = Dialect(arrays=False, concurrent_writes=False, json_pages=True, idle_timeout=False)
 
 # SQLite VM steps between two looks at a write's stop flag: about 4,000 upserted rows, some
 # 80 ms of work. Each look is a call into Python, which must take the GIL back from a busy
@@ -216,30 +221,6 @@ class _Stopped(Exception):  # noqa: N818 - reads as the outcome it reports
     """The write was asked to stop before it could commit: it is rolled back."""
 
 
-def _in_transaction(
-    conn: sqlite3.Connection,
-    fn: Callable[[sqlite3.Connection], T],
-    mode: str,
-    stop: threading.Event | None = None,
-) -> T:
-    """`fn` in one transaction: committed if it returns (and `stop` is not set by then),
-    rolled back otherwise, a failed COMMIT included."""
-    if stop is None:
-        conn.execute(f"BEGIN {mode}")
-    else:
-        _begin_unless_stopped(conn, mode, stop)
-    try:
-        result = fn(conn) if stop is None else _until_stopped(conn, fn, stop)
-        if stop is not None and stop.is_set():
-            raise _Stopped("asked to stop before COMMIT")
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    return result
-
-
 LOCK_WAIT_SLICE_MS = 50  # how often a write waiting for the lock looks at its stop flag
 
 
@@ -279,49 +260,44 @@ def _while_locked(
         time.sleep(pause)
 
 
-def _until_stopped(
-    conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T], stop: threading.Event
-) -> T:
-    """`fn`, each of whose statements fails ("interrupted") soon after `stop` is set."""
-    conn.set_progress_handler(stop.is_set, PROGRESS_STEPS)
-    try:
-        return fn(conn)
-    finally:
-        # Before COMMIT or ROLLBACK: the handler must not abort those.
-        conn.set_progress_handler(None, 0)
-
-
-def migrate(conn: sqlite3.Connection, clock: Callable[[], dt.datetime] = utc_now) -> int:
-    """Apply the missing migrations; return the schema version. Safe to race: IMMEDIATE."""
+def migrate(
+    conn: sqlite3.Connection,
+    clock: Callable[[], dt.datetime] = utc_now,
+    migrations: Sequence[Sequence[str]] = MIGRATIONS,
+) -> int:
+    """Apply the missing `migrations` (the tests' older files stop at an earlier one);
+    return the schema version. Safe to race: IMMEDIATE."""
     # Read first: a schema already current needs no write lock, so opening a store does not
     # wait behind another process's write (where no stop signal could cut the wait short).
     try:
         (current,) = conn.execute(SCHEMA_VERSION_SQL).fetchone()
     except sqlite3.OperationalError:  # no such table: a new database
         current = None
-    if current == len(MIGRATIONS):
-        return current
+    if current == len(migrations):
+        return int(current)
 
-    def apply(c: sqlite3.Connection) -> int:
-        return run_sync(
-            apply_migrations(_Session(c), MIGRATIONS, lambda: format_timestamp(clock()))
-        )
-
-    return _in_transaction(conn, apply, "IMMEDIATE")
+    return int(_run(conn, clock, apply_migrations, (migrations,), {}, "IMMEDIATE", None))
 
 
-# --- The core's operations in a worker thread -------------------------------------------
+# --- The operations in a connection's thread ----------------------------------------------
 
 
 class _Session:
-    """A connection as the core's operations use it: plain sqlite3 calls, each of which
-    returns before its coroutine could suspend (see `run_sync`)."""
+    """A connection as the operations use it: plain sqlite3 calls, each of which returns
+    before its coroutine could suspend (see `_run`)."""
 
-    __slots__ = ("conn",)
+    __slots__ = ("clock", "conn")
     dialect = DIALECT
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, clock: Callable[[], dt.datetime]) -> None:
         self.conn = conn
+        self.clock = clock
+
+    def now(self) -> str:
+        return format_timestamp(self.clock())
+
+    def moment(self) -> dt.datetime:
+        return self.clock()
 
     async def fetch(self, sql: str, *args: Any) -> list[Any]:
         return self.conn.execute(sql, args).fetchall()
@@ -335,7 +311,11 @@ class _Session:
             cursor.close()
 
     async def fetchval(self, sql: str, *args: Any) -> Any:
-        row = await self.fetchrow(sql, *args)
+        cursor = self.conn.execute(sql, args)
+        try:
+            row = cursor.fetchone()
+        finally:
+            cursor.close()
         return None if row is None else row[0]
 
     async def execute(self, sql: str, *args: Any) -> int:
@@ -345,15 +325,48 @@ class _Session:
         self.conn.executemany(sql, args)
 
 
-def run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """The result of `coro`, run to its end here and now: it must never suspend (an
-    operation over a `_Session`, which awaits nothing that waits)."""
+def _run(
+    conn: sqlite3.Connection | None,
+    clock: Callable[[], dt.datetime],
+    fn: Callable[..., Coroutine[Any, Any, T]],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    begin: str | None,
+    stop: threading.Event | None,
+) -> T:
+    """In `conn`'s thread: `fn(session, *args, **kwargs)` to its end, in one transaction
+    (`BEGIN {begin}`; None: none) committed if it returns (and `stop` is not set by then),
+    rolled back otherwise, a failed COMMIT included. With `stop`, the wait for the write
+    lock and each statement end soon after it is set."""
+    if conn is None:
+        raise StoreUnavailable("the store connection is not open")
+    coro = fn(_Session(conn, clock), *args, **kwargs)
     try:
-        coro.send(None)
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
-    coro.close()
-    raise AssertionError("a store operation suspended in a worker thread, which has no event loop")
+        if stop is not None:
+            _begin_unless_stopped(conn, begin or "IMMEDIATE", stop)
+            conn.set_progress_handler(stop.is_set, PROGRESS_STEPS)
+        elif begin is not None:
+            conn.execute(f"BEGIN {begin}")
+        try:
+            coro.send(None)
+        except StopIteration as done:
+            result: T = done.value
+        else:
+            raise AssertionError("a store operation suspended in a thread without an event loop")
+        finally:
+            if stop is not None:
+                # Before COMMIT or ROLLBACK: the handler must not abort those.
+                conn.set_progress_handler(None, 0)
+        if stop is not None and stop.is_set():
+            raise _Stopped("asked to stop before COMMIT")
+        if conn.in_transaction:
+            conn.execute("COMMIT")
+    except BaseException:
+        coro.close()
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return result
 
 
 class _Worker:
@@ -362,14 +375,6 @@ class _Worker:
     def __init__(self, name: str) -> None:
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
         self.conn: sqlite3.Connection | None = None
-
-    def submit(self, fn: Callable[[sqlite3.Connection], T]) -> Future[T]:
-        return self.executor.submit(self._run, fn)
-
-    def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        if self.conn is None:
-            raise StoreUnavailable("the store connection is not open")
-        return fn(self.conn)
 
     def interrupt(self) -> None:
         # Documented as callable from another thread; a no-op when nothing runs.
@@ -382,8 +387,8 @@ class _Worker:
             self.conn = None
 
 
-class SqliteStore(SqlStore):
-    """The SQLite AccountStore. Make it with `await SqliteStore.open(path, ...)`."""
+class SqliteStore:
+    """The SQLite account store (an AccountStore). Make it with `await SqliteStore.open(path, ...)`."""
 
     def __init__(
         self,
@@ -510,16 +515,21 @@ class SqliteStore(SqlStore):
                     for worker in workers:
                         worker.interrupt()
 
-    # --- calls ---
+    # --- the two doors ---
 
-    async def _call(self, pool: asyncio.Queue[_Worker], fn: Callable[[sqlite3.Connection], T]) -> T:
-        """A read: `fn` on a worker of `pool`, all within the timeout (then interrupted)."""
+    async def read(self, fn: Op[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """`fn(session, *args, **kwargs)` on a read connection, its statements seeing one
+        state, all within the timeout (then interrupted: StoreUnavailable)."""
         if self._closed:
             raise StoreUnavailable("the account store is closed")
+        begin = None if getattr(fn, "one_statement", False) else "DEFERRED"
+        pool = self._read_pool
         try:
             async with asyncio.timeout(self._timeout):
                 worker = await pool.get()
-                job = worker.submit(fn)
+                job = worker.executor.submit(
+                    _run, worker.conn, self._clock, fn, args, kwargs, begin, None
+                )
                 try:
                     result = await asyncio.wrap_future(job)
                 except asyncio.CancelledError:
@@ -538,31 +548,9 @@ class SqliteStore(SqlStore):
         except sqlite3.DatabaseError as exc:
             raise _store_error(exc) from exc
 
-    def _give_back(self, pool: asyncio.Queue[_Worker], worker: _Worker, job: Future[Any]) -> None:
-        """Return `worker` to `pool` now if `job` has ended, else from its thread when it has."""
-        if job.done():
-            pool.put_nowait(worker)
-            return
-        loop = asyncio.get_running_loop()
-
-        def give_back(_job: Future[Any]) -> None:
-            # RuntimeError: the loop is gone (interpreter shutdown), nothing to return to.
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(pool.put_nowait, worker)
-
-        job.add_done_callback(give_back)
-
-    def _no_answer(self) -> StoreUnavailable:
-        return StoreUnavailable(f"the account store did not answer within {self._timeout:g}s")
-
-    async def _read(self, fn: Callable[[sqlite3.Connection], T], *, snapshot: bool = True) -> T:
-        """Run `fn` on a read connection; `snapshot`: several statements, one consistent view."""
-        if not snapshot:
-            return await self._call(self._read_pool, fn)
-        return await self._call(self._read_pool, lambda c: _in_transaction(c, fn, "DEFERRED"))
-
-    async def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """`fn` in one write transaction; returns once it committed, raises if it did not."""
+    async def write(self, fn: Op[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """`fn(session, *args, **kwargs)` in one write transaction; returns once it
+        committed, raises if it did not (accounts.store.base.WriteWait)."""
         if not self._writers:
             raise StoreError("this store was opened read-only")
         if self._closed:
@@ -574,7 +562,9 @@ class SqliteStore(SqlStore):
             raise self._no_answer() from None
         stop = threading.Event()
         try:
-            job = worker.submit(lambda c: _in_transaction(c, fn, "IMMEDIATE", stop))
+            job = worker.executor.submit(
+                _run, worker.conn, self._clock, fn, args, kwargs, "IMMEDIATE", stop
+            )
         except BaseException:
             self._write_pool.put_nowait(worker)
             raise
@@ -592,11 +582,22 @@ class SqliteStore(SqlStore):
             return wait.committed(work.result())
         wait.rolled_back(_store_error(error))
 
-    async def _run_read(self, op: Operation[T], *, snapshot: bool = True) -> T:
-        return await self._read(lambda c: run_sync(op(_Session(c))), snapshot=snapshot)
+    def _give_back(self, pool: asyncio.Queue[_Worker], worker: _Worker, job: Future[Any]) -> None:
+        """Return `worker` to `pool` now if `job` has ended, else from its thread when it has."""
+        if job.done():
+            pool.put_nowait(worker)
+            return
+        loop = asyncio.get_running_loop()
 
-    async def _run_write(self, op: Operation[T]) -> T:
-        return await self._write(lambda c: run_sync(op(_Session(c))))
+        def give_back(_job: Future[Any]) -> None:
+            # RuntimeError: the loop is gone (interpreter shutdown), nothing to return to.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(pool.put_nowait, worker)
+
+        job.add_done_callback(give_back)
+
+    def _no_answer(self) -> StoreUnavailable:
+        return StoreUnavailable(f"the account store did not answer within {self._timeout:g}s")
 
 
 def _store_error(exc: BaseException) -> BaseException:

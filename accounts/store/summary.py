@@ -30,6 +30,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
+from accounts.store.core import Session, one_statement
+
 SCALE = 12  # digits after the point: accounts.commission.AMOUNT_SCALE
 LIMB_DIGITS = 10
 LIMBS = ("hi", "mid", "lo")
@@ -39,6 +43,9 @@ SALE_LIMBS = tuple(f"sale_{limb}" for limb in LIMBS)
 TOTALS = ("row_count", *COMMISSION_LIMBS, "sale_rows", *SALE_LIMBS)
 _ZEROS = "0" * (LIMB_DIGITS * len(LIMBS))
 _SCALE_ZEROS = "0" * SCALE
+_UNIT: int = 10**SCALE
+_MID: int = 10**LIMB_DIGITS
+_HI: int = 10 ** (2 * LIMB_DIGITS)
 
 
 # --- Exact amounts as integers ---------------------------------------------------------
@@ -48,13 +55,8 @@ def amount_units(text: str) -> int:
     """A stored amount ("-12.30") as an integer of 1e-12 units (-12300000000000)."""
     negative = text.startswith("-")
     whole, _, fraction = text.lstrip("-").partition(".")
-    units = int(whole) * 10**SCALE + int((fraction + _SCALE_ZEROS)[:SCALE])
+    units = int(whole) * _UNIT + int((fraction + _SCALE_ZEROS)[:SCALE])
     return -units if negative else units
-
-
-_UNIT = 10**SCALE
-_MID = 10**LIMB_DIGITS
-_HI = 10 ** (2 * LIMB_DIGITS)
 
 
 def units_amount(units: int) -> str:
@@ -598,3 +600,22 @@ def summed_rows(group_by: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[
             )
         )
     return out
+
+
+@one_statement
+async def totals(s: Session, query: SummaryQuery) -> list[SummaryRow]:
+    """The account's commission totals per group of `query.group_by` and currency, ordered
+    by the keys as given: exact, never summed across currencies. Read from the per-day
+    totals, never the commission rows; with `updated_since`, from the rows changed since
+    (the only ones read). Run it through the read door: `store.read(summary.totals, query)`."""
+    if query.updated_since is None:
+        if not s.dialect.json_pages:
+            sql, params = summary_sql(query)
+            return summary_rows(query.group_by, await s.fetch(sql, *params))
+        sql, params = summary_json_sql(query)
+        rows = summary_rows(query.group_by, orjson.loads(await s.fetchval(sql, *params)))
+        # The aggregate keeps the subquery's order; sorting makes sure of it.
+        rows.sort(key=lambda row: row.key(query.group_by))
+        return rows
+    sql, params = changed_rows_sql(query)
+    return summed_rows(query.group_by, await s.fetch(sql, *params))

@@ -30,8 +30,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from accounts.store.accounts import account_id
 from accounts.store.base import Conflict, NotFound
-from accounts.store.core import Session, account_id
+from accounts.store.core import Session
 from accounts.store.events import event_id as event_public_id
 
 # Endpoints an account may have: each is a stream of requests the worker keeps up.
@@ -222,7 +223,7 @@ _ENDPOINT_FROM = "FROM webhook_endpoints w JOIN accounts a ON a.id = w.account_i
 
 def _endpoint(row: Any) -> EndpointView:
     values = tuple(row)
-    return EndpointView(*values[:7], *(int(n) for n in values[7:]))  # type: ignore[arg-type]
+    return EndpointView(*values[:7], *(int(n) for n in values[7:]))
 
 
 async def endpoint_row(s: Session, uid: str) -> int:

@@ -30,7 +30,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from accounts import apikeys
-from accounts.store.base import AccountStore, KeyRecord, StoreUnavailable
+from accounts.store import accounts
+from accounts.store.base import KeyRecord, StoreUnavailable
+from accounts.store.core import AccountStore
 from edge.auth.principal import NOT_CACHED, NotCached, Principal
 
 DEFAULT_CAPACITY = 10_000
@@ -143,7 +145,7 @@ class CachedAuthenticator:
         """One store lookup per key at a time; concurrent callers share it."""
         pending = self._inflight.get(digest)
         if pending is None:
-            pending = asyncio.ensure_future(self._store.lookup_key(digest))
+            pending = asyncio.ensure_future(self._store.read(accounts.lookup_key, digest))
             self._inflight[digest] = pending
             pending.add_done_callback(self._settled(digest))
         # shield: one caller going away must not cancel the lookup the others wait for.

@@ -18,6 +18,8 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from accounts.store import accounts, summary
+from accounts.store import commissions as store_commissions
 from accounts.store.base import (
     AMOUNT_RE,
     TIMESTAMP_RE,
@@ -227,7 +229,7 @@ async def me(request: web.Request) -> web.Response:
     # changed by an operator or the sync worker shows at once. Only the key's verification
     # is cached.
     try:
-        account = await request.app[appkeys.STORE].account_view(principal.account_uid)
+        account = await request.app[appkeys.STORE].read(accounts.find, principal.account_uid)
     except StoreUnavailable:
         raise unverifiable(request) from None
     if account is None:
@@ -269,7 +271,7 @@ async def commissions(request: web.Request) -> web.Response:
         after=after,
     )
     try:
-        rows = await request.app[appkeys.STORE].list_commissions(query)
+        rows = await request.app[appkeys.STORE].read(store_commissions.page, query)
     except StoreUnavailable as exc:
         log.warning("commissions unavailable: %s", exc)
         raise unavailable(
@@ -301,7 +303,7 @@ async def commission_summary(request: web.Request) -> web.Response:
     params = parse_query(COMMISSION_SUMMARY, request.query.items())
     query = summary_query(principal.account_uid, params)  # the key's account only
     try:
-        rows = await request.app[appkeys.STORE].commission_summary(query)
+        rows = await request.app[appkeys.STORE].read(summary.totals, query)
     except StoreUnavailable as exc:
         log.warning("commission summary unavailable: %s", exc)
         raise unavailable(
@@ -321,7 +323,9 @@ async def commission(request: web.Request) -> web.Response:
         raise not_found(NO_SUCH_COMMISSION)
     try:
         # The key's account only: another account's id is None, as an unknown one.
-        detail = await request.app[appkeys.STORE].commission(principal.account_uid, seq)
+        detail = await request.app[appkeys.STORE].read(
+            store_commissions.find, principal.account_uid, seq
+        )
     except StoreUnavailable as exc:
         log.warning("commission unavailable: %s", exc)
         raise unavailable(

@@ -25,6 +25,7 @@ import logging
 import orjson
 from aiohttp import web
 
+from accounts.store import accounts
 from accounts.store.base import StoreError
 from contract.endpoints import JSON
 from contract.version import VERSION
@@ -69,7 +70,7 @@ async def store_problem(app: web.Application) -> str | None:
     timeout = min(READY_TIMEOUT, app[appkeys.CONFIG].store_timeout)
     try:
         async with asyncio.timeout(timeout):
-            await store.lookup_key(PROBE_HASH)
+            await store.read(accounts.lookup_key, PROBE_HASH)
     except TimeoutError:
         return f"account store did not answer within {timeout:g} s"
     except (StoreError, OSError) as exc:

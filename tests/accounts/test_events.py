@@ -14,9 +14,16 @@ from support.accountkit import check_resource
 
 from accounts.importer import ExportError, read_export, text_lines
 from accounts.statusmap import load_status_map
-from accounts.store import AccountStore, CommissionQuery, open_store
+from accounts.store import (
+    AccountStore,
+    CommissionQuery,
+    accounts,
+    commissions,
+    connections,
+    open_store,
+)
 from accounts.store.base import NewCommission, format_timestamp
-from accounts.store.core import Session, upsert_commissions
+from accounts.store.core import Session
 from accounts.store.events import (
     EventQuery,
     EventRow,
@@ -75,8 +82,8 @@ def commission(external_id: str, **changes: str | None) -> NewCommission:
 async def events_store(database: str):
     clock = Clock()
     store = await open_store(database, writable=True, readers=1, clock=clock)
-    await store.create_account(None, "free", uid=UID)
-    await store.create_account(None, "free", uid="acc_other")
+    await store.write(accounts.create, None, "free", uid=UID)
+    await store.write(accounts.create, None, "free", uid="acc_other")
     try:
         yield store, clock
     finally:
@@ -89,7 +96,7 @@ async def feed(store: AccountStore, uid: str = UID, **options) -> list[EventRow]
 
 
 async def rows_by_id(store: AccountStore, uid: str = UID) -> dict[str, dict]:
-    rows = await store.list_commissions(CommissionQuery(uid, limit=100))
+    rows = await store.read(commissions.page, CommissionQuery(uid, limit=100))
     return {r.external_id: orjson.loads(orjson.dumps(commission_json(r))) for r in rows}
 
 
@@ -99,14 +106,16 @@ def data(event: EventRow) -> dict:
 
 async def test_new_rows_are_created_events_whose_data_is_the_listed_commission(events_store):
     store, clock = events_store
-    await store.upsert_commissions(
-        UID, "awin", [commission("A"), commission("B", sale_amount=None)]
+    await store.write(
+        commissions.upsert, UID, "awin", [commission("A"), commission("B", sale_amount=None)]
     )
     events = await feed(store)
     assert [e.type for e in events] == ["commission.created"] * 2
     assert [e.occurred_at for e in events] == [clock.now()] * 2
     listed = await rows_by_id(store)
-    stored = {r.external_id: r for r in await store.list_commissions(CommissionQuery(UID, 100))}
+    stored = {
+        r.external_id: r for r in await store.read(commissions.page, CommissionQuery(UID, 100))
+    }
     for event in events:
         shown = data(event)
         # Byte for byte what GET /v1/commissions sends for the row.
@@ -122,10 +131,13 @@ async def test_changes_of_status_or_money_are_updated_events_with_what_they_repl
     events_store,
 ):
     store, clock = events_store
-    await store.upsert_commissions(UID, "awin", [commission("A"), commission("B"), commission("C")])
+    await store.write(
+        commissions.upsert, UID, "awin", [commission("A"), commission("B"), commission("C")]
+    )
     created = len(await feed(store))
     clock.advance(60)
-    await store.upsert_commissions(
+    await store.write(
+        commissions.upsert,
         UID,
         "awin",
         [
@@ -164,17 +176,19 @@ async def test_changes_of_status_or_money_are_updated_events_with_what_they_repl
 )
 async def test_other_changes_and_unchanged_rows_record_no_event(events_store, change):
     store, _ = events_store
-    await store.upsert_commissions(UID, "awin", [commission("A")])
-    await store.upsert_commissions(UID, "awin", [commission("A")])
-    await store.upsert_commissions(UID, "awin", [commission("A", **change)])
+    await store.write(commissions.upsert, UID, "awin", [commission("A")])
+    await store.write(commissions.upsert, UID, "awin", [commission("A")])
+    await store.write(commissions.upsert, UID, "awin", [commission("A", **change)])
     assert [e.type for e in await feed(store)] == ["commission.created"]
 
 
 async def test_the_currency_and_the_sale_amount_are_money_too(events_store):
     store, _ = events_store
-    await store.upsert_commissions(UID, "awin", [commission("A")])
-    await store.upsert_commissions(UID, "awin", [commission("A", currency="USD")])
-    await store.upsert_commissions(UID, "awin", [commission("A", currency="USD", sale_amount=None)])
+    await store.write(commissions.upsert, UID, "awin", [commission("A")])
+    await store.write(commissions.upsert, UID, "awin", [commission("A", currency="USD")])
+    await store.write(
+        commissions.upsert, UID, "awin", [commission("A", currency="USD", sale_amount=None)]
+    )
     events = await feed(store)
     assert [e.type for e in events] == ["commission.created", *["commission.updated"] * 2]
     assert data(events[1])["previous"]["currency"] == "EUR"
@@ -184,10 +198,14 @@ async def test_the_currency_and_the_sale_amount_are_money_too(events_store):
 
 async def test_a_sync_window_records_its_events(events_store):
     store, _ = events_store
-    await store.connect_network(UID, "awin", b"sealed")
-    assert await store.claim_connection(UID, "awin", "w1", 600)
-    await store.write_sync_window(UID, "awin", [commission("A"), commission("B")], "p1", "w1")
-    await store.write_sync_window(UID, "awin", [commission("A", status="declined")], "p2", "w1")
+    await store.write(connections.connect, UID, "awin", b"sealed")
+    assert await store.write(connections.claim, UID, "awin", "w1", 600)
+    await store.write(
+        connections.write_window, UID, "awin", [commission("A"), commission("B")], "p1", "w1"
+    )
+    await store.write(
+        connections.write_window, UID, "awin", [commission("A", status="declined")], "p2", "w1"
+    )
     assert [e.type for e in await feed(store)] == [
         "commission.created",
         "commission.created",
@@ -207,8 +225,10 @@ async def test_an_import_records_one_event_per_new_or_changed_row(events_store):
         stream = io.BytesIO(body.encode())
         return read_export(text_lines(stream, "csv"), "csv", "effiliation", STATUSES, chunk=1)
 
-    await store.upsert_commission_stream(UID, "effiliation", chunks(text))
-    await store.upsert_commission_stream(UID, "effiliation", chunks(text.replace("0.1", "0.2")))
+    await store.write(commissions.upsert_stream, UID, "effiliation", chunks(text))
+    await store.write(
+        commissions.upsert_stream, UID, "effiliation", chunks(text.replace("0.1", "0.2"))
+    )
     events = await feed(store)
     assert [(e.type, data(e)["externalId"]) for e in events] == [
         ("commission.created", "T-1"),
@@ -224,12 +244,12 @@ async def test_an_import_records_one_event_per_new_or_changed_row(events_store):
         + "T-4,En attente,x,EUR,2026-03-05\n"
     )
     with pytest.raises(ExportError):
-        await store.upsert_commission_stream(UID, "effiliation", chunks(bad))
+        await store.write(commissions.upsert_stream, UID, "effiliation", chunks(bad))
     assert len(await feed(store)) == 3
 
 
 async def fail_after_writing(s: Session, rows: list[NewCommission], now: str) -> None:
-    await upsert_commissions(s, UID, "awin", (rows,), now)
+    await commissions.upsert(s, UID, "awin", rows)
     await s.execute(
         "UPDATE networks SET status = 'error', last_sync_at = ? WHERE network = 'awin'", now
     )
@@ -238,22 +258,22 @@ async def fail_after_writing(s: Session, rows: list[NewCommission], now: str) ->
 
 async def test_a_rolled_back_write_records_no_event(events_store):
     store, clock = events_store
-    await store.connect_network(UID, "awin", b"sealed")
-    await store.upsert_commissions(UID, "awin", [commission("A")])
+    await store.write(connections.connect, UID, "awin", b"sealed")
+    await store.write(commissions.upsert, UID, "awin", [commission("A")])
     with pytest.raises(RuntimeError, match="after the writes"):
         await store.write(
             fail_after_writing, [commission("A", status="approved"), commission("B")], clock.now()
         )
     assert [e.type for e in await feed(store)] == ["commission.created"]
     # The failed write's ids are gone with it; the next event still comes after.
-    await store.upsert_commissions(UID, "awin", [commission("C")])
+    await store.write(commissions.upsert, UID, "awin", [commission("C")])
     events = await feed(store)
     assert [data(e)["externalId"] for e in events] == ["A", "C"]
 
 
 async def test_sync_outcomes_record_failures_and_recoveries(events_store):
     store, clock = events_store
-    await store.connect_network(UID, "awin", b"sealed")
+    await store.write(connections.connect, UID, "awin", b"sealed")
     outcomes = [
         ("ok", None, None),  # never -> ok: nothing to report
         ("auth_failed", ("auth_rejected", "the network refused the key"), "sync_failed"),
@@ -266,9 +286,9 @@ async def test_sync_outcomes_record_failures_and_recoveries(events_store):
     expected = []
     for status, reason, event in outcomes:
         clock.advance(3600)
-        before = await store.connection(UID, "awin")
+        before = await store.read(connections.find, UID, "awin")
         assert before is not None
-        await store.record_sync_outcome(UID, "awin", status, reason)
+        await store.write(connections.record_outcome, UID, "awin", status, reason)
         if event is not None:
             expected.append(
                 (
@@ -293,16 +313,20 @@ async def test_sync_outcomes_record_failures_and_recoveries(events_store):
 
 
 async def last_success(store: AccountStore) -> str | None:
-    view = await store.account_view(UID)
+    view = await store.read(accounts.find, UID)
     assert view is not None
     return next(n.last_success_at for n in view.networks if n.network == "awin")
 
 
 async def test_an_operators_recorded_outcome_is_an_event_too(events_store):
     store, _ = events_store
-    await store.connect_network(UID, "cj", b"sealed")
-    await store.record_sync(UID, "cj", "error", accounts=1, programs=0, transactions=0)
-    await store.record_sync(UID, "cj", "ok", accounts=1, programs=2, transactions=3)
+    await store.write(connections.connect, UID, "cj", b"sealed")
+    await store.write(
+        connections.record_sync, UID, "cj", "error", accounts=1, programs=0, transactions=0
+    )
+    await store.write(
+        connections.record_sync, UID, "cj", "ok", accounts=1, programs=2, transactions=3
+    )
     events = await feed(store)
     assert [e.type for e in events] == ["connection.sync_failed", "connection.recovered"]
     assert data(events[0])["previousStatus"] == "never"
@@ -310,10 +334,10 @@ async def test_an_operators_recorded_outcome_is_an_event_too(events_store):
 
 async def test_pages_resume_after_the_last_event_and_filter_by_type(events_store):
     store, _ = events_store
-    await store.connect_network(UID, "awin", b"sealed")
-    await store.upsert_commissions(UID, "awin", [commission(f"C{n}") for n in range(5)])
-    await store.record_sync_outcome(UID, "awin", "error", ("network_down", "down"))
-    await store.upsert_commissions(UID, "awin", [commission("C0", status="approved")])
+    await store.write(connections.connect, UID, "awin", b"sealed")
+    await store.write(commissions.upsert, UID, "awin", [commission(f"C{n}") for n in range(5)])
+    await store.write(connections.record_outcome, UID, "awin", "error", ("network_down", "down"))
+    await store.write(commissions.upsert, UID, "awin", [commission("C0", status="approved")])
     everything = await feed(store)
     assert len(everything) == 7
     first = await store.read(account_events, EventQuery(UID, 3, "0000"))
@@ -327,9 +351,9 @@ async def test_pages_resume_after_the_last_event_and_filter_by_type(events_store
 
 async def test_a_type_filter_reads_a_bounded_stretch_of_the_feed(events_store):
     store, _ = events_store
-    await store.connect_network(UID, "awin", b"sealed")
-    await store.upsert_commissions(UID, "awin", [commission(f"C{n}") for n in range(12)])
-    await store.record_sync_outcome(UID, "awin", "error", ("network_down", "down"))
+    await store.write(connections.connect, UID, "awin", b"sealed")
+    await store.write(commissions.upsert, UID, "awin", [commission(f"C{n}") for n in range(12)])
+    await store.write(connections.record_outcome, UID, "awin", "error", ("network_down", "down"))
     everything = await feed(store)
     wanted = ("connection.sync_failed",)
     # Scanning 5 events a page: two pages find nothing and say how far they read.
@@ -356,9 +380,9 @@ async def test_a_type_filter_reads_a_bounded_stretch_of_the_feed(events_store):
 
 async def test_the_retention_horizon_hides_and_pruning_deletes_older_events(events_store):
     store, clock = events_store
-    await store.upsert_commissions(UID, "awin", [commission("old")])
+    await store.write(commissions.upsert, UID, "awin", [commission("old")])
     clock.advance(31 * 86400)
-    await store.upsert_commissions(UID, "awin", [commission("new")])
+    await store.write(commissions.upsert, UID, "awin", [commission("new")])
     horizon = format_timestamp(clock() - dt.timedelta(days=30))
     assert [data(e)["externalId"] for e in await feed(store, since=horizon)] == ["new"]
     assert len(await feed(store)) == 2
@@ -367,14 +391,14 @@ async def test_the_retention_horizon_hides_and_pruning_deletes_older_events(even
     assert [data(e)["externalId"] for e in remaining] == ["new"]
     # Pruned ids are never reused: a reader past them misses nothing written later.
     assert await prune(store, format_timestamp(clock() + dt.timedelta(seconds=1))) == 1
-    await store.upsert_commissions(UID, "awin", [commission("later")])
+    await store.write(commissions.upsert, UID, "awin", [commission("later")])
     (later,) = await feed(store)
     assert later.seq > remaining[0].seq
 
 
 async def test_deleting_an_account_deletes_its_events(events_store):
     store, _ = events_store
-    await store.upsert_commissions(UID, "awin", [commission("A")])
+    await store.write(commissions.upsert, UID, "awin", [commission("A")])
 
     async def delete(s: Session) -> None:
         await s.execute("DELETE FROM accounts WHERE uid = ?", UID)
@@ -419,7 +443,7 @@ async def test_any_text_is_escaped_as_the_api_escapes_it(events_store, text):
 
     await store.write(insert)
     (event,) = await feed(store)
-    (row,) = await store.list_commissions(CommissionQuery(UID, limit=1))
+    (row,) = await store.read(commissions.page, CommissionQuery(UID, limit=1))
     assert event.data.encode() == orjson.dumps(commission_json(row))
     assert data(event)["subId"] == text
 
@@ -431,20 +455,26 @@ async def test_both_stores_write_the_same_events(tmp_path: Path, pg_url: str):
         clock = Clock()
         store = await open_store(database, writable=True, readers=1, clock=clock)
         try:
-            await store.create_account(None, "free", uid=UID)
-            await store.connect_network(UID, "awin", b"sealed")
-            await store.upsert_commissions(
-                UID, "awin", [commission("A"), commission("B", sale_amount=None, sub_id=None)]
+            await store.write(accounts.create, None, "free", uid=UID)
+            await store.write(connections.connect, UID, "awin", b"sealed")
+            await store.write(
+                commissions.upsert,
+                UID,
+                "awin",
+                [commission("A"), commission("B", sale_amount=None, sub_id=None)],
             )
             clock.advance(10)
-            await store.record_sync_outcome(UID, "awin", "error", ("network_down", "down"))
-            await store.upsert_commissions(
+            await store.write(
+                connections.record_outcome, UID, "awin", "error", ("network_down", "down")
+            )
+            await store.write(
+                commissions.upsert,
                 UID,
                 "awin",
                 [commission("A", status="paid", commission_amount="4.260"), commission("B")],
             )
             clock.advance(10)
-            await store.record_sync_outcome(UID, "awin", "ok", None)
+            await store.write(connections.record_outcome, UID, "awin", "ok", None)
             results.append([(e.type, e.occurred_at, e.data) for e in await feed(store)])
         finally:
             await store.close()

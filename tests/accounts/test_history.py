@@ -12,11 +12,10 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from accounts.store import StatusChange, open_store
+from accounts.store import StatusChange, accounts, commissions, open_store
 from accounts.store import migrations_pg as pg_migrations
 from accounts.store.base import NewCommission
-from accounts.store.core import apply_migrations
-from accounts.store.sqlite import MIGRATIONS, _Session, run_sync
+from accounts.store.sqlite import MIGRATIONS, migrate
 from contract.resources import HISTORY_MAX
 
 START = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
@@ -60,7 +59,7 @@ def commission(external_id: str, **changes: str | None) -> NewCommission:
 async def history_store(database: str):
     clock = Clock()
     store = await open_store(database, writable=True, readers=1, clock=clock)
-    await store.create_account(None, "free", uid="acc_history")
+    await store.write(accounts.create, None, "free", uid="acc_history")
     try:
         yield store, clock
     finally:
@@ -70,17 +69,18 @@ async def history_store(database: str):
 async def seq_of(store, external_id: str) -> int:
     from accounts.store import CommissionQuery
 
-    rows = await store.list_commissions(CommissionQuery("acc_history", limit=100))
+    rows = await store.read(commissions.page, CommissionQuery("acc_history", limit=100))
     return next(r.seq for r in rows if r.external_id == external_id)
 
 
 async def test_changes_of_status_or_amount_keep_what_they_replaced(history_store):
     store, clock = history_store
     rows = [commission("A"), commission("B"), commission("C")]
-    await store.upsert_commissions("acc_history", "awin", rows)
+    await store.write(commissions.upsert, "acc_history", "awin", rows)
     first = "2026-03-01T12:00:00Z"
     approved_at = clock.advance(3600)
-    result = await store.upsert_commissions(
+    result = await store.write(
+        commissions.upsert,
         "acc_history",
         "awin",
         [
@@ -91,7 +91,8 @@ async def test_changes_of_status_or_amount_keep_what_they_replaced(history_store
     )
     assert (result.inserted, result.updated, result.unchanged) == (0, 3, 0)
     paid_at = clock.advance(3600)
-    await store.upsert_commissions(
+    await store.write(
+        commissions.upsert,
         "acc_history",
         "awin",
         [
@@ -100,51 +101,54 @@ async def test_changes_of_status_or_amount_keep_what_they_replaced(history_store
             commission("C", sub_id="b"),
         ],
     )
-    a = await store.commission("acc_history", await seq_of(store, "A"))
+    a = await store.read(commissions.find, "acc_history", await seq_of(store, "A"))
     assert a is not None and a.row.status == "paid"
     assert a.history == (
         StatusChange("pending", "pending", "4.26", "85.20", "EUR", first, approved_at),
         StatusChange("approved", "approved", "4.26", "85.20", "EUR", approved_at, paid_at),
     )
-    b = await store.commission("acc_history", await seq_of(store, "B"))
+    b = await store.read(commissions.find, "acc_history", await seq_of(store, "B"))
     assert b is not None and b.row.commission_amount == "2.13"
     assert b.history == (
         StatusChange("pending", "pending", "4.26", "85.20", "EUR", first, approved_at),
     )
-    c = await store.commission("acc_history", await seq_of(store, "C"))
+    c = await store.read(commissions.find, "acc_history", await seq_of(store, "C"))
     assert c is not None and c.row.sub_id == "b" and c.history == ()
 
 
 async def test_a_commission_is_read_only_by_its_own_account(history_store):
     store, _ = history_store
-    await store.create_account(None, "free", uid="acc_other")
-    await store.upsert_commissions("acc_other", "awin", [commission("X")])
+    await store.write(accounts.create, None, "free", uid="acc_other")
+    await store.write(commissions.upsert, "acc_other", "awin", [commission("X")])
     other = await seq_of_account(store, "acc_other", "X")
-    assert await store.commission("acc_other", other) is not None
-    assert await store.commission("acc_history", other) is None
-    assert await store.commission("acc_history", 2**63) is None  # past any identity
-    assert await store.commission("acc_history", 0) is None
+    assert await store.read(commissions.find, "acc_other", other) is not None
+    assert await store.read(commissions.find, "acc_history", other) is None
+    assert await store.read(commissions.find, "acc_history", 2**63) is None  # past any identity
+    assert await store.read(commissions.find, "acc_history", 0) is None
 
 
 async def seq_of_account(store, account: str, external_id: str) -> int:
     from accounts.store import CommissionQuery
 
-    rows = await store.list_commissions(CommissionQuery(account, limit=100))
+    rows = await store.read(commissions.page, CommissionQuery(account, limit=100))
     return next(r.seq for r in rows if r.external_id == external_id)
 
 
 async def test_the_history_lists_the_latest_states_with_their_exact_start(history_store):
     store, clock = history_store
     words = ["pending", "approved"]
-    await store.upsert_commissions("acc_history", "awin", [commission("F")])
+    await store.write(commissions.upsert, "acc_history", "awin", [commission("F")])
     times = []
     for n in range(HISTORY_MAX + 2):
         times.append(clock.advance(60))
         word = words[(n + 1) % 2]
-        await store.upsert_commissions(
-            "acc_history", "awin", [commission("F", status=word, raw_status=word)]
+        await store.write(
+            commissions.upsert,
+            "acc_history",
+            "awin",
+            [commission("F", status=word, raw_status=word)],
         )
-    detail = await store.commission("acc_history", await seq_of(store, "F"))
+    detail = await store.read(commissions.find, "acc_history", await seq_of(store, "F"))
     assert detail is not None and len(detail.history) == HISTORY_MAX
     assert detail.history[-1].replaced_at == times[-1]
     # The first shown began when the one before it (not shown) was replaced.
@@ -160,8 +164,8 @@ def old_sqlite(path: Path) -> None:
     synced connection and a commission."""
     conn = sqlite3.connect(path, isolation_level=None)
     try:
+        migrate(conn, lambda: dt.datetime(2026, 1, 1, tzinfo=dt.UTC), MIGRATIONS[:2])
         conn.execute("BEGIN")
-        run_sync(apply_migrations(_Session(conn), MIGRATIONS[:2], lambda: "2026-01-01T00:00:00Z"))
         for statement in OLD_ROWS:
             conn.execute(statement.replace("false", "0"))
         conn.execute("COMMIT")
@@ -188,17 +192,20 @@ async def check_upgraded(database: str) -> None:
     clock = Clock()
     store = await open_store(database, writable=True, readers=1, clock=clock)
     try:
-        account = await store.account_view("acc_old")
+        account = await store.read(accounts.find, "acc_old")
         assert account is not None
         networks = {n.network: n for n in account.networks}
         assert networks["awin"].last_success_at == "2026-02-01T00:00:00Z"
         assert networks["awin"].complete_through == "2026-02-01T00:00:00Z"
         assert networks["cj"].last_success_at is None
         seq = await seq_of_account(store, "acc_old", "A")
-        await store.upsert_commissions(
-            "acc_old", "awin", [commission("A", status="approved", raw_status="approved")]
+        await store.write(
+            commissions.upsert,
+            "acc_old",
+            "awin",
+            [commission("A", status="approved", raw_status="approved")],
         )
-        detail = await store.commission("acc_old", seq)
+        detail = await store.read(commissions.find, "acc_old", seq)
         assert detail is not None
         assert [(h.status, h.recorded_at) for h in detail.history] == [
             ("pending", "2026-01-05T00:00:00Z")

@@ -8,19 +8,19 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from support.accountkit import new_account
+from support.importkit import parse_export
 
 from accounts import commission
 from accounts.importer import (
     ExportError,
     parse_amount,
     parse_currency,
-    parse_export,
     parse_record,
     parse_text,
     parse_timestamp,
 )
 from accounts.statusmap import load_status_map
-from accounts.store import AccountStore
+from accounts.store import AccountStore, commissions
 from accounts.store.base import NewCommission
 
 STATUSES = load_status_map()
@@ -304,13 +304,13 @@ def test_file_problems_are_reported_as_file_line_field(text, fmt, expected):
 async def test_import_is_all_or_nothing_and_idempotent(admin_store: AccountStore):
     account = await new_account(admin_store)
     rows = parse_export(CSV, "csv", "effiliation", STATUSES)
-    first = await admin_store.upsert_commissions(account.uid, "effiliation", rows)
+    first = await admin_store.write(commissions.upsert, account.uid, "effiliation", rows)
     assert (first.inserted, first.updated, first.unchanged) == (3, 0, 0)
-    again = await admin_store.upsert_commissions(account.uid, "effiliation", rows)
+    again = await admin_store.write(commissions.upsert, account.uid, "effiliation", rows)
     assert (again.inserted, again.updated, again.unchanged) == (0, 0, 3)
 
     changed = parse_export(CSV.replace("En attente", "Validée"), "csv", "effiliation", STATUSES)
-    result = await admin_store.upsert_commissions(account.uid, "effiliation", changed)
+    result = await admin_store.write(commissions.upsert, account.uid, "effiliation", changed)
     assert (result.inserted, result.updated, result.unchanged) == (0, 1, 2)
 
     # A bad row anywhere: the store refuses the whole batch before writing anything.
@@ -319,8 +319,8 @@ async def test_import_is_all_or_nothing_and_idempotent(admin_store: AccountStore
         NewCommission("T-9", "pending", None, "1,5", "EUR", "2026-01-01T00:00:00Z"),
     ]
     with pytest.raises(ValueError, match="commission_amount"):
-        await admin_store.upsert_commissions(account.uid, "effiliation", bad)
-    same = await admin_store.upsert_commissions(account.uid, "effiliation", changed)
+        await admin_store.write(commissions.upsert, account.uid, "effiliation", bad)
+    same = await admin_store.write(commissions.upsert, account.uid, "effiliation", changed)
     assert (same.inserted, same.updated, same.unchanged) == (0, 0, 3)
 
 
@@ -384,8 +384,11 @@ def test_a_row_states_the_fields_of_the_columns_it_has():
 
 async def test_a_reimport_without_a_column_keeps_what_is_stored(admin_store: AccountStore):
     account = await new_account(admin_store)
-    await admin_store.upsert_commissions(
-        account.uid, "effiliation", parse_export(CSV, "csv", "effiliation", STATUSES)
+    await admin_store.write(
+        commissions.upsert,
+        account.uid,
+        "effiliation",
+        parse_export(CSV, "csv", "effiliation", STATUSES),
     )
     before = {r.external_id: r for r in await _listed(admin_store, account.uid)}
     # A later export with only the required columns, one amount changed: the status, names,
@@ -395,8 +398,11 @@ async def test_a_reimport_without_a_column_keeps_what_is_stored(admin_store: Acc
         "T-1,12.30,EUR,2026-03-04T10:11:12Z\n"
         "T-2,0.20,GBP,2026-03-05T00:00:00Z\n"
     )
-    result = await admin_store.upsert_commissions(
-        account.uid, "effiliation", parse_export(slim, "csv", "effiliation", STATUSES)
+    result = await admin_store.write(
+        commissions.upsert,
+        account.uid,
+        "effiliation",
+        parse_export(slim, "csv", "effiliation", STATUSES),
     )
     assert (result.inserted, result.updated, result.unchanged) == (0, 1, 1)
     after = {r.external_id: r for r in await _listed(admin_store, account.uid)}
@@ -409,8 +415,11 @@ async def test_a_reimport_without_a_column_keeps_what_is_stored(admin_store: Acc
         '{"externalId": "T-1", "commissionAmount": "12.30", "currency": "EUR", '
         '"transactedAt": "2026-03-04T10:11:12Z", "status": null, "subId": null}\n'
     )
-    result = await admin_store.upsert_commissions(
-        account.uid, "effiliation", parse_export(cleared, "jsonl", "effiliation", STATUSES)
+    result = await admin_store.write(
+        commissions.upsert,
+        account.uid,
+        "effiliation",
+        parse_export(cleared, "jsonl", "effiliation", STATUSES),
     )
     assert (result.inserted, result.updated, result.unchanged) == (0, 1, 0)
     t1 = next(r for r in await _listed(admin_store, account.uid) if r.external_id == "T-1")
@@ -418,8 +427,11 @@ async def test_a_reimport_without_a_column_keeps_what_is_stored(admin_store: Acc
     assert t1.program_name == "Matelas Nuage" and t1.sale_amount == "120.00"
     # A new row with columns missing gets them empty, as before.
     new = "externalId,commissionAmount,currency,transactedAt\nT-7,1,EUR,2026-03-06\n"
-    result = await admin_store.upsert_commissions(
-        account.uid, "effiliation", parse_export(new, "csv", "effiliation", STATUSES)
+    result = await admin_store.write(
+        commissions.upsert,
+        account.uid,
+        "effiliation",
+        parse_export(new, "csv", "effiliation", STATUSES),
     )
     assert result.inserted == 1
     t7 = next(r for r in await _listed(admin_store, account.uid) if r.external_id == "T-7")
@@ -429,7 +441,7 @@ async def test_a_reimport_without_a_column_keeps_what_is_stored(admin_store: Acc
 async def _listed(store: AccountStore, uid: str) -> list:
     from accounts.store.base import CommissionQuery
 
-    return await store.list_commissions(CommissionQuery(uid, 100))
+    return await store.read(commissions.page, CommissionQuery(uid, 100))
 
 
 @pytest.mark.parametrize(

@@ -9,8 +9,9 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.importkit import parse_export
 
-from accounts.importer import FORMATS, ExportError, decode, parse_export
+from accounts.importer import FORMATS, ExportError, decode
 from accounts.statusmap import load_status_map
 from accounts.store.base import AMOUNT_RE, TIMESTAMP_RE, NewCommission
 from contract.vocabulary import COMMISSION_STATUSES

@@ -9,11 +9,13 @@ from collections.abc import Iterator
 
 import pytest
 from support.accountkit import new_account
+from support.importkit import parse_export
 
 from accounts import importer
-from accounts.importer import ExportError, FirstLines, decode, parse_export, read_export, text_lines
+from accounts.importer import ExportError, FirstLines, decode, read_export, text_lines
 from accounts.statusmap import load_status_map
-from accounts.store import AccountStore, open_store
+from accounts.store import AccountStore, connections, open_store
+from accounts.store import commissions as store_commissions
 from accounts.store.base import NewCommission
 
 STATUSES = load_status_map()
@@ -113,7 +115,7 @@ def commissions(prefix: str, count: int, amount: str = "1.50") -> list[NewCommis
 
 async def test_a_stream_of_chunks_is_one_transaction(admin_store: AccountStore):
     account = await new_account(admin_store)
-    await admin_store.connect_network(account.uid, "awin", b"sealed")
+    await admin_store.write(connections.connect, account.uid, "awin", b"sealed")
 
     def failing() -> Iterator[list[NewCommission]]:
         yield commissions("A", 3_000)
@@ -121,20 +123,26 @@ async def test_a_stream_of_chunks_is_one_transaction(admin_store: AccountStore):
         raise ExportError([])
 
     with pytest.raises(ExportError):
-        await admin_store.upsert_commission_stream(account.uid, "awin", failing())
+        await admin_store.write(store_commissions.upsert_stream, account.uid, "awin", failing())
     # A repeat in a later chunk, or an invalid row: nothing of the earlier chunks stays.
     repeat = [commissions("A", 10), commissions("B", 10), commissions("A", 1)]
     with pytest.raises(ValueError, match="'A0' appears twice"):
-        await admin_store.upsert_commission_stream(account.uid, "awin", iter(repeat))
+        await admin_store.write(store_commissions.upsert_stream, account.uid, "awin", iter(repeat))
     invalid = [commissions("A", 10), commissions("B", 1, amount="1,5")]
     with pytest.raises(ValueError, match="commission_amount"):
-        await admin_store.upsert_commission_stream(account.uid, "awin", iter(invalid))
-    first = await admin_store.upsert_commission_stream(
-        account.uid, "awin", iter([commissions("A", 5), commissions("B", 5)])
+        await admin_store.write(store_commissions.upsert_stream, account.uid, "awin", iter(invalid))
+    first = await admin_store.write(
+        store_commissions.upsert_stream,
+        account.uid,
+        "awin",
+        iter([commissions("A", 5), commissions("B", 5)]),
     )
     assert (first.inserted, first.updated, first.unchanged) == (10, 0, 0)
-    again = await admin_store.upsert_commission_stream(
-        account.uid, "awin", iter([commissions("A", 5, "2.00"), commissions("B", 7)])
+    again = await admin_store.write(
+        store_commissions.upsert_stream,
+        account.uid,
+        "awin",
+        iter([commissions("A", 5, "2.00"), commissions("B", 7)]),
     )
     assert (again.inserted, again.updated, again.unchanged) == (2, 5, 5)
 
@@ -157,14 +165,14 @@ async def test_a_stream_may_wait_for_its_chunks_longer_than_the_store_timeout(da
     store = await open_store(database, writable=True, readers=1, timeout=0.2)
     try:
         account = await new_account(store)
-        await store.connect_network(account.uid, "awin", b"sealed")
+        await store.write(connections.connect, account.uid, "awin", b"sealed")
 
         def slow() -> Iterator[list[NewCommission]]:
             for prefix in "AB":
                 time.sleep(1.5)  # as a chunk read on the event loop would hold it
                 yield commissions(prefix, 10)
 
-        result = await store.upsert_commission_stream(account.uid, "awin", slow())
+        result = await store.write(store_commissions.upsert_stream, account.uid, "awin", slow())
         assert (result.inserted, result.updated, result.unchanged) == (20, 0, 0)
     finally:
         await store.close()

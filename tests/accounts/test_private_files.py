@@ -14,7 +14,7 @@ import pytest
 from accounts import backup as backup_files
 from accounts.keyring import file_secrets
 from accounts.privatefiles import make_private_dirs, touch_private
-from accounts.store import open_store
+from accounts.store import accounts, open_store
 from accounts.store.sqlite import MIGRATIONS
 
 
@@ -35,7 +35,7 @@ def mode(path: Path) -> int:
 async def a_store_file(path: Path) -> None:
     store = await open_store(str(path), writable=True, readers=1, timeout=10.0)
     try:
-        await store.create_account("owner@example.com", "pro")
+        await store.write(accounts.create, "owner@example.com", "pro")
         # -wal and -shm exist while a connection is open on a WAL database.
         assert path.with_name(path.name + "-wal").exists()
         assert path.with_name(path.name + "-shm").exists()

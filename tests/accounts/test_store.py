@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support.accountkit import new_account, new_key, read_all
+from support.accountkit import execute_sql, fetch_rows, new_account, new_key, read_all, sleep_in
 from support.clock import FakeClock
 
 from accounts import apikeys
@@ -23,9 +23,13 @@ from accounts.store import (
     AccountStore,
     Conflict,
     NotFound,
+    Session,
     StoreError,
     StoreUnavailable,
     UnsupportedDatabaseError,
+    accounts,
+    commissions,
+    connections,
     open_store,
 )
 from accounts.store.base import (
@@ -34,11 +38,11 @@ from accounts.store.base import (
     ImportResult,
     NewCommission,
     commission_id,
-    commission_seq,
     format_timestamp,
 )
-from accounts.store.core import VALUES_CHUNK, commissions_sql, page_sql, values_chunks
+from accounts.store.commissions import VALUES_CHUNK, commissions_sql, page_sql, values_chunks
 from accounts.store.sqlite import MIGRATIONS, SqliteStore, database_path
+from edge.query import commission_seq_of
 
 
 def row(external_id: str, when: str = "2026-01-02T03:04:05Z", **extra: str) -> NewCommission:
@@ -113,9 +117,9 @@ def test_commission_ids_sort_like_their_sequence_numbers():
     ids = [commission_id(s) for s in samples]
     assert ids == sorted(ids)
     assert all(len(i) == len(ids[0]) for i in ids)
-    assert [commission_seq(i) for i in ids] == samples
-    with pytest.raises(ValueError):
-        commission_seq("com_nope")
+    # The edge reads them back (GET /v1/commissions/{id}).
+    assert [commission_seq_of(i) for i in ids] == samples
+    assert commission_seq_of("com_nope") is None
 
 
 @pytest.mark.sqlite_only
@@ -138,10 +142,7 @@ async def test_every_page_query_seeks_an_index_and_never_sorts(
     assert "OFFSET" not in commissions_sql(query)[0].upper()
     sql, params = page_sql(query)  # what the store runs: the page query, aggregated
 
-    def plan(conn: sqlite3.Connection) -> list[str]:
-        return [r[3] for r in conn.execute("EXPLAIN QUERY PLAN " + sql, params)]
-
-    steps = await admin_store._read(plan)
+    steps = [r[3] for r in await admin_store.read(fetch_rows, "EXPLAIN QUERY PLAN " + sql, *params)]
     main = next(s for s in steps if "commissions" in s)
     assert main.startswith("SEARCH commissions USING INDEX commissions_"), steps
     assert "account_id=?" in main
@@ -149,7 +150,7 @@ async def test_every_page_query_seeks_an_index_and_never_sorts(
 
 
 async def test_read_connections_cannot_read_credentials(admin_store, seeded):
-    await admin_store.connect_network(seeded.uid, "awin", b"v1 sealed bytes")
+    await admin_store.write(connections.connect, seeded.uid, "awin", b"v1 sealed bytes")
     for sql in (
         "SELECT ciphertext FROM network_credentials",
         "SELECT count(*) FROM network_credentials",
@@ -166,19 +167,20 @@ async def test_the_api_read_paths_never_mention_credentials(database: str):
     path = database
     writer = await open_store(path, writable=True, readers=1)
     account = await new_account(writer)
-    await writer.connect_network(account.uid, "awin", b"sealed")
+    await writer.write(connections.connect, account.uid, "awin", b"sealed")
     reader = await open_store(path, trace=seen.append)
     try:
-        assert (await reader.lookup_key(apikeys.key_hash(account.key))) is not None
+        assert (await reader.read(accounts.lookup_key, apikeys.key_hash(account.key))) is not None
         for network, status, since in itertools.product(
             [None, "awin"], [None, "paid"], [None, dt.date(2026, 1, 1)]
         ):
-            await reader.list_commissions(
+            await reader.read(
+                commissions.page,
                 CommissionQuery(
                     account.uid, 10, network, status, since, None, ("2027-01-01T00:00:00Z", 5)
-                )
+                ),
             )
-        await reader.account_view(account.uid)
+        await reader.read(accounts.find, account.uid)
     finally:
         await reader.close()
         await writer.close()
@@ -195,16 +197,16 @@ async def test_a_stuck_call_times_out_and_frees_its_connection(tmp_path: Path):
         )
         started = time.monotonic()
         with pytest.raises(StoreUnavailable, match="did not answer"):
-            await store._read(lambda c: c.execute(spin).fetchone())
+            await store.read(fetch_rows, spin)
         assert time.monotonic() - started < 1.0
         # Interrupted: the one connection serves the next call at once.
-        assert await store._read(lambda c: c.execute("SELECT 1").fetchone()) == (1,)
+        assert await store.read(fetch_rows, "SELECT 1") == [(1,)]
 
         # A call that cannot even get a connection (the only one is busy) times out too.
-        slow = asyncio.ensure_future(store._read(lambda c: time.sleep(0.5)))
+        slow = asyncio.ensure_future(store.read(sleep_in, 0.5))
         await asyncio.sleep(0.05)
         with pytest.raises(StoreUnavailable):
-            await store._read(lambda c: c.execute("SELECT 1").fetchone())
+            await store.read(fetch_rows, "SELECT 1")
         with pytest.raises(StoreUnavailable):
             await slow
     finally:
@@ -228,7 +230,7 @@ async def test_a_stopped_write_is_all_or_nothing_and_its_caller_is_told_which(
     deadline = after if stop == "deadline" else None
     store = await open_store(database, writable=True, readers=1, write_timeout=deadline)
     try:
-        task = asyncio.ensure_future(store.upsert_commissions(seeded.uid, "awin", batch))
+        task = asyncio.ensure_future(store.write(commissions.upsert, seeded.uid, "awin", batch))
         if stop == "cancel":
             await asyncio.sleep(after)
             task.cancel()
@@ -245,11 +247,11 @@ async def test_a_stopped_write_is_all_or_nothing_and_its_caller_is_told_which(
             assert await stored_commissions(admin_store) == 20_000
         if stop == "cancel":  # (a deadline of 0 s would stop the next write too)
             # The store is left as it should be: the next write on it runs and commits.
-            await store.set_plan(seeded.uid, "free")
+            await store.write(accounts.set_plan, seeded.uid, "free")
     finally:
         await store.close()
     # The operator runs the import again: it is complete, whatever the first run did.
-    again = await admin_store.upsert_commissions(seeded.uid, "awin", batch)
+    again = await admin_store.write(commissions.upsert, seeded.uid, "awin", batch)
     assert again.inserted + again.unchanged == 20_000 and again.updated == 0
     assert await stored_commissions(admin_store) == 20_000
 
@@ -263,19 +265,21 @@ async def test_a_write_stopped_between_two_statements_is_rolled_back(tmp_path: P
     deadline = 0.1 if stop == "deadline" else None
     store = await SqliteStore.open(path, writable=True, readers=1, write_timeout=deadline)
 
-    def insert_then_think(c: sqlite3.Connection) -> None:
-        c.execute("INSERT INTO accounts (uid, plan, created_at) VALUES ('acc_a', 'free', 'now')")
-        time.sleep(0.4)  # Python work, no statement running
+    async def insert_then_think(s: Session) -> None:
+        await s.execute(
+            "INSERT INTO accounts (uid, plan, created_at) VALUES ('acc_a', 'free', 'now')"
+        )
+        time.sleep(0.4)  # noqa: ASYNC251 - Python work in the store thread, no statement running
 
     try:
-        task = asyncio.ensure_future(store._write(insert_then_think))
+        task = asyncio.ensure_future(store.write(insert_then_think))
         if stop == "cancel":
             await asyncio.sleep(0.1)
             task.cancel()
         with pytest.raises(StoreUnavailable if stop == "deadline" else asyncio.CancelledError):
             await task
         # The connection is not left inside the transaction either: the next write commits.
-        await store.create_account(None, "pro", uid="acc_b")
+        await store.write(accounts.create, None, "pro", uid="acc_b")
     finally:
         await store.close()
     with contextlib.closing(sqlite3.connect(path)) as conn:
@@ -287,18 +291,18 @@ async def test_a_closed_store_is_unavailable(database: str):
     await store.close()
     await store.close()  # idempotent
     with pytest.raises(StoreUnavailable, match="closed"):
-        await store.lookup_key("0" * 64)
+        await store.read(accounts.lookup_key, "0" * 64)
 
 
 async def test_the_edge_store_is_read_only(database: str):
     store = await open_store(database)
     try:
         with pytest.raises(StoreError, match="read-only"):
-            await store.create_account(None, "free")
+            await store.write(accounts.create, None, "free")
         with pytest.raises(
             StoreUnavailable, match=r"readonly|read-only|query_only|attempt to write"
         ):
-            await store._read(lambda c: c.execute("INSERT INTO schema_migrations VALUES (50, 'x')"))
+            await store.read(execute_sql, "INSERT INTO schema_migrations VALUES (50, 'x')")
     finally:
         await store.close()
 
@@ -307,8 +311,8 @@ async def test_account_lifecycle_and_capabilities(database: str):
     wall = FakeClock(wall=dt.datetime(2026, 5, 6, 7, 8, 9, 999, tzinfo=dt.UTC))
     store = await open_store(database, writable=True, clock=wall.now)
     try:
-        uid = await store.create_account(None, "free")
-        view = await store.account_view(uid)
+        uid = await store.write(accounts.create, None, "free")
+        view = await store.read(accounts.find, uid)
         assert view is not None and (view.email, view.plan, view.suspended) == (None, "free", False)
         assert view.created_at == "2026-05-06T07:08:09Z"
         assert {
@@ -317,33 +321,45 @@ async def test_account_lifecycle_and_capabilities(database: str):
             "acquisition": (False, False, None),
             "monetisation": (False, False, None),
         }
-        state = await store.set_capability(uid, "monetisation", True)
+        state = await store.write(accounts.set_capability, uid, "monetisation", True)
         assert (state.enabled, state.configured, state.enabled_at) == (
             True,
             True,
             "2026-05-06T07:08:09Z",
         )
-        state = await store.set_capability(uid, "monetisation", False)
+        state = await store.write(accounts.set_capability, uid, "monetisation", False)
         assert (state.enabled, state.configured, state.enabled_at) == (
             False,
             True,
             "2026-05-06T07:08:09Z",
         )
-        await store.set_plan(uid, "pro")
-        await store.set_suspended(uid, True)
-        view = await store.account_view(uid)
+        await store.write(accounts.set_plan, uid, "pro")
+        await store.write(accounts.set_suspended, uid, True)
+        view = await store.read(accounts.find, uid)
         assert view is not None and (view.plan, view.suspended) == ("pro", True)
         with pytest.raises(ValueError):
-            await store.set_plan(uid, "gold")
+            await store.write(accounts.set_plan, uid, "gold")
         with pytest.raises(NotFound):
-            await store.set_plan("acc_missing", "pro")
+            await store.write(accounts.set_plan, "acc_missing", "pro")
         with pytest.raises(NotFound):
-            await store.record_sync(uid, "awin", "ok", accounts=1, programs=1, transactions=1)
-        await store.connect_network(uid, "awin", b"sealed")
+            await store.write(
+                connections.record_sync, uid, "awin", "ok", accounts=1, programs=1, transactions=1
+            )
+        await store.write(connections.connect, uid, "awin", b"sealed")
         with pytest.raises(ValueError):
-            await store.record_sync(uid, "awin", "never", accounts=1, programs=1, transactions=1)
-        await store.record_sync(uid, "awin", "partial", accounts=2, programs=3, transactions=4)
-        view = await store.account_view(uid)
+            await store.write(
+                connections.record_sync,
+                uid,
+                "awin",
+                "never",
+                accounts=1,
+                programs=1,
+                transactions=1,
+            )
+        await store.write(
+            connections.record_sync, uid, "awin", "partial", accounts=2, programs=3, transactions=4
+        )
+        view = await store.read(accounts.find, uid)
         assert view is not None
         (network,) = view.networks
         assert (network.status, network.accounts, network.programs, network.transactions) == (
@@ -353,9 +369,9 @@ async def test_account_lifecycle_and_capabilities(database: str):
             4,
         )
         with pytest.raises(ValueError, match="network"):
-            await store.connect_network(uid, "Bad Network!", b"x")
+            await store.write(connections.connect, uid, "Bad Network!", b"x")
         with pytest.raises(Conflict):
-            await store.create_account(None, "free", uid=uid)
+            await store.write(accounts.create, None, "free", uid=uid)
     finally:
         await store.close()
 
@@ -363,38 +379,40 @@ async def test_account_lifecycle_and_capabilities(database: str):
 async def test_keys_are_revoked_by_id_or_unambiguous_prefix(admin_store):
     account = await new_account(admin_store)
     other = await new_key(admin_store, account.uid)
-    revoked = await admin_store.revoke_key(account.prefix)
+    revoked = await admin_store.write(accounts.revoke_key, account.prefix)
     assert revoked.id == account.key_id and revoked.state == "revoked"
-    assert (await admin_store.revoke_key(account.prefix)).revoked_at == revoked.revoked_at
-    assert await admin_store.lookup_key(apikeys.key_hash(account.key)) is None
-    assert await admin_store.lookup_key(apikeys.key_hash(other.key)) is not None
-    await admin_store.create_key(account.uid, "h1", "afk_SAMEPREF", "a", ("read",))
-    await admin_store.create_key(account.uid, "h2", "afk_SAMEPREF", "b", ("read",))
+    assert (
+        await admin_store.write(accounts.revoke_key, account.prefix)
+    ).revoked_at == revoked.revoked_at
+    assert await admin_store.read(accounts.lookup_key, apikeys.key_hash(account.key)) is None
+    assert await admin_store.read(accounts.lookup_key, apikeys.key_hash(other.key)) is not None
+    await admin_store.write(accounts.create_key, account.uid, "h1", "afk_SAMEPREF", "a", ("read",))
+    await admin_store.write(accounts.create_key, account.uid, "h2", "afk_SAMEPREF", "b", ("read",))
     with pytest.raises(Conflict, match="several keys"):
-        await admin_store.revoke_key("afk_SAMEPREF")
+        await admin_store.write(accounts.revoke_key, "afk_SAMEPREF")
     with pytest.raises(NotFound):
-        await admin_store.revoke_key("afk_nothing")
-    assert (await admin_store.revoke_key(other.key_id)).state == "revoked"
-    states = [k.state for k in await admin_store.list_keys(account.uid)]
+        await admin_store.write(accounts.revoke_key, "afk_nothing")
+    assert (await admin_store.write(accounts.revoke_key, other.key_id)).state == "revoked"
+    states = [k.state for k in await admin_store.read(accounts.list_keys, account.uid)]
     assert sorted(states) == ["active", "active", "revoked", "revoked"]
     with pytest.raises(ValueError):
-        await admin_store.create_key(account.uid, "h3", "afk_x", "c", ("write",))
+        await admin_store.write(accounts.create_key, account.uid, "h3", "afk_x", "c", ("write",))
 
 
 async def test_upsert_keeps_the_identity_of_a_row(admin_store, seeded):
-    await admin_store.upsert_commissions(seeded.uid, "awin", [row("A"), row("B")])
-    first = await admin_store.list_commissions(CommissionQuery(seeded.uid, 10))
-    await admin_store.upsert_commissions(seeded.uid, "awin", [row("A", status="approved")])
-    second = await admin_store.list_commissions(CommissionQuery(seeded.uid, 10))
+    await admin_store.write(commissions.upsert, seeded.uid, "awin", [row("A"), row("B")])
+    first = await admin_store.read(commissions.page, CommissionQuery(seeded.uid, 10))
+    await admin_store.write(commissions.upsert, seeded.uid, "awin", [row("A", status="approved")])
+    second = await admin_store.read(commissions.page, CommissionQuery(seeded.uid, 10))
     assert [r.seq for r in first] == [r.seq for r in second]
     assert {r.external_id: r.status for r in second} == {"A": "approved", "B": "pending"}
     # The same external id at another network is another commission.
-    await admin_store.upsert_commissions(seeded.uid, "cj", [row("A")])
-    assert len(await admin_store.list_commissions(CommissionQuery(seeded.uid, 10))) == 3
+    await admin_store.write(commissions.upsert, seeded.uid, "cj", [row("A")])
+    assert len(await admin_store.read(commissions.page, CommissionQuery(seeded.uid, 10))) == 3
     with pytest.raises(ValueError, match="twice"):
-        await admin_store.upsert_commissions(seeded.uid, "cj", [row("Z"), row("Z")])
+        await admin_store.write(commissions.upsert, seeded.uid, "cj", [row("Z"), row("Z")])
     with pytest.raises(NotFound):
-        await admin_store.upsert_commissions("acc_nobody", "cj", [row("Z")])
+        await admin_store.write(commissions.upsert, "acc_nobody", "cj", [row("Z")])
 
 
 async def test_upserts_count_and_keep_every_character(admin_store, seeded):
@@ -402,14 +420,14 @@ async def test_upserts_count_and_keep_every_character(admin_store, seeded):
     # PostgreSQL): whatever their text holds comes back as it was.
     texts = ['q"uote\\back', "Épicerie fine 😀", "tab\there\nnew line", "  spaced  ", "\u2028"]
     rows = [row(f"T{i}", program_name=t, sub_id=t, raw_status=t) for i, t in enumerate(texts)]
-    first = await admin_store.upsert_commissions(seeded.uid, "awin", rows)
+    first = await admin_store.write(commissions.upsert, seeded.uid, "awin", rows)
     assert (first.inserted, first.updated, first.unchanged) == (5, 0, 0)
-    stored = await admin_store.list_commissions(CommissionQuery(seeded.uid, 10))
+    stored = await admin_store.read(commissions.page, CommissionQuery(seeded.uid, 10))
     assert sorted((r.external_id, r.program_name, r.sub_id, r.raw_status) for r in stored) == [
         (f"T{i}", t, t, t) for i, t in enumerate(texts)
     ]
     changed = [*rows[:4], row("T4", program_name="renamed"), row("T5")]
-    again = await admin_store.upsert_commissions(seeded.uid, "awin", changed)
+    again = await admin_store.write(commissions.upsert, seeded.uid, "awin", changed)
     assert (again.inserted, again.updated, again.unchanged) == (1, 1, 4)
 
 
@@ -427,12 +445,12 @@ def test_sqlite_writes_rows_in_chunks_of_a_few_sizes_only(count):
 
 async def test_counts_stay_exact_across_chunks(admin_store, seeded):
     first = [row(f"C{i:05d}") for i in range(3000)]
-    assert await admin_store.upsert_commissions(seeded.uid, "awin", first) == ImportResult(
+    assert await admin_store.write(commissions.upsert, seeded.uid, "awin", first) == ImportResult(
         3000, 0, 0
     )
     # Every 7th changed, 1,500 new, spread over several statements of each store.
     again = [row(f"C{i:05d}", amount="2.00" if i % 7 == 0 else "1.00") for i in range(4500)]
-    result = await admin_store.upsert_commissions(seeded.uid, "awin", again)
+    result = await admin_store.write(commissions.upsert, seeded.uid, "awin", again)
     assert result == ImportResult(1500, 429, 2571)
 
 
@@ -457,8 +475,8 @@ async def test_a_row_outside_the_stored_forms_is_refused_naming_its_field(
     values = {"external_id": "R1", **fields}
     good = row("OK")
     with pytest.raises(ValueError, match=message):
-        await admin_store.upsert_commissions(seeded.uid, "awin", [good, row(**values)])
-    assert await admin_store.list_commissions(CommissionQuery(seeded.uid, 10)) == []
+        await admin_store.write(commissions.upsert, seeded.uid, "awin", [good, row(**values)])
+    assert await admin_store.read(commissions.page, CommissionQuery(seeded.uid, 10)) == []
 
 
 @pytest.mark.parametrize("field", ["external_id", "program_name", "raw_status", "sub_id"])
@@ -466,8 +484,8 @@ async def test_a_nul_character_is_refused_by_both_stores(admin_store, seeded, fi
     # PostgreSQL's text cannot hold one: refused the same way everywhere, before writing.
     values = {"external_id": "N1", field: "a\x00b"}
     with pytest.raises(ValueError, match=f"{field}: holds a NUL character"):
-        await admin_store.upsert_commissions(seeded.uid, "awin", [row(**values)])
-    assert await admin_store.list_commissions(CommissionQuery(seeded.uid, 10)) == []
+        await admin_store.write(commissions.upsert, seeded.uid, "awin", [row(**values)])
+    assert await admin_store.read(commissions.page, CommissionQuery(seeded.uid, 10)) == []
 
 
 @pytest.mark.parametrize(
@@ -476,19 +494,21 @@ async def test_a_nul_character_is_refused_by_both_stores(admin_store, seeded, fi
 async def test_an_email_that_is_no_address_is_refused(admin_store, email):
     # Stored as given, /v1/me would show "" or a terminal escape.
     with pytest.raises(ValueError, match="email must be an address"):
-        await admin_store.create_account(email, "free")
+        await admin_store.write(accounts.create, email, "free")
 
 
 async def test_good_emails_and_none_are_kept(admin_store):
     for email in (None, "pub@example.com", "Zoë.Müller+tag@example.fr"):
-        uid = await admin_store.create_account(email, "free")
-        assert (await admin_store.account_view(uid)).email == email
+        uid = await admin_store.write(accounts.create, email, "free")
+        assert (await admin_store.read(accounts.find, uid)).email == email
 
 
 @pytest.mark.parametrize("label", ["", "   ", "a\x1b[31mred", "two\nlines", "x" * 101])
 async def test_a_label_that_cannot_be_listed_safely_is_refused(admin_store, seeded, label):
     with pytest.raises(ValueError, match="label must be 1 to 100 printable"):
-        await admin_store.create_key(seeded.uid, "h" * 64, "afk_LABELTST", label, ("read",))
+        await admin_store.write(
+            accounts.create_key, seeded.uid, "h" * 64, "afk_LABELTST", label, ("read",)
+        )
 
 
 @pytest.mark.parametrize(
@@ -502,22 +522,29 @@ async def test_a_label_that_cannot_be_listed_safely_is_refused(admin_store, seed
 async def test_a_sync_outside_what_both_stores_hold_is_refused(
     admin_store, seeded, network, counts, message
 ):
-    await admin_store.connect_network(seeded.uid, "awin", b"sealed")
-    accounts, programs, transactions = counts
+    await admin_store.write(connections.connect, seeded.uid, "awin", b"sealed")
+    account_count, programs, transactions = counts
     with pytest.raises(ValueError, match=message):
-        await admin_store.record_sync(
+        await admin_store.write(
+            connections.record_sync,
             seeded.uid,
             network,
             "ok",
-            accounts=accounts,
+            accounts=account_count,
             programs=programs,
             transactions=transactions,
         )
     limit = 2**31 - 1
-    await admin_store.record_sync(
-        seeded.uid, "awin", "ok", accounts=limit, programs=limit, transactions=limit
+    await admin_store.write(
+        connections.record_sync,
+        seeded.uid,
+        "awin",
+        "ok",
+        accounts=limit,
+        programs=limit,
+        transactions=limit,
     )
-    (net,) = (await admin_store.account_view(seeded.uid)).networks
+    (net,) = (await admin_store.read(accounts.find, seeded.uid)).networks
     assert net.transactions == limit
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from accounts.store import open_store
+from accounts.store import accounts, open_store
 from accounts.store.core import Session
 
 
@@ -24,11 +24,11 @@ async def add_then_fail(s: Session, uid: str) -> None:
 async def test_a_write_commits_and_a_failed_one_leaves_nothing(database: str):
     store = await open_store(database, writable=True, readers=1)
     try:
-        await store.create_account(None, "pro", uid="acc_doors")
+        await store.write(accounts.create, None, "pro", uid="acc_doors")
         assert await store.read(count_accounts, "pro") == 1
         with pytest.raises(RuntimeError, match="after the insert"):
             await store.write(add_then_fail, "acc_rolled_back")
         assert await store.read(count_accounts, plan="pro") == 1
-        assert await store.account_view("acc_rolled_back") is None
+        assert await store.read(accounts.find, "acc_rolled_back") is None
     finally:
         await store.close()

@@ -18,10 +18,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from accounts.store import open_store
+from accounts.store import accounts, commissions, open_store, summary
 from accounts.store.base import AMOUNT_RE, NewCommission
-from accounts.store.core import apply_migrations
-from accounts.store.sqlite import MIGRATIONS, _Session, database_path, run_sync
+from accounts.store.sqlite import MIGRATIONS, database_path, migrate
 from accounts.store.summary import (
     COMMISSION_LIMBS,
     GRAINS,
@@ -188,7 +187,7 @@ def _expected(
 async def assert_summaries_exact(store: Any, database: str, uid: str, account: int) -> None:
     rows = await rows_of(database)
     for group_by in GROUPINGS:
-        answer = await store.commission_summary(SummaryQuery(uid, group_by))
+        answer = await store.read(summary.totals, SummaryQuery(uid, group_by))
         got = []
         for row in answer:
             values = {"network": row.network, "status": row.status, "day": row.day}
@@ -221,7 +220,7 @@ async def test_random_writes_keep_the_aggregates_exact(writable, database: str):
     rng = random.Random(24)
     uids = ["acc_a", "acc_b", "acc_gone"]
     for uid in uids:
-        await store.create_account(None, "pro", uid=uid)
+        await store.write(accounts.create, None, "pro", uid=uid)
     for step in range(40):
         uid = rng.choice(uids)
         network = rng.choice(NETWORKS)
@@ -229,7 +228,9 @@ async def test_random_writes_keep_the_aggregates_exact(writable, database: str):
         if action < 0.8:
             # New rows and corrections of stored ones: amounts, statuses, currencies, days.
             ids = rng.sample([f"c{n}" for n in range(12)], rng.randint(1, 6))
-            await store.upsert_commissions(uid, network, [random_commission(rng, i) for i in ids])
+            await store.write(
+                commissions.upsert, uid, network, [random_commission(rng, i) for i in ids]
+            )
         else:
             await raw_execute(
                 database,
@@ -251,13 +252,13 @@ async def test_random_writes_keep_the_aggregates_exact(writable, database: str):
 
 async def test_filters_and_updated_since(writable, database: str):
     store = writable
-    await store.create_account(None, "pro", uid="acc_f")
+    await store.write(accounts.create, None, "pro", uid="acc_f")
     rng = random.Random(7)
-    await store.upsert_commissions(
-        "acc_f", "awin", [random_commission(rng, f"a{n}") for n in range(30)]
+    await store.write(
+        commissions.upsert, "acc_f", "awin", [random_commission(rng, f"a{n}") for n in range(30)]
     )
-    await store.upsert_commissions(
-        "acc_f", "cj", [random_commission(rng, f"c{n}") for n in range(30)]
+    await store.write(
+        commissions.upsert, "acc_f", "cj", [random_commission(rng, f"c{n}") for n in range(30)]
     )
     (account,) = (r[0] for r in await raw_fetch(database, "SELECT id FROM accounts"))
     rows = [r for r in await rows_of(database) if r[0] == account]
@@ -270,20 +271,20 @@ async def test_filters_and_updated_since(writable, database: str):
     query = SummaryQuery(
         "acc_f", ("day",), network="cj", status="approved", since=since, until=until
     )
-    answer = await store.commission_summary(query)
+    answer = await store.read(summary.totals, query)
     assert [(r.day, r.currency, r.count) for r in answer] == [
         (day, currency, count)
         for day, currency, count, _, _ in expected_summary(chosen, account, ("day",))
     ]
     # updatedSince: only the rows changed since then, summed exactly the same way.
-    everything = await store.commission_summary(
-        SummaryQuery("acc_f", ("network",), updated_since="2000-01-01T00:00:00Z")
+    everything = await store.read(
+        summary.totals, SummaryQuery("acc_f", ("network",), updated_since="2000-01-01T00:00:00Z")
     )
-    assert everything == await store.commission_summary(SummaryQuery("acc_f", ("network",)))
-    assert not await store.commission_summary(
-        SummaryQuery("acc_f", ("network",), updated_since="2999-01-01T00:00:00Z")
+    assert everything == await store.read(summary.totals, SummaryQuery("acc_f", ("network",)))
+    assert not await store.read(
+        summary.totals, SummaryQuery("acc_f", ("network",), updated_since="2999-01-01T00:00:00Z")
     )
-    assert not await store.commission_summary(SummaryQuery("acc_nobody", ()))
+    assert not await store.read(summary.totals, SummaryQuery("acc_nobody", ()))
 
 
 PERIODS = (
@@ -304,11 +305,11 @@ async def test_periods_sum_exactly_the_days_they_cover(writable, database: str, 
     the month lies outside the part, from the daily ones otherwise), equals the brute-force
     sum of the rows it covers."""
     store = writable
-    await store.create_account(None, "pro", uid="acc_p")
+    await store.write(accounts.create, None, "pro", uid="acc_p")
     rng = random.Random(11)
     for net in NETWORKS:
         rows = [random_commission(rng, f"{net}{n}") for n in range(25)]
-        await store.upsert_commissions("acc_p", net, rows)
+        await store.write(commissions.upsert, "acc_p", net, rows)
     (account,) = (r[0] for r in await raw_fetch(database, "SELECT id FROM accounts"))
     stored = [r for r in await rows_of(database) if r[0] == account]
     for since, until in PERIODS:
@@ -333,7 +334,7 @@ async def test_periods_sum_exactly_the_days_they_cover(writable, database: str, 
                     Decimal(row.commission),
                     None if row.sale is None else Decimal(row.sale),
                 )
-                for row in await store.commission_summary(query)
+                for row in await store.read(summary.totals, query)
             ]
             assert got == expected_summary(covered, account, group_by), (since, until, group_by)
 
@@ -397,8 +398,8 @@ def version_3_sqlite(path: Path) -> None:
     """A SQLite file as the previous version left it: migrations 1 to 3 and two rows."""
     conn = sqlite3.connect(path, isolation_level=None)
     try:
+        migrate(conn, lambda: dt.datetime(2026, 1, 1, tzinfo=dt.UTC), MIGRATIONS[:3])
         conn.execute("BEGIN")
-        run_sync(apply_migrations(_Session(conn), MIGRATIONS[:3], lambda: "2026-01-01T00:00:00Z"))
         for statement in OLD_ROWS:
             conn.execute(statement.replace("false", "0"))
         conn.execute("COMMIT")
@@ -423,7 +424,7 @@ OLD_ROWS = (
 async def check_backfilled(database: str) -> None:
     store = await open_store(database, writable=True, readers=1)
     try:
-        (row,) = await store.commission_summary(SummaryQuery("acc_old", ("day",)))
+        (row,) = await store.read(summary.totals, SummaryQuery("acc_old", ("day",)))
         assert (row.day, row.currency, row.count, row.commission, row.sale) == (
             "2026-01-03",
             "EUR",

@@ -21,7 +21,7 @@ from support.slowcommit import COMMITTING, slow_commits
 
 from accounts import apikeys
 from accounts.demo import DEMO_UID, seed_demo
-from accounts.store import open_store
+from accounts.store import accounts, commissions, open_store
 from accounts.store.base import CommissionQuery
 from admin import cli as admin
 from admin.cli import build_parser, main
@@ -530,11 +530,11 @@ async def test_demo_seeding_is_repeatable(database: str):
     store = await open_store(database)
     try:
         for key in (first, second):
-            record = await store.lookup_key(apikeys.key_hash(key))
+            record = await store.read(accounts.lookup_key, apikeys.key_hash(key))
             assert record is not None and record.account.uid == DEMO_UID
         account = record.account
         assert {n.status for n in account.networks} == {"ok", "partial", "auth_failed", "never"}
-        rows = await store.list_commissions(CommissionQuery(DEMO_UID, 1000))
+        rows = await store.read(commissions.page, CommissionQuery(DEMO_UID, 1000))
         assert len(rows) == 400
         assert len({r.currency for r in rows}) >= 4
         assert any(r.sale_amount is None for r in rows) and any(r.clicked_at is None for r in rows)

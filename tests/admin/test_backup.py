@@ -20,7 +20,7 @@ from support.edgeclient import EdgeClientFactory
 from accounts import backup as backup_files
 from accounts.crypto import decrypt_credentials
 from accounts.demo import DEMO_UID, seed_store
-from accounts.store import AccountStore
+from accounts.store import AccountStore, accounts
 from admin.cli import main as admin_main
 from edge.config import Config
 
@@ -103,7 +103,7 @@ async def test_a_restored_store_serves_the_same_bytes_keys_and_credentials(
         assert (await admin(config, "backup", str(saved)))[0] == 0
 
     # What an operator's mistake might do: rows gone, the key revoked.
-    await admin_store.revoke_key(key[:12])
+    await admin_store.write(accounts.revoke_key, key[:12])
     if postgres:
         pg_server.sql("DELETE FROM commissions", database.rsplit("/", 1)[1].split("?")[0])
         restored = await run(

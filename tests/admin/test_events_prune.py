@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from accounts.store import AccountStore, open_store
+from accounts.store import AccountStore, accounts, commissions, open_store
 from accounts.store.base import NewCommission
 from accounts.store.core import Session
 from admin.cli import main
@@ -44,8 +44,8 @@ async def seed(database: str, ages: dict[str, int]) -> None:
         store = await open_store(database, writable=True, readers=1, clock=lambda m=moment: m)
         try:
             if name == next(iter(ages)):
-                await store.create_account(None, "free", uid="acc_prune")
-            await store.upsert_commissions("acc_prune", "awin", [commission(name)])
+                await store.write(accounts.create, None, "free", uid="acc_prune")
+            await store.write(commissions.upsert, "acc_prune", "awin", [commission(name)])
         finally:
             await store.close()
 

@@ -17,7 +17,7 @@ from aiohttp import web
 from support import sample
 
 from accounts import apikeys
-from accounts.store import open_store
+from accounts.store import accounts, open_store
 from edge.config import Config
 
 
@@ -45,10 +45,15 @@ async def make_accounts(path: Path) -> None:
     store = await open_store(str(path), writable=True)
     try:
         for n, (key, (plan, suspended)) in enumerate(TEST_KEYS.items()):
-            uid = await store.create_account(f"contract-{n}@example.com", plan)
-            await store.set_suspended(uid, suspended)
-            await store.create_key(
-                uid, apikeys.key_hash(key), apikeys.prefix_of(key), f"contract {n}", ("read",)
+            uid = await store.write(accounts.create, f"contract-{n}@example.com", plan)
+            await store.write(accounts.set_suspended, uid, suspended)
+            await store.write(
+                accounts.create_key,
+                uid,
+                apikeys.key_hash(key),
+                apikeys.prefix_of(key),
+                f"contract {n}",
+                ("read",),
             )
     finally:
         await store.close()

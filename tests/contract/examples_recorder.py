@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 
 from accounts import apikeys
 from accounts.demo import DEMO_UID, seed_store
-from accounts.store import open_store
+from accounts.store import accounts, open_store
 from contract import examples as examples_file
 
 EXAMPLES = examples_file.PATH
@@ -259,7 +259,8 @@ async def seed(database: str, secret: bytes) -> None:
     store = await open_store(database, writable=True, readers=1)
     try:
         await seed_store(store, secret, DEMO_COMMISSIONS, now=DEMO_DAY)
-        await store.create_key(
+        await store.write(
+            accounts.create_key,
             DEMO_UID,
             apikeys.key_hash(EXAMPLE_KEY),
             apikeys.prefix_of(EXAMPLE_KEY),

@@ -12,7 +12,7 @@ from contract_support import FREE_KEY, SUSPENDED_KEY, bearer
 from jsonschema import Draft202012Validator
 
 from accounts import apikeys
-from accounts.store import NewCommission, open_store
+from accounts.store import NewCommission, accounts, commissions, open_store
 from contract import openapi
 from contract.endpoints import ENDPOINTS
 from edge import appkeys
@@ -135,11 +135,14 @@ async def test_one_commission_its_404_and_its_503_are_documented(edge_client, cl
     store gone, each answered as the document says."""
     store = await open_store(client_config.database, writable=True)
     try:
-        uid = await store.create_account(None, "pro")
+        uid = await store.write(accounts.create, None, "pro")
         issued = apikeys.generate_key()
-        await store.create_key(uid, issued.key_hash, issued.prefix, "history", ("read",))
+        await store.write(
+            accounts.create_key, uid, issued.key_hash, issued.prefix, "history", ("read",)
+        )
         for status in ("pending", "approved"):
-            await store.upsert_commissions(
+            await store.write(
+                commissions.upsert,
                 uid,
                 "awin",
                 [

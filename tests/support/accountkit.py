@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass
 from typing import Any
 
 from accounts import apikeys
-from accounts.store import AccountStore
+from accounts.store import AccountStore, Session, accounts
 from contract.resources import BY_NAME, Field, Resource
 
 DATE_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
@@ -70,13 +71,25 @@ def check_scalar(value: Any, kind: str, where: str) -> None:
     assert expected(value), f"{where}: {value!r} is not a {kind}"
 
 
+async def fetch_rows(s: Session, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+    """An operation: the rows of one statement (`?` placeholders), as tuples."""
+    return [tuple(r) for r in await s.fetch(sql, *params)]
+
+
+async def execute_sql(s: Session, sql: str, *params: Any) -> int:
+    """An operation: one statement, the number of rows it touched."""
+    return await s.execute(sql, *params)
+
+
+async def sleep_in(s: Session, seconds: float) -> None:
+    """An operation that holds its connection for `seconds` without a statement (a long
+    lock or a slow disk, as its caller sees it)."""
+    time.sleep(seconds)  # noqa: ASYNC251 - runs in a store thread (PostgreSQL: blocks on purpose)
+
+
 async def read_all(store: AccountStore, sql: str, *params: Any) -> list[tuple[Any, ...]]:
     """Run one statement (`?` placeholders) on a read connection of either store."""
-    from accounts.store.postgres import PostgresStore, numbered
-
-    if isinstance(store, PostgresStore):
-        return [tuple(r) for r in await store._read(lambda s: s.fetch(numbered(sql), *params))]
-    return await store._read(lambda c: c.execute(sql, params).fetchall())  # type: ignore[attr-defined]
+    return await store.read(fetch_rows, sql, *params)
 
 
 @dataclass(frozen=True)
@@ -98,11 +111,13 @@ async def new_account(
     email: str | None = "pub@example.com",
     label: str = "tests",
 ) -> Seeded:
-    uid = await store.create_account(email, plan)
+    uid = await store.write(accounts.create, email, plan)
     return await new_key(store, uid, label=label)
 
 
 async def new_key(store: AccountStore, uid: str, *, label: str = "tests") -> Seeded:
     issued = apikeys.generate_key()
-    view = await store.create_key(uid, issued.key_hash, issued.prefix, label, ("read",))
+    view = await store.write(
+        accounts.create_key, uid, issued.key_hash, issued.prefix, label, ("read",)
+    )
     return Seeded(uid=uid, key=issued.key, key_id=view.id, prefix=issued.prefix)

@@ -17,7 +17,7 @@ from pathlib import Path
 import aiohttp
 
 from accounts import apikeys
-from accounts.store import open_store
+from accounts.store import accounts, open_store
 from support.redisserver import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,9 +29,11 @@ async def seed_key(database: str, plan: str = "free") -> str:
     """Create an account of `plan` with one key in `database`; return the key."""
     store = await open_store(database, writable=True, readers=1)
     try:
-        uid = await store.create_account(None, plan)
+        uid = await store.write(accounts.create, None, plan)
         issued = apikeys.generate_key()
-        await store.create_key(uid, issued.key_hash, issued.prefix, "scale tests", ("read",))
+        await store.write(
+            accounts.create_key, uid, issued.key_hash, issued.prefix, "scale tests", ("read",)
+        )
     finally:
         await store.close()
     return issued.key

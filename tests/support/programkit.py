@@ -13,7 +13,7 @@ from typing import Any
 from aiohttp.test_utils import TestClient
 
 from accounts import apikeys
-from accounts.store import open_store
+from accounts.store import accounts, open_store
 from edge import appkeys
 from edge.directory import DirectoryState
 
@@ -27,8 +27,9 @@ async def make_accounts(path: Path) -> None:
     """A real account store at `path` with one pro account owning TEST_KEY."""
     store = await open_store(str(path), writable=True)
     try:
-        uid = await store.create_account("directory-tests@example.com", "pro")
-        await store.create_key(
+        uid = await store.write(accounts.create, "directory-tests@example.com", "pro")
+        await store.write(
+            accounts.create_key,
             uid,
             apikeys.key_hash(TEST_KEY),
             apikeys.prefix_of(TEST_KEY),

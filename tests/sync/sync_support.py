@@ -22,7 +22,7 @@ from support.clock import WALL_START, FakeClock
 
 from accounts.crypto import encrypt_credentials
 from accounts.keyring import Keyring
-from accounts.store import AccountStore
+from accounts.store import AccountStore, accounts, connections
 from accounts.store.base import VALUE_FIELDS, StoreError
 from contract.vocabulary import COMMISSION_STATUSES
 from sync.model import Position, SyncReport, Transaction, Window, WriteResult
@@ -211,13 +211,15 @@ async def seed_store(
 ) -> None:
     """The test account in a real store, connected to `networks` as `network connect`
     leaves it: credentials sealed, the currency set where records carry none."""
-    await store.create_account(None, "free", uid=ACCOUNT)
+    await store.write(accounts.create, None, "free", uid=ACCOUNT)
     for network in networks:
         values = CREDENTIALS[network]
         sealed = encrypt_credentials(keyring, ACCOUNT, network, json.dumps(values).encode())
-        await store.connect_network(ACCOUNT, network, sealed)
+        await store.write(connections.connect, ACCOUNT, network, sealed)
         if network in CONNECTION_CURRENCY:
-            await store.set_connection_currency(ACCOUNT, network, CONNECTION_CURRENCY[network])
+            await store.write(
+                connections.set_currency, ACCOUNT, network, CONNECTION_CURRENCY[network]
+            )
 
 
 def key(conn: Connection) -> tuple[str, str]:

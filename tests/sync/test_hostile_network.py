@@ -30,7 +30,7 @@ from sync_support import (
 )
 
 from accounts.keyring import keyring_from_env
-from accounts.store import CommissionQuery, open_store
+from accounts.store import CommissionQuery, commissions, connections, open_store
 from sync.clock import SystemClock
 from sync.connectors.awin import Awin
 from sync.errors import REASON_CODES, REFUSAL_CODES
@@ -346,7 +346,9 @@ def test_every_reason_and_refusal_code_is_documented():
 
 
 async def stored(real_store) -> dict:
-    rows = await real_store.list_commissions(CommissionQuery(ACCOUNT, limit=1000, network="awin"))
+    rows = await real_store.read(
+        commissions.page, CommissionQuery(ACCOUNT, limit=1000, network="awin")
+    )
     return {r.external_id: r for r in rows}
 
 
@@ -382,7 +384,7 @@ async def test_the_real_stores_keep_their_rows_and_record_the_outcome(
     else:
         networks["awin"].inject.append(awin_answer(networks, **answer))
     await leased()
-    view = await real_store.connection(ACCOUNT, "awin")
+    view = await real_store.read(connections.find, ACCOUNT, "awin")
     assert (view.status, view.reason_code) == (outcome, code)
     assert await stored(real_store) == before
 
@@ -391,7 +393,7 @@ async def test_the_store_refuses_what_the_definition_refuses(real_store):
     from accounts.store.base import NewCommission
 
     good = NewCommission("X1", "pending", None, "1.00", "EUR", "2026-01-01T00:00:00Z")
-    await real_store.upsert_commissions(ACCOUNT, "awin", [good])
+    await real_store.write(commissions.upsert, ACCOUNT, "awin", [good])
     for bad in (
         dataclasses.replace(good, commission_amount="1" + "0" * 309),
         dataclasses.replace(good, currency="XYZ"),
@@ -400,7 +402,7 @@ async def test_the_store_refuses_what_the_definition_refuses(real_store):
         dataclasses.replace(good, sub_id="s" * 201),
     ):
         with pytest.raises(ValueError):
-            await real_store.upsert_commissions(ACCOUNT, "awin", [bad])
+            await real_store.write(commissions.upsert, ACCOUNT, "awin", [bad])
     assert [r.commission_amount for r in (await stored(real_store)).values()] == ["1.00"]
 
 
@@ -543,7 +545,7 @@ async def test_a_worker_answered_hugely_again_and_again_keeps_its_memory(
     assert max(samples) < 200, max(samples)
     store = await open_store(database, writable=False, readers=1)
     try:
-        view = await store.connection(ACCOUNT, "affilae")
+        view = await store.read(connections.find, ACCOUNT, "affilae")
     finally:
         await store.close()
     assert (view.status, view.reason_code) == ("error", "response_too_large")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from sync_support import CONNECTION_CURRENCY, CREDENTIALS, PLANTED, SECRET, FakeNetworks, expected
 
-from accounts.store import open_store
+from accounts.store import connections, open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -116,7 +116,7 @@ async def test_network_sync_since_a_date_collects_the_rows_and_list_and_show_say
 
     store = await open_store(database, writable=True, readers=1, timeout=10.0)
     try:
-        view_stored = await store.connection(uid, "impact")
+        view_stored = await store.read(connections.find, uid, "impact")
     finally:
         await store.close()
     assert view_stored is not None and view_stored.transactions == len(expected("impact"))
@@ -151,12 +151,12 @@ async def test_network_sync_is_refused_while_a_worker_holds_the_connection(
     await connect(admin, "kwanko")
     store = await open_store(database, writable=True, readers=1, timeout=10.0)
     try:
-        assert await store.claim_connection(uid, "kwanko", "worker-elsewhere", 600.0)
+        assert await store.write(connections.claim, uid, "kwanko", "worker-elsewhere", 600.0)
         refused = await admin(
             "network", "sync", "--account", uid, "--network", "kwanko",
             "--base-url", base_url(networks, "kwanko"),
         )  # fmt: skip
-        view = await store.connection(uid, "kwanko")
+        view = await store.read(connections.find, uid, "kwanko")
     finally:
         await store.close()
     assert refused.returncode == 1

@@ -11,7 +11,7 @@ from aiohttp import web
 
 from accounts.demo import DEMO_CREDENTIAL, DEMO_NETWORKS, DEMO_UID, seed_store
 from accounts.keyring import Keyring
-from accounts.store import open_store
+from accounts.store import connections, open_store
 from sync.connectors import CONNECTORS
 from sync.model import Outcome
 from sync.runner import SyncSettings
@@ -64,7 +64,7 @@ async def test_a_worker_on_the_demo_seed_sends_no_request(
                 await asyncio.sleep(0.01)
         stop.set()
         await running
-        views = await store.list_connections(DEMO_UID)
+        views = await store.read(connections.find_all, DEMO_UID)
     finally:
         await store.close()
 

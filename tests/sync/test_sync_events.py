@@ -9,7 +9,7 @@ import pytest
 from support.clock import FakeClock
 from sync_support import ACCOUNT, Canned, connection, expected, stamp_change
 
-from accounts.store import AccountStore, CommissionQuery
+from accounts.store import AccountStore, CommissionQuery, commissions
 from accounts.store.events import EventQuery, EventRow, account_events
 from sync.model import Outcome
 from sync.storage import AccountSyncStore, credential_opener
@@ -43,7 +43,9 @@ async def test_a_sync_writes_its_rows_changes_and_outcomes_as_events(
     assert report.outcome is Outcome.OK
     created = await feed(real_store)
     assert {e.type for e in created} == {"commission.created"}
-    listed = await real_store.list_commissions(CommissionQuery(ACCOUNT, 1000, network=network))
+    listed = await real_store.read(
+        commissions.page, CommissionQuery(ACCOUNT, 1000, network=network)
+    )
     rows = {r.external_id: r for r in listed}
     assert sorted(orjson.loads(e.data)["externalId"] for e in created) == sorted(expected(network))
     assert len(created) == len(rows)

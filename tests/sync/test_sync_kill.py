@@ -13,7 +13,7 @@ from pathlib import Path
 from sync_support import ACCOUNT, SECRET, FakeNetworks, expected, seed_store
 
 from accounts.keyring import Keyring
-from accounts.store import AccountStore, CommissionQuery, open_store
+from accounts.store import AccountStore, CommissionQuery, commissions, connections, open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 NETWORK = "impact"  # 45-day windows, 500 requests an hour: a 400-day backfill never waits
@@ -73,7 +73,7 @@ async def seeded(database: str, keyring: Keyring) -> AccountStore:
 async def finished(store: AccountStore, worker: Worker) -> str:
     """The connection's recorded outcome once the worker recorded one."""
     for _ in range(1200):
-        view = await store.connection(ACCOUNT, NETWORK)
+        view = await store.read(connections.find, ACCOUNT, NETWORK)
         if view is not None and view.status != "never" and view.lease_owner is None:
             return view.status
         assert worker.process is not None and worker.process.returncode is None
@@ -82,7 +82,9 @@ async def finished(store: AccountStore, worker: Worker) -> str:
 
 
 async def rows(store: AccountStore) -> dict[str, tuple]:
-    found = await store.list_commissions(CommissionQuery(ACCOUNT, limit=1000, network=NETWORK))
+    found = await store.read(
+        commissions.page, CommissionQuery(ACCOUNT, limit=1000, network=NETWORK)
+    )
     ids = [r.external_id for r in found]
     assert len(ids) == len(set(ids)), "a commission is stored twice"
     return {
@@ -139,7 +141,7 @@ async def test_a_worker_killed_mid_sync_then_restarted_stores_what_an_uninterrup
         async with asyncio.timeout(60):
             assert await first.process.wait() == -signal.SIGKILL
         networks[NETWORK].on_request = None
-        dead = await store.connection(ACCOUNT, NETWORK)
+        dead = await store.read(connections.find, ACCOUNT, NETWORK)
         assert dead is not None
         assert (dead.status, dead.lease_owner) == ("never", "killed")
         assert dead.position is not None, "no window was committed before the kill"

@@ -21,7 +21,7 @@ import pytest
 from support.clock import FakeClock
 from sync_support import ACCOUNT, NETWORKS, FakeNetworks, MemoryStore, connection, stamp_change
 
-from accounts.store import AccountStore, CommissionQuery
+from accounts.store import AccountStore, CommissionQuery, commissions
 from sync.connectors import CONNECTORS
 from sync.model import Outcome
 from sync.storage import AccountSyncStore, credential_opener
@@ -307,8 +307,8 @@ async def test_late_changes_on_the_real_stores(
     await scenario(network, networks, clock, run)
     stored = {
         r.external_id: r
-        for r in await real_store.list_commissions(
-            CommissionQuery(ACCOUNT, limit=1000, network=network)
+        for r in await real_store.read(
+            commissions.page, CommissionQuery(ACCOUNT, limit=1000, network=network)
         )
     }
     first = stored[str(_external_id(network, 0))].commission_amount
@@ -317,7 +317,7 @@ async def test_late_changes_on_the_real_stores(
         assert stored[external_id].status == status, external_id
         assert stored[external_id].commission_amount == (commission or first), external_id
         # A caught change kept the state it replaced; a missed one left no trace.
-        detail = await real_store.commission(ACCOUNT, stored[external_id].seq)
+        detail = await real_store.read(commissions.find, ACCOUNT, stored[external_id].seq)
         assert detail is not None
         before = "approved" if KINDS[n] == "reversal" else "pending"
         if KINDS[n] in caught:
@@ -347,8 +347,8 @@ async def test_an_answer_without_a_member_keeps_the_stored_value_and_history_is_
         assert report.outcome is Outcome.OK, report.reason
         return {
             r.external_id: r
-            for r in await real_store.list_commissions(
-                CommissionQuery(ACCOUNT, limit=1000, network="awin")
+            for r in await real_store.read(
+                commissions.page, CommissionQuery(ACCOUNT, limit=1000, network="awin")
             )
         }
 
@@ -372,7 +372,7 @@ async def test_an_answer_without_a_member_keeps_the_stored_value_and_history_is_
         "85.20",
         "2026-01-03T09:55:00Z",
     )
-    detail = await real_store.commission(ACCOUNT, after.seq)
+    detail = await real_store.read(commissions.find, ACCOUNT, after.seq)
     assert detail is not None
     assert [(h.status, h.raw_status, h.sale_amount) for h in detail.history] == [
         ("approved", "approved", "85.20")

@@ -20,7 +20,7 @@ from support.redisserver import free_port
 from sync_support import ACCOUNT, PLANTED, SECRET, Canned, FakeNetworks, expected, seed_store
 
 from accounts.keyring import Keyring
-from accounts.store import AccountStore, open_store
+from accounts.store import AccountStore, connections, open_store
 from contract.version import VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -108,7 +108,7 @@ def value(scraped: Samples, name: str, **labels: str) -> float | None:
 async def outcomes(store: AccountStore, networks: tuple[str, ...], worker: SyncProcess) -> dict:
     """Each network's recorded outcome, once all of them have one and no lease is held."""
     for _ in range(600):
-        views = {v.network: v for v in await store.list_connections(ACCOUNT)}
+        views = {v.network: v for v in await store.read(connections.find_all, ACCOUNT)}
         if all(views[n].status != "never" and views[n].lease_owner is None for n in networks):
             return {n: views[n].status for n in networks}
         assert worker.alive(), worker.text()

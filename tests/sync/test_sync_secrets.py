@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from sync_support import CREDENTIALS, NETWORKS, NOW, PLANTED, Canned, connection
 
+from accounts.store import connections
 from sync.connectors import CONNECTORS
 from sync.connectors.base import CallContext, Credentials
 from sync.errors import SyncError
@@ -115,7 +116,7 @@ async def test_what_the_real_store_keeps_of_every_failed_sync_names_no_credentia
             await run_sync(network, store=sync_store, decrypt=credential_opener(keyring))
         finally:
             await sync_store.release(conn, "w1")
-    views = await real_store.list_connections()
+    views = await real_store.read(connections.find_all)
     assert {v.status for v in views} <= {"auth_failed", "partial", "error"}
     assert_clean(*views)
     if not database.startswith("postgresql"):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from sync_support import CREDENTIALS, connection, decrypt, seal
 
-from accounts.store import open_store
+from accounts.store import accounts, connections, open_store
 from accounts.store.handle import Backoff, StoreHandle
 from sync.model import Outcome
 from sync.storage import AccountSyncStore
@@ -33,8 +33,10 @@ async def seed(pg_url: str) -> None:
     conn = connection(NETWORK)
     store = await open_store(pg_url, writable=True, timeout=10.0)
     try:
-        await store.create_account(None, "pro", uid=conn.account_uid)
-        await store.connect_network(conn.account_uid, NETWORK, seal(conn, CREDENTIALS[NETWORK]))
+        await store.write(accounts.create, None, "pro", uid=conn.account_uid)
+        await store.write(
+            connections.connect, conn.account_uid, NETWORK, seal(conn, CREDENTIALS[NETWORK])
+        )
     finally:
         await store.close()
 
@@ -42,7 +44,7 @@ async def seed(pg_url: str) -> None:
 async def stored_state(pg_url: str):
     store = await open_store(pg_url, timeout=10.0)
     try:
-        return await store.connection(connection(NETWORK).account_uid, NETWORK)
+        return await store.read(connections.find, connection(NETWORK).account_uid, NETWORK)
     finally:
         await store.close()
 

@@ -10,7 +10,14 @@ import pytest
 from support.clock import FakeClock
 from sync_support import ACCOUNT, NETWORKS, Canned, connection, expected, stamp_change
 
-from accounts.store import AccountStore, CommissionQuery, Conflict, open_store
+from accounts.store import (
+    AccountStore,
+    CommissionQuery,
+    Conflict,
+    commissions,
+    connections,
+    open_store,
+)
 from sync.model import Outcome, Position, Window
 from sync.storage import AccountSyncStore, credential_opener
 from sync.worker import Worker, WorkerConfig
@@ -33,7 +40,7 @@ STORED_FIELDS = {
 
 
 async def stored_rows(store: AccountStore, network: str) -> dict[str, dict]:
-    rows = await store.list_commissions(CommissionQuery(ACCOUNT, limit=1000, network=network))
+    rows = await store.read(commissions.page, CommissionQuery(ACCOUNT, limit=1000, network=network))
     return {
         r.external_id: {"seq": r.seq, **{k: getattr(r, a) for k, a in STORED_FIELDS.items()}}
         for r in rows
@@ -74,7 +81,7 @@ async def test_every_connector_stores_its_recorded_rows(network, networks, real_
     for external_id, fields in wanted.items():
         shown = {k: rows[external_id][k] for k in fields if k in STORED_FIELDS}
         assert shown == {k: v for k, v in fields.items() if k in STORED_FIELDS}, external_id
-    view = await real_store.connection(ACCOUNT, network)
+    view = await real_store.read(connections.find, ACCOUNT, network)
     assert view is not None
     assert (view.status, view.reason_code, view.transactions) == ("ok", None, len(wanted))
     assert view.position == "2026-03-15T12:00:00Z"
@@ -146,7 +153,7 @@ async def test_outcomes_and_reasons_are_stored_with_the_connection(
         FAILURES[failure][0](networks[network])
     report = await sync_real(network)
     _, statuses, code = FAILURES[failure]
-    view = await real_store.connection(ACCOUNT, network)
+    view = await real_store.read(connections.find, ACCOUNT, network)
     assert view is not None
     assert view.status in statuses and view.status == report.outcome.value
     assert view.reason_code == code
@@ -167,7 +174,7 @@ async def test_a_lease_keeps_a_second_worker_off_and_ends_no_earlier_than_asked(
     assert conn not in await second.due_connections(clock.now(), 50)
     clock.advance(0.5)
     assert await second.claim(conn, "w2", 60.0)
-    view = await real_store.connection(ACCOUNT, "awin")
+    view = await real_store.read(connections.find, ACCOUNT, "awin")
     assert view is not None and view.lease_owner == "w2"
 
 
@@ -200,7 +207,7 @@ async def test_a_worker_that_lost_its_lease_writes_nothing(networks, real_store,
     assert await second.claim(conn, "w2", 30.0)
     with pytest.raises(Conflict):
         await first.write_window(conn, window, [], Position(clock.now()))
-    view = await real_store.connection(ACCOUNT, "awin")
+    view = await real_store.read(connections.find, ACCOUNT, "awin")
     assert view is not None and view.position is None
     await second.write_window(conn, window, [], Position(clock.now()))
     assert await first.load_position(conn) == Position(clock.now().replace(microsecond=0))
@@ -269,7 +276,7 @@ async def test_two_workers_on_one_store_sync_each_connection_once(
         await other.close()
     assert sorted(synced) == sorted(NETWORKS)
     assert all(r.outcome is Outcome.OK for w in workers for r in w.reports)
-    views = await real_store.list_connections(ACCOUNT)
+    views = await real_store.read(connections.find_all, ACCOUNT)
     assert {(v.status, v.lease_owner) for v in views} == {("ok", None)}
     for network in NETWORKS:
         assert len(await stored_rows(real_store, network)) == len(expected(network))

@@ -25,6 +25,7 @@ from webhookkit import (
     worker,
 )
 
+from accounts.store import accounts
 from accounts.store.base import format_timestamp
 from accounts.store.webhooks import add_endpoint, enable_endpoint, event_public_id, replay_since
 from admin.webhooks import rotate
@@ -60,7 +61,7 @@ async def test_a_receiver_failing_then_recovering_gets_every_event_once_by_id(
     store, keyring, receivers, failures
 ):
     receiver = await receivers("", answer=lambda n: (500 if n <= failures else 204, 0.0))
-    account = await store.create_account(None, "pro")
+    account = await store.write(accounts.create, None, "pro")
     view, receiver.secret = await endpoint(store, keyring, account, receiver.url)
     # Only what is recorded after the endpoint was added is sent to it.
     await add_commissions(store, account, 12)
@@ -110,7 +111,7 @@ async def test_events_before_the_endpoint_are_not_sent_and_replay_sends_them(
 async def test_a_slow_endpoint_does_not_delay_a_fast_one(store, keyring, receivers):
     slow = await receivers("", answer=lambda _n: (204, 4.0))
     fast = await receivers("")
-    account = await store.create_account(None, "pro")
+    account = await store.write(accounts.create, None, "pro")
     slow_view, slow.secret = await endpoint(store, keyring, account, slow.url)
     _, fast.secret = await endpoint(store, keyring, account, fast.url)
     await add_commissions(store, account, 8)
@@ -152,7 +153,7 @@ async def test_a_refused_target_is_never_contacted(
     store, keyring, receivers, policy, url_of, reason
 ):
     receiver = await receivers("")
-    account = await store.create_account(None, "pro")
+    account = await store.write(accounts.create, None, "pro")
     # Stored as it came (the admin CLI refuses these URLs; the worker checks again).
     uid = "whk_" + "r" * 16
     sealed = signing.seal_secret(keyring, account, uid, signing.new_secret())
@@ -172,7 +173,7 @@ async def test_a_refused_target_is_never_contacted(
 
 async def test_a_redirect_is_a_failure_and_never_followed(store, keyring, receivers):
     receiver = await receivers("", answer=lambda _n: (302, 0.0))
-    account = await store.create_account(None, "pro")
+    account = await store.write(accounts.create, None, "pro")
     view, receiver.secret = await endpoint(store, keyring, account, receiver.url)
     await add_commissions(store, account, 1)
     w = worker(store, keyring, Wall())
@@ -189,7 +190,7 @@ async def test_rotation_signs_with_both_during_the_overlap_then_only_the_new(
 ):
     wall = Wall()
     receiver = await receivers("")
-    account = await store.create_account(None, "pro")
+    account = await store.write(accounts.create, None, "pro")
     view, old = await endpoint(store, keyring, account, receiver.url, wall)
     _, new = await rotate(store, keyring, view.id, dt.timedelta(seconds=60), wall.now())
     receiver.secret = new
@@ -220,7 +221,7 @@ async def test_give_up_after_about_three_days_disables_the_endpoint_with_the_rea
 ):
     wall = Wall()
     receiver = await receivers("", answer=lambda _n: (503, 0.0))
-    account = await store.create_account(None, "pro")
+    account = await store.write(accounts.create, None, "pro")
     view, receiver.secret = await endpoint(store, keyring, account, receiver.url, wall)
     await add_commissions(store, account, 1)
     w = worker(store, keyring, wall, retry=RetryPolicy())
@@ -253,7 +254,7 @@ async def test_give_up_after_about_three_days_disables_the_endpoint_with_the_rea
 
 async def test_410_gone_disables_the_endpoint(store, keyring, receivers):
     receiver = await receivers("", answer=lambda _n: (410, 0.0))
-    account = await store.create_account(None, "pro")
+    account = await store.write(accounts.create, None, "pro")
     view, receiver.secret = await endpoint(store, keyring, account, receiver.url)
     await add_commissions(store, account, 3)
     wall = Wall()
@@ -275,7 +276,7 @@ async def test_410_gone_disables_the_endpoint(store, keyring, receivers):
 
 async def test_two_workers_on_one_store_send_each_event_once(store, keyring, receivers):
     receiver = await receivers("", answer=lambda _n: (204, 0.05))
-    account = await store.create_account(None, "pro")
+    account = await store.write(accounts.create, None, "pro")
     view, receiver.secret = await endpoint(store, keyring, account, receiver.url)
     await add_commissions(store, account, 30)
     first = worker(store, keyring, per_endpoint=3)

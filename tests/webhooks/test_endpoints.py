@@ -9,7 +9,7 @@ import pytest
 from webhookkit import LOOPBACK
 
 from accounts.keyring import Keyring
-from accounts.store import Conflict, StoreUnavailable
+from accounts.store import Conflict, StoreUnavailable, accounts
 from accounts.store.webhooks import MAX_ENDPOINTS_PER_ACCOUNT, sealed_secrets
 from admin.webhooks import reencrypt, register, rotate
 from webhooks import signing
@@ -21,7 +21,7 @@ NEW_ONLY = Keyring((NEW.current,))
 
 async def test_every_secret_moves_under_the_current_service_secret(store):
     now = dt.datetime.now(dt.UTC)
-    account = await store.create_account(None, "pro")
+    account = await store.write(accounts.create, None, "pro")
     rotated, first = await register(store, OLD, account, "https://a.example.com/", LOOPBACK, now)
     _, second = await rotate(store, OLD, rotated.id, dt.timedelta(hours=1), now)
     plain, only = await register(store, OLD, account, "https://b.example.com/", LOOPBACK, now)
@@ -41,7 +41,7 @@ async def test_every_secret_moves_under_the_current_service_secret(store):
 
 async def test_a_secret_no_configured_one_opens_is_counted_and_kept(store):
     now = dt.datetime.now(dt.UTC)
-    account = await store.create_account(None, "pro")
+    account = await store.write(accounts.create, None, "pro")
     view, _ = await register(store, OLD, account, "https://a.example.com/", LOOPBACK, now)
     before = await store.write(sealed_secrets, view.id)
     result = await reencrypt(store, NEW_ONLY)
@@ -51,7 +51,7 @@ async def test_a_secret_no_configured_one_opens_is_counted_and_kept(store):
 
 async def test_no_read_connection_selects_the_secrets(store):
     now = dt.datetime.now(dt.UTC)
-    account = await store.create_account(None, "pro")
+    account = await store.write(accounts.create, None, "pro")
     view, _ = await register(store, OLD, account, "https://a.example.com/", LOOPBACK, now)
     with pytest.raises(StoreUnavailable):
         await store.read(sealed_secrets, view.id)
@@ -60,10 +60,10 @@ async def test_no_read_connection_selects_the_secrets(store):
 
 async def test_an_account_has_at_most_so_many_endpoints(store):
     now = dt.datetime.now(dt.UTC)
-    account = await store.create_account(None, "pro")
+    account = await store.write(accounts.create, None, "pro")
     for n in range(MAX_ENDPOINTS_PER_ACCOUNT):
         await register(store, OLD, account, f"https://h{n}.example.com/", LOOPBACK, now)
     with pytest.raises(Conflict, match="the most an account may have"):
         await register(store, OLD, account, "https://one-more.example.com/", LOOPBACK, now)
-    other = await store.create_account(None, "pro")
+    other = await store.write(accounts.create, None, "pro")
     await register(store, OLD, other, "https://h0.example.com/", LOOPBACK, now)

@@ -9,7 +9,7 @@ import jsonschema
 import orjson
 from webhookkit import Wall, add_commissions, endpoint, worker
 
-from accounts.store import NewCommission
+from accounts.store import NewCommission, accounts, commissions, connections
 from contract import openapi
 from contract.webhooks import TEST_EVENT
 from webhooks import signing
@@ -27,14 +27,16 @@ def validate(body: dict, event_type: str) -> None:
 async def test_every_type_sent_matches_its_schema(store, keyring, receivers):
     wall = Wall()
     receiver = await receivers("")
-    account = await store.create_account(None, "pro")
+    account = await store.write(accounts.create, None, "pro")
     _, receiver.secret = await endpoint(store, keyring, account, receiver.url, wall)
-    await store.connect_network(account, "awin", b"sealed elsewhere")
+    await store.write(connections.connect, account, "awin", b"sealed elsewhere")
     await add_commissions(store, account, 2)
     changed = NewCommission("E1", "approved", "ok", "1.30", "EUR", "2026-03-01T10:00:00Z")
-    await store.upsert_commissions(account, "awin", [changed])
-    await store.record_sync_outcome(account, "awin", "error", ("network_error", "timed out"))
-    await store.record_sync_outcome(account, "awin", "ok", None)
+    await store.write(commissions.upsert, account, "awin", [changed])
+    await store.write(
+        connections.record_outcome, account, "awin", "error", ("network_error", "timed out")
+    )
+    await store.write(connections.record_outcome, account, "awin", "ok", None)
     w = worker(store, keyring, wall)
     async with w.session() as session:
         await w.run_once(session)

@@ -11,6 +11,8 @@ from pathlib import Path
 
 from webhookkit import SERVICE_SECRET, add_commissions, deliveries, endpoint, until
 
+from accounts.store import accounts
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -38,7 +40,7 @@ async def start_worker(database: str) -> asyncio.subprocess.Process:
 
 async def test_a_killed_worker_loses_nothing(store, keyring, receivers, database):
     receiver = await receivers("", answer=lambda _n: (204, 0.3))
-    account = await store.create_account(None, "pro")
+    account = await store.write(accounts.create, None, "pro")
     view, receiver.secret = await endpoint(store, keyring, account, receiver.url)
     await add_commissions(store, account, 24)
 

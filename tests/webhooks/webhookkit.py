@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from accounts.keyring import Keyring
-from accounts.store import AccountStore, NewCommission
+from accounts.store import AccountStore, NewCommission, accounts, commissions
 from accounts.store.webhooks import DeliveryView, EndpointView, get_endpoint, recent_deliveries
 from admin.webhooks import register
 from webhooks.schedule import RetryPolicy
@@ -35,7 +35,7 @@ class Wall:
 
 async def account_with_commissions(store: AccountStore, count: int, prefix: str = "E") -> str:
     """A new account and `count` new commissions of it: `count` commission.created events."""
-    uid = await store.create_account(None, "pro")
+    uid = await store.write(accounts.create, None, "pro")
     await add_commissions(store, uid, count, prefix)
     return uid
 
@@ -45,7 +45,7 @@ async def add_commissions(store: AccountStore, uid: str, count: int, prefix: str
         NewCommission(f"{prefix}{n}", "pending", None, f"{n}.25", "EUR", "2026-03-01T10:00:00Z")
         for n in range(count)
     ]
-    await store.upsert_commissions(uid, "awin", rows)
+    await store.write(commissions.upsert, uid, "awin", rows)
 
 
 async def endpoint(

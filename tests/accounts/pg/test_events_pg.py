@@ -8,6 +8,7 @@ import asyncio
 
 import asyncpg
 
+from accounts.store import accounts, commissions
 from accounts.store.base import NewCommission
 from accounts.store.events import EventQuery, account_events
 from accounts.store.postgres import PostgresStore
@@ -27,8 +28,8 @@ async def ids(store: PostgresStore, uid: str, after: int | None = None) -> list[
 
 
 async def test_an_accounts_events_become_visible_in_id_order(store: PostgresStore, pg_url):
-    await store.create_account(None, "free", uid="acc_a")
-    await store.create_account(None, "free", uid="acc_b")
+    await store.write(accounts.create, None, "free", uid="acc_a")
+    await store.write(accounts.create, None, "free", uid="acc_b")
     first, second = await asyncpg.connect(pg_url), await asyncpg.connect(pg_url)
     try:
         one = first.transaction()
@@ -63,7 +64,7 @@ async def test_an_accounts_events_become_visible_in_id_order(store: PostgresStor
 
 
 async def test_a_rolled_back_writer_lets_the_next_one_through(store: PostgresStore, pg_url):
-    await store.create_account(None, "free", uid="acc_a")
+    await store.write(accounts.create, None, "free", uid="acc_a")
     first, second = await asyncpg.connect(pg_url), await asyncpg.connect(pg_url)
     try:
         one = first.transaction()
@@ -87,7 +88,7 @@ async def test_a_rolled_back_writer_lets_the_next_one_through(store: PostgresSto
 async def test_concurrent_syncs_of_one_account_leave_a_feed_without_gaps(store: PostgresStore):
     """Many writers of one account at once, a reader paging on meanwhile: the reader's
     pages, joined, are every event exactly once, in id order."""
-    await store.create_account(None, "free", uid="acc_a")
+    await store.write(accounts.create, None, "free", uid="acc_a")
 
     async def writer(network: str) -> None:
         for n in range(15):
@@ -99,7 +100,7 @@ async def test_concurrent_syncs_of_one_account_leave_a_feed_without_gaps(store: 
                 currency="EUR",
                 transacted_at="2026-01-01T00:00:00Z",
             )
-            await store.upsert_commissions("acc_a", network, [row])
+            await store.write(commissions.upsert, "acc_a", network, [row])
 
     read: list[int] = []
     writing = asyncio.gather(*(writer(network) for network in ("awin", "cj", "tradedoubler")))

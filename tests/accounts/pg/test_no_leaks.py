@@ -8,6 +8,7 @@ from pathlib import Path
 from support.accountkit import new_account
 
 from accounts.crypto import encrypt_credentials
+from accounts.store import connections
 
 PLANTED = b"PLANTED-PG-CREDENTIAL-5d1e"
 
@@ -19,8 +20,11 @@ def disk_bytes(data_dir: Path) -> bytes:
 async def test_the_server_files_hold_no_key_and_no_plain_credentials(store, pg_server, edge_config):
     account = await new_account(store)
     secret = edge_config.secret_key.encode()
-    await store.connect_network(
-        account.uid, "awin", encrypt_credentials(secret, account.uid, "awin", PLANTED)
+    await store.write(
+        connections.connect,
+        account.uid,
+        "awin",
+        encrypt_credentials(secret, account.uid, "awin", PLANTED),
     )
     pg_server.sql("CHECKPOINT")  # every page on disk, not only in the WAL
     raw = disk_bytes(pg_server.data_dir)

@@ -20,7 +20,7 @@ import pytest
 from support.accountkit import Seeded, new_account
 from support.pgserver import PgServer
 
-from accounts.store import StoreUnavailable
+from accounts.store import StoreUnavailable, accounts, commissions
 from accounts.store.base import NewCommission
 from accounts.store.postgres import PostgresStore
 
@@ -69,7 +69,7 @@ async def test_a_stopped_server_is_503_then_200_again_without_a_restart(
     edge_client, store, pg_server, clock, mode
 ):
     seeded = await new_account(store)
-    await store.upsert_commissions(seeded.uid, "awin", rows(12))
+    await store.write(commissions.upsert, seeded.uid, "awin", rows(12))
     client = await edge_client(store_timeout=TIMEOUT, retry_after=7)
     before = await client.get("/v1/commissions?limit=5", headers=seeded.auth)
     assert before.status == 200
@@ -106,7 +106,7 @@ async def test_a_restart_under_traffic_answers_only_200_or_503(
     500 (asyncpg's InternalClientError, InterfaceError or CannotConnectNowError escaping)."""
     keys = [await new_account(store) for _ in range(4)]
     for seeded in keys:
-        await store.upsert_commissions(seeded.uid, "awin", rows(60))
+        await store.write(commissions.upsert, seeded.uid, "awin", rows(60))
     client = await edge_client(store_timeout=TIMEOUT, retry_after=7)
     statuses: dict[str, list[int]] = {"commissions": [], "me": []}
     restarted = asyncio.Event()
@@ -142,7 +142,7 @@ async def test_a_restart_under_traffic_answers_only_200_or_503(
 
 async def test_a_frozen_server_is_503_within_the_timeout_then_200(edge_client, store, pg_server):
     seeded = await new_account(store)
-    await store.upsert_commissions(seeded.uid, "awin", rows(3))
+    await store.write(commissions.upsert, seeded.uid, "awin", rows(3))
     client = await edge_client(store_timeout=TIMEOUT, retry_after=7)
     assert (await client.get("/v1/commissions", headers=seeded.auth)).status == 200
     with frozen(pg_server):
@@ -173,8 +173,8 @@ async def _wait_until_blocked(url: str) -> None:
 async def test_an_import_cut_by_an_outage_is_all_or_nothing(pg_url, pg_server):
     writer = await PostgresStore.open(pg_url, writable=True, timeout=60.0)
     try:
-        uid = await writer.create_account(None, "pro")
-        await writer.upsert_commissions(uid, "awin", rows(100))
+        uid = await writer.write(accounts.create, None, "pro")
+        await writer.write(commissions.upsert, uid, "awin", rows(100))
         kept = dict(await _seqs(pg_url))
         # New rows first, then updates of the 100 stored ones: the import writes thousands
         # of rows, then waits for the row this connection locks, and the server dies there.
@@ -182,7 +182,7 @@ async def test_an_import_cut_by_an_outage_is_all_or_nothing(pg_url, pg_server):
         locker = await asyncpg.connect(pg_url)
         await locker.execute("BEGIN")
         await locker.execute("SELECT 1 FROM commissions WHERE external_id = 'e50' FOR UPDATE")
-        task = asyncio.ensure_future(writer.upsert_commissions(uid, "awin", batch))
+        task = asyncio.ensure_future(writer.write(commissions.upsert, uid, "awin", batch))
         await _wait_until_blocked(pg_url)
         await asyncio.to_thread(pg_server.stop, "immediate")
         locker.terminate()
@@ -195,7 +195,9 @@ async def test_an_import_cut_by_an_outage_is_all_or_nothing(pg_url, pg_server):
         assert dict(await _seqs(pg_url)) == kept  # nothing of the cut import is visible
         assert await _statuses(pg_url) == {"paid": 100}
 
-        result = await writer.upsert_commissions(uid, "awin", batch)  # the operator re-runs it
+        result = await writer.write(
+            commissions.upsert, uid, "awin", batch
+        )  # the operator re-runs it
         assert (result.inserted, result.updated, result.unchanged) == (5_000, 100, 0)
         seqs = dict(await _seqs(pg_url))
         assert len(seqs) == 5_100 and len(set(seqs.values())) == 5_100

@@ -14,11 +14,11 @@ from typing import Any
 import asyncpg
 import pytest
 
-from accounts.store import StoreError, StoreUnavailable
+from accounts.store import StoreError, StoreUnavailable, accounts
 from accounts.store import migrations_pg as pg_migrations
 from accounts.store import sqlite as sqlite_store
 from accounts.store.base import CommissionQuery
-from accounts.store.core import commissions_sql
+from accounts.store.commissions import commissions_sql
 from accounts.store.postgres import PostgresStore, numbered
 from accounts.store.sqlite import SqliteStore
 
@@ -206,7 +206,7 @@ PAGE_QUERIES: list[tuple[dict[str, Any], str]] = [
 
 async def test_every_page_query_seeks_an_index_and_never_sorts(store, admin_conn):
     # 40 accounts x 500 commissions: enough rows that a scan would be the wrong plan.
-    uids = [await store.create_account(None, "pro") for _ in range(40)]
+    uids = [await store.write(accounts.create, None, "pro") for _ in range(40)]
     ids = dict(await admin_conn.fetch("SELECT uid, id FROM accounts"))
     statuses = ("pending", "approved", "declined", "paid", "unknown")
     records = [

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 from support.clock import FakeClock
 
 from accounts import apikeys
+from accounts.store import accounts
 from accounts.store.base import (
     AccountView,
     CapabilityView,
@@ -44,7 +46,8 @@ class FakeStore:
         self.down = False
         self.gate: asyncio.Event | None = None
 
-    async def lookup_key(self, key_hash: str) -> KeyRecord | None:
+    async def read(self, fn: Any, key_hash: str) -> KeyRecord | None:
+        assert fn is accounts.lookup_key  # the one operation the authenticator runs
         self.calls += 1
         if self.gate is not None:
             await self.gate.wait()

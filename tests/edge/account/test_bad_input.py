@@ -8,6 +8,7 @@ from support.apierror import assert_api_error
 from yarl import URL
 
 from accounts import apikeys
+from accounts.store import accounts
 from contract.endpoints import COMMISSIONS, ME
 from edge import cursor
 
@@ -176,7 +177,7 @@ async def test_a_revoked_key_stops_working_within_the_cache_bound(
     spare = await new_key(admin_store, seeded.uid)
     client = await edge_client()
     assert (await client.get(endpoint.path, headers=seeded.auth)).status == 200
-    await admin_store.revoke_key(seeded.prefix)
+    await admin_store.write(accounts.revoke_key, seeded.prefix)
     clock.advance(account_config.key_cache_seconds - 0.01)
     assert (await client.get(endpoint.path, headers=seeded.auth)).status == 200  # documented lag
     clock.advance(0.01)

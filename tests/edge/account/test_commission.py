@@ -11,7 +11,7 @@ from support.accountkit import check_resource, new_account
 from support.apierror import assert_api_error
 
 from accounts.crypto import encrypt_credentials
-from accounts.store import open_store
+from accounts.store import commissions, connections, open_store
 from accounts.store.base import NewCommission, commission_id
 from contract.endpoints import COMMISSION
 from contract.resources import ACCOUNT, COMMISSION_DETAIL
@@ -50,14 +50,14 @@ async def listed(client, account) -> dict[str, dict]:
 async def test_one_commission_with_the_states_it_went_through(edge_client, timed_store, clock):
     admin_store = timed_store
     account = await new_account(admin_store)
-    await admin_store.upsert_commissions(account.uid, "awin", [row("A"), row("B")])
+    await admin_store.write(commissions.upsert, account.uid, "awin", [row("A"), row("B")])
     clock.advance(3600)
-    await admin_store.upsert_commissions(
-        account.uid, "awin", [row("A", "approved"), row("B", amount="2.13")]
+    await admin_store.write(
+        commissions.upsert, account.uid, "awin", [row("A", "approved"), row("B", amount="2.13")]
     )
     clock.advance(3600)
-    await admin_store.upsert_commissions(
-        account.uid, "awin", [row("A", "paid"), row("B", amount="2.13")]
+    await admin_store.write(
+        commissions.upsert, account.uid, "awin", [row("A", "paid"), row("B", amount="2.13")]
     )
     client = await edge_client()
     items = await listed(client, account)
@@ -99,7 +99,7 @@ async def test_one_commission_with_the_states_it_went_through(edge_client, timed
 async def test_every_other_id_is_404_alike(which, edge_client, admin_store):
     mine = await new_account(admin_store)
     other = await new_account(admin_store)
-    await admin_store.upsert_commissions(other.uid, "awin", [row("X")])
+    await admin_store.write(commissions.upsert, other.uid, "awin", [row("X")])
     client = await edge_client()
     theirs = (await listed(client, other))["X"]["id"]
     ids = {
@@ -118,7 +118,7 @@ async def test_every_other_id_is_404_alike(which, edge_client, admin_store):
 
 async def test_without_a_key_it_is_401(edge_client, admin_store):
     account = await new_account(admin_store)
-    await admin_store.upsert_commissions(account.uid, "awin", [row("A")])
+    await admin_store.write(commissions.upsert, account.uid, "awin", [row("A")])
     client = await edge_client()
     found = (await listed(client, account))["A"]["id"]
     resp = await client.get(f"/v1/commissions/{found}")
@@ -153,22 +153,26 @@ async def test_me_tells_stale_from_empty(edge_client, timed_store, clock):
     account = await new_account(admin_store)
     for network in ("awin", "cj", "kwanko"):
         sealed = encrypt_credentials(b"k" * 40, account.uid, network, b"secret")
-        await admin_store.connect_network(account.uid, network, sealed)
+        await admin_store.write(connections.connect, account.uid, network, sealed)
     # awin: a successful run; then a later attempt refused by the network.
-    assert await admin_store.claim_connection(account.uid, "awin", "w1", 60)
-    await admin_store.write_sync_window(
-        account.uid, "awin", [row("A")], "2026-03-01T00:00:00Z", "w1"
+    assert await admin_store.write(connections.claim, account.uid, "awin", "w1", 60)
+    await admin_store.write(
+        connections.write_window, account.uid, "awin", [row("A")], "2026-03-01T00:00:00Z", "w1"
     )
-    ok = await admin_store.record_sync_outcome(account.uid, "awin", "ok", None)
-    await admin_store.release_connection(account.uid, "awin", "w1")
+    ok = await admin_store.write(connections.record_outcome, account.uid, "awin", "ok", None)
+    await admin_store.write(connections.release, account.uid, "awin", "w1")
     clock.advance(6 * 3600)
-    assert await admin_store.claim_connection(account.uid, "awin", "w1", 60)
-    failed = await admin_store.record_sync_outcome(
-        account.uid, "awin", "auth_failed", ("auth_rejected", "awin refused the credentials")
+    assert await admin_store.write(connections.claim, account.uid, "awin", "w1", 60)
+    failed = await admin_store.write(
+        connections.record_outcome,
+        account.uid,
+        "awin",
+        "auth_failed",
+        ("auth_rejected", "awin refused the credentials"),
     )
-    await admin_store.release_connection(account.uid, "awin", "w1")
+    await admin_store.write(connections.release, account.uid, "awin", "w1")
     # cj: attempted, nothing committed yet (a run under way or one that died).
-    assert await admin_store.claim_connection(account.uid, "cj", "w1", 60)
+    assert await admin_store.write(connections.claim, account.uid, "cj", "w1", 60)
     client = await edge_client()
     data = (await (await client.get("/v1/me", headers=account.auth)).json())["data"]
     check_resource(data, ACCOUNT)

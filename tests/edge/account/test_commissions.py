@@ -13,7 +13,7 @@ import pytest
 from support.accountkit import Seeded, check_resource, new_account, read_all
 from yarl import URL
 
-from accounts.store import AccountStore, open_store
+from accounts.store import AccountStore, commissions, connections, open_store
 from accounts.store.base import NewCommission, commission_id
 from contract.resources import COMMISSION, PAGE_INFO
 from contract.vocabulary import COMMISSION_STATUSES
@@ -66,7 +66,9 @@ def make_rows(
 
 async def insert(store: AccountStore, uid: str, rows: list[Inserted]) -> None:
     for network in NETWORKS:
-        await store.upsert_commissions(uid, network, [r.row for r in rows if r.network == network])
+        await store.write(
+            commissions.upsert, uid, network, [r.row for r in rows if r.network == network]
+        )
 
 
 async def seqs(store: AccountStore, uid: str) -> dict[tuple[str, str], int]:
@@ -280,7 +282,7 @@ async def test_amounts_come_back_exactly_as_written(edge_client, admin_store, se
         )
         for i, a in enumerate(amounts)
     ]
-    await admin_store.upsert_commissions(seeded.uid, "awin", rows)
+    await admin_store.write(commissions.upsert, seeded.uid, "awin", rows)
     client = await edge_client()
     text = await (await client.get("/v1/commissions?limit=100", headers=seeded.auth)).text()
     for a in amounts:
@@ -305,12 +307,16 @@ async def test_updated_since_returns_what_changed_at_or_after_it_in_the_usual_or
     moment = [dt.datetime(2026, 2, 1, 12, 0, 0, tzinfo=dt.UTC)]
     store = await open_store(account_config.database, writable=True, clock=lambda: moment[0])
     try:
-        await store.connect_network(seeded.uid, "awin", b"sealed")
-        await store.upsert_commissions(
-            seeded.uid, "awin", [commission(f"t{i}", day=i) for i in range(1, 8)]
+        await store.write(connections.connect, seeded.uid, "awin", b"sealed")
+        await store.write(
+            commissions.upsert,
+            seeded.uid,
+            "awin",
+            [commission(f"t{i}", day=i) for i in range(1, 8)],
         )
         moment[0] += dt.timedelta(hours=1)  # 13:00: a late approval, a new row, one unchanged
-        await store.upsert_commissions(
+        await store.write(
+            commissions.upsert,
             seeded.uid,
             "awin",
             [commission("t2", "approved", 2), commission("t9", day=9), commission("t5", day=5)],
@@ -340,8 +346,10 @@ async def test_updated_since_returns_what_changed_at_or_after_it_in_the_usual_or
 
 
 async def test_a_cursor_is_bound_to_its_updated_since(edge_client, admin_store, seeded):
-    await admin_store.connect_network(seeded.uid, "awin", b"sealed")
-    await admin_store.upsert_commissions(seeded.uid, "awin", [commission("a"), commission("b")])
+    await admin_store.write(connections.connect, seeded.uid, "awin", b"sealed")
+    await admin_store.write(
+        commissions.upsert, seeded.uid, "awin", [commission("a"), commission("b")]
+    )
     client = await edge_client()
     first = await client.get(
         "/v1/commissions?limit=1&updatedSince=2000-01-01T00:00:00Z", headers=seeded.auth

@@ -13,7 +13,7 @@ import pytest
 from support.accountkit import Seeded, check_resource, new_account
 from support.apierror import assert_api_error
 
-from accounts.store import AccountStore, open_store
+from accounts.store import AccountStore, commissions, connections, open_store
 from accounts.store import events as events_store
 from accounts.store.base import NewCommission
 from contract.resources import BY_NAME, EVENT, EVENT_DATA, PAGE_INFO
@@ -63,12 +63,16 @@ async def read_on(client: Any, account: Seeded, cursor: str | None, **params: st
 async def test_the_accounts_events_in_feed_order(edge_client, admin_store: AccountStore):
     account = await new_account(admin_store)
     other = await new_account(admin_store)
-    await admin_store.connect_network(account.uid, "awin", b"sealed")
-    await admin_store.upsert_commissions(account.uid, "awin", [commission("A"), commission("B")])
-    await admin_store.upsert_commissions(other.uid, "awin", [commission("X")])
-    await admin_store.record_sync_outcome(account.uid, "awin", "error", ("network_down", "down"))
-    await admin_store.upsert_commissions(account.uid, "awin", [commission("A", "approved")])
-    await admin_store.record_sync_outcome(account.uid, "awin", "ok", None)
+    await admin_store.write(connections.connect, account.uid, "awin", b"sealed")
+    await admin_store.write(
+        commissions.upsert, account.uid, "awin", [commission("A"), commission("B")]
+    )
+    await admin_store.write(commissions.upsert, other.uid, "awin", [commission("X")])
+    await admin_store.write(
+        connections.record_outcome, account.uid, "awin", "error", ("network_down", "down")
+    )
+    await admin_store.write(commissions.upsert, account.uid, "awin", [commission("A", "approved")])
+    await admin_store.write(connections.record_outcome, account.uid, "awin", "ok", None)
     client = await edge_client()
     body = await get_events(client, account)
     assert [e["type"] for e in body["data"]] == [
@@ -93,7 +97,9 @@ async def test_the_accounts_events_in_feed_order(edge_client, admin_store: Accou
 
 async def test_amounts_are_the_stored_decimals(edge_client, admin_store: AccountStore):
     account = await new_account(admin_store)
-    await admin_store.upsert_commissions(account.uid, "awin", [commission("A", amount="0.10")])
+    await admin_store.write(
+        commissions.upsert, account.uid, "awin", [commission("A", amount="0.10")]
+    )
     client = await edge_client()
     text = await (await client.get(PATH, headers=account.auth)).text()
     assert '"commissionAmount":0.10,' in text and '"saleAmount":42.00,' in text
@@ -110,8 +116,8 @@ async def test_a_client_catches_up_from_its_last_cursor(edge_client, admin_store
     seen: list[str] = []
     cursor = None
     for batch in range(4):
-        await admin_store.upsert_commissions(
-            account.uid, "awin", [commission(f"C{batch}-{n}") for n in range(3)]
+        await admin_store.write(
+            commissions.upsert, account.uid, "awin", [commission(f"C{batch}-{n}") for n in range(3)]
         )
         written += 3
         # Events written between two pages of one read are read on, not skipped.
@@ -119,8 +125,8 @@ async def test_a_client_catches_up_from_its_last_cursor(edge_client, admin_store
             client, account, limit="2", **({} if cursor is None else {"cursor": cursor})
         )
         seen += [e["id"] for e in first["data"]]
-        await admin_store.upsert_commissions(
-            account.uid, "awin", [commission(f"C{batch}-0", "paid")]
+        await admin_store.write(
+            commissions.upsert, account.uid, "awin", [commission(f"C{batch}-0", "paid")]
         )
         written += 1
         more, cursor = await read_on(client, account, first["page"]["nextCursor"], limit="2")
@@ -136,12 +142,16 @@ async def test_a_client_catches_up_from_its_last_cursor(edge_client, admin_store
 
 async def test_the_type_filter(edge_client, admin_store: AccountStore):
     account = await new_account(admin_store)
-    await admin_store.connect_network(account.uid, "cj", b"sealed")
+    await admin_store.write(connections.connect, account.uid, "cj", b"sealed")
     for n in range(3):
-        await admin_store.upsert_commissions(account.uid, "cj", [commission(f"T{n}")])
-        await admin_store.upsert_commissions(account.uid, "cj", [commission(f"T{n}", "declined")])
-        await admin_store.record_sync_outcome(account.uid, "cj", "auth_failed", ("auth", "no"))
-        await admin_store.record_sync_outcome(account.uid, "cj", "ok", None)
+        await admin_store.write(commissions.upsert, account.uid, "cj", [commission(f"T{n}")])
+        await admin_store.write(
+            commissions.upsert, account.uid, "cj", [commission(f"T{n}", "declined")]
+        )
+        await admin_store.write(
+            connections.record_outcome, account.uid, "cj", "auth_failed", ("auth", "no")
+        )
+        await admin_store.write(connections.record_outcome, account.uid, "cj", "ok", None)
     client = await edge_client()
     everything, _ = await read_on(client, account, None)
     for chosen in ("commission.updated", "connection.recovered,commission.created"):
@@ -171,11 +181,13 @@ async def test_a_rare_type_is_found_past_a_long_run_of_others(
 ):
     monkeypatch.setattr(events_store, "SCAN_MAX", 4)  # pages read 4 events of the feed
     account = await new_account(admin_store)
-    await admin_store.connect_network(account.uid, "awin", b"sealed")
-    await admin_store.upsert_commissions(
-        account.uid, "awin", [commission(f"R{n}") for n in range(10)]
+    await admin_store.write(connections.connect, account.uid, "awin", b"sealed")
+    await admin_store.write(
+        commissions.upsert, account.uid, "awin", [commission(f"R{n}") for n in range(10)]
     )
-    await admin_store.record_sync_outcome(account.uid, "awin", "error", ("network_down", "down"))
+    await admin_store.write(
+        connections.record_outcome, account.uid, "awin", "error", ("network_down", "down")
+    )
     client = await edge_client()
     first = await get_events(client, account, type="connection.sync_failed")
     # Nothing of the type among the first 4: an empty page that still moves on.
@@ -211,7 +223,9 @@ async def test_bad_queries_in_the_one_shape(edge_client, seeded, query, code, pa
 
 async def test_a_commissions_cursor_is_refused(edge_client, admin_store: AccountStore):
     account = await new_account(admin_store)
-    await admin_store.upsert_commissions(account.uid, "awin", [commission("A"), commission("B")])
+    await admin_store.write(
+        commissions.upsert, account.uid, "awin", [commission("A"), commission("B")]
+    )
     client = await edge_client()
     page = await (await client.get("/v1/commissions?limit=1", headers=account.auth)).json()
     resp = await client.get(
@@ -227,10 +241,10 @@ async def test_events_older_than_the_retention_are_never_answered(
     past = dt.datetime.now(dt.UTC) - dt.timedelta(days=40)
     old = await open_store(account_config.database, writable=True, readers=1, clock=lambda: past)
     try:
-        await old.upsert_commissions(account.uid, "awin", [commission("old")])
+        await old.write(commissions.upsert, account.uid, "awin", [commission("old")])
     finally:
         await old.close()
-    await admin_store.upsert_commissions(account.uid, "awin", [commission("new")])
+    await admin_store.write(commissions.upsert, account.uid, "awin", [commission("new")])
     client = await edge_client()
     body = await get_events(client, account)
     assert [e["data"]["externalId"] for e in body["data"]] == ["new"]
@@ -269,8 +283,8 @@ async def test_a_closed_store_is_503(edge_client, admin_store, clock):
 
 async def test_large_pages_are_gzip_coded(edge_client, admin_store: AccountStore):
     account = await new_account(admin_store)
-    await admin_store.upsert_commissions(
-        account.uid, "awin", [commission(f"G{n}") for n in range(60)]
+    await admin_store.write(
+        commissions.upsert, account.uid, "awin", [commission(f"G{n}") for n in range(60)]
     )
     client = await edge_client()
     resp = await client.get(

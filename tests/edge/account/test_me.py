@@ -14,6 +14,7 @@ from support.accountkit import check_resource, new_account
 from support.apierror import assert_api_error
 
 from accounts.crypto import encrypt_credentials
+from accounts.store import accounts, connections
 from contract.endpoints import ME
 from contract.resources import ACCOUNT
 from edge import appkeys
@@ -24,13 +25,19 @@ from edge.handlers.account import me
 
 async def test_the_account_has_every_member_in_spec_order(edge_client, admin_store, account_config):
     account = await new_account(admin_store, plan="pro", label="ci key")
-    await admin_store.set_capability(account.uid, "acquisition", True)
+    await admin_store.write(accounts.set_capability, account.uid, "acquisition", True)
     for network, status in (("awin", "ok"), ("cj", "auth_failed"), ("kwanko", None)):
         sealed = encrypt_credentials(b"k" * 40, account.uid, network, b"secret")
-        await admin_store.connect_network(account.uid, network, sealed)
+        await admin_store.write(connections.connect, account.uid, network, sealed)
         if status:
-            await admin_store.record_sync(
-                account.uid, network, status, accounts=1, programs=20, transactions=300
+            await admin_store.write(
+                connections.record_sync,
+                account.uid,
+                network,
+                status,
+                accounts=1,
+                programs=20,
+                transactions=300,
             )
     client = await edge_client(rate_limit_pro=(1234, 30))
     resp = await client.get("/v1/me", headers=account.auth)
@@ -94,7 +101,7 @@ async def test_a_suspended_account_gets_403_here_and_401_elsewhere(
 ):
     client = await edge_client()
     assert (await client.get("/v1/me", headers=seeded.auth)).status == 200
-    await admin_store.set_suspended(seeded.uid, True)
+    await admin_store.write(accounts.set_suspended, seeded.uid, True)
     clock.advance(account_config.key_cache_seconds)
     resp = await client.get("/v1/me", headers=seeded.auth)
     assert resp.status == 403
@@ -104,7 +111,7 @@ async def test_a_suspended_account_gets_403_here_and_401_elsewhere(
     for path in ("/v1/commissions", "/v1/programs/anything"):
         other = await client.get(path, headers=seeded.auth)
         await assert_api_error(other, 401, "invalid_api_key")
-    await admin_store.set_suspended(seeded.uid, False)
+    await admin_store.write(accounts.set_suspended, seeded.uid, False)
     clock.advance(account_config.key_cache_seconds)
     assert (await client.get("/v1/me", headers=seeded.auth)).status == 200
 
@@ -119,11 +126,11 @@ async def test_me_shows_account_changes_at_once(edge_client, admin_store, seeded
 
     before = await data()
     assert before["plan"] == "pro" and before["networks"] == []
-    await admin_store.set_plan(seeded.uid, "free")
-    await admin_store.set_capability(seeded.uid, "acquisition", True)
-    await admin_store.connect_network(seeded.uid, "awin", b"sealed")
-    await admin_store.record_sync_outcome(
-        seeded.uid, "awin", "auth_failed", ("auth_rejected", "no")
+    await admin_store.write(accounts.set_plan, seeded.uid, "free")
+    await admin_store.write(accounts.set_capability, seeded.uid, "acquisition", True)
+    await admin_store.write(connections.connect, seeded.uid, "awin", b"sealed")
+    await admin_store.write(
+        connections.record_outcome, seeded.uid, "awin", "auth_failed", ("auth_rejected", "no")
     )
     after = await data()
     assert after["plan"] == "free"
@@ -159,7 +166,7 @@ async def test_me_is_gzipped_when_accepted_and_large_enough(edge_client, admin_s
     account = await new_account(admin_store, plan="pro")
     for network in ("awin", "cj", "kwanko", "effiliation"):
         sealed = encrypt_credentials(b"k" * 40, account.uid, network, b"secret")
-        await admin_store.connect_network(account.uid, network, sealed)
+        await admin_store.write(connections.connect, account.uid, network, sealed)
     client = await edge_client()
     plain = await client.get("/v1/me", headers={**account.auth, "Accept-Encoding": "identity"})
     resp = await client.get(

@@ -7,6 +7,7 @@ import logging
 from support.accountkit import new_account, new_key
 
 from accounts.crypto import encrypt_credentials
+from accounts.store import accounts, connections
 from edge.http.accesslog import JsonAccessLogger
 
 PLANTED = "PLANTED-CREDENTIAL-7f3a9c"
@@ -19,16 +20,16 @@ async def test_no_response_header_or_log_line_carries_a_key_or_credential(
     secret = account_config.secret_key.encode()
     account = await new_account(admin_store)
     revoked = await new_key(admin_store, account.uid, label="old")
-    await admin_store.revoke_key(revoked.key_id)
+    await admin_store.write(accounts.revoke_key, revoked.key_id)
     suspended = await new_account(admin_store)
-    await admin_store.set_suspended(suspended.uid, True)
+    await admin_store.write(accounts.set_suspended, suspended.uid, True)
     blobs = []
     for network in ("awin", "cj"):
         blob = encrypt_credentials(
             secret, account.uid, network, f'{{"token": "{PLANTED}"}}'.encode()
         )
         blobs.append(blob)
-        await admin_store.connect_network(account.uid, network, blob)
+        await admin_store.write(connections.connect, account.uid, network, blob)
     client = await edge_client(
         server_kwargs={
             "access_log_class": JsonAccessLogger,
@@ -86,8 +87,11 @@ async def test_the_database_file_holds_no_key_and_no_plain_credentials(
 ):
     account = await new_account(admin_store)
     secret = account_config.secret_key.encode()
-    await admin_store.connect_network(
-        account.uid, "awin", encrypt_credentials(secret, account.uid, "awin", PLANTED.encode())
+    await admin_store.write(
+        connections.connect,
+        account.uid,
+        "awin",
+        encrypt_credentials(secret, account.uid, "awin", PLANTED.encode()),
     )
     await admin_store.close()
     raw = stored_bytes()

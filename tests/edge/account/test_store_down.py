@@ -6,7 +6,7 @@ import asyncio
 import time
 
 import pytest
-from support.accountkit import new_account
+from support.accountkit import execute_sql, new_account, sleep_in
 
 from accounts import apikeys
 from contract.endpoints import COMMISSIONS, ENDPOINTS
@@ -57,7 +57,7 @@ async def test_a_closed_store_answers_503_or_a_temporary_401(
 async def test_a_broken_schema_is_503_not_500(edge_client, admin_store, seeded):
     client = await edge_client()
     assert (await client.get("/v1/commissions", headers=seeded.auth)).status == 200
-    await admin_store._write(lambda c: c.execute("ALTER TABLE commissions RENAME TO gone"))
+    await admin_store.write(execute_sql, "ALTER TABLE commissions RENAME TO gone")
     await expect(await client.get("/v1/commissions", headers=seeded.auth), 503, "unavailable", 5)
 
 
@@ -67,7 +67,7 @@ async def test_a_stuck_store_answers_503_within_the_timeout(edge_client, seeded)
     assert (await client.get("/v1/commissions", headers=seeded.auth)).status == 200
     store = client.app[appkeys.STORE].store  # the open store behind the handle
     # Keep every read connection busy (as a long lock or a slow disk would).
-    hogs = [asyncio.ensure_future(store._read(lambda c: time.sleep(1.0))) for _ in range(2)]
+    hogs = [asyncio.ensure_future(store.read(sleep_in, 1.0)) for _ in range(2)]
     await asyncio.sleep(0.05)
     started = time.monotonic()
     await expect(await client.get("/v1/commissions", headers=seeded.auth), 503, "unavailable", 5)

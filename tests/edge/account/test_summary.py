@@ -15,7 +15,7 @@ import pytest
 from support.accountkit import Seeded, check_resource, new_account
 from support.apierror import assert_api_error
 
-from accounts.store import AccountStore, open_store
+from accounts.store import AccountStore, commissions, open_store
 from accounts.store.base import NewCommission
 from contract.resources import COMMISSION_TOTAL, SUMMARY_GROUPS
 from contract.vocabulary import COMMISSION_STATUSES
@@ -52,7 +52,7 @@ def make_rows(rng: random.Random, count: int, prefix: str) -> list[tuple[str, Ne
 
 async def insert(store: AccountStore, uid: str, rows: list[tuple[str, NewCommission]]) -> None:
     for network in NETWORKS:
-        await store.upsert_commissions(uid, network, [r for n, r in rows if n == network])
+        await store.write(commissions.upsert, uid, network, [r for n, r in rows if n == network])
 
 
 def reference(
@@ -208,10 +208,10 @@ async def test_updated_since_sums_only_the_rows_changed_since(
 async def test_corrections_and_status_changes_move_the_totals(edge_client, admin_store):
     owner = await new_account(admin_store)
     row = NewCommission("x", "pending", None, "10.10", "EUR", "2026-01-05T10:00:00Z")
-    await admin_store.upsert_commissions(owner.uid, "awin", [row])
+    await admin_store.write(commissions.upsert, owner.uid, "awin", [row])
     client = await edge_client()
     fixed = NewCommission("x", "approved", None, "12.3", "USD", "2026-01-05T10:00:00Z")
-    await admin_store.upsert_commissions(owner.uid, "awin", [fixed])
+    await admin_store.write(commissions.upsert, owner.uid, "awin", [fixed])
     body = await summary(client, owner.auth, groupBy="status")
     assert body["data"] == [
         {

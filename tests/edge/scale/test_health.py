@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from typing import Any
 
 import orjson
 import pytest
@@ -69,17 +70,17 @@ async def test_healthz_names_the_version_and_the_build_it_serves(edge_client, re
 
 
 class DownStore:
-    async def lookup_key(self, key_hash: str) -> None:
+    async def read(self, fn: Any, *args: Any) -> None:
         raise StoreUnavailable("connection refused")
 
 
 class StuckStore:
-    async def lookup_key(self, key_hash: str) -> None:
+    async def read(self, fn: Any, *args: Any) -> None:
         await asyncio.sleep(3600)
 
 
 class BrokenStore:
-    async def lookup_key(self, key_hash: str) -> None:
+    async def read(self, fn: Any, *args: Any) -> None:
         raise RuntimeError("a bug")
 
 

@@ -16,7 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from support.edgeprocess import EDGE_START_TIMEOUT, bearer, start_edge, wait_healthy
 
 from accounts import apikeys
-from accounts.store import open_store
+from accounts.store import accounts, connections, open_store
 from contract.version import VERSION
 from edge import appkeys
 from edge.app import create_app
@@ -97,12 +97,16 @@ async def seed(database: str) -> str:
     """An account with one key and two connected networks, one of them synced."""
     store = await open_store(database, writable=True, readers=1)
     try:
-        uid = await store.create_account(None, "free")
+        uid = await store.write(accounts.create, None, "free")
         issued = apikeys.generate_key()
-        await store.create_key(uid, issued.key_hash, issued.prefix, "metrics", ("read",))
-        await store.connect_network(uid, "awin", b"sealed")
-        await store.connect_network(uid, "impact", b"sealed")
-        await store.record_sync(uid, "awin", "ok", accounts=1, programs=2, transactions=3)
+        await store.write(
+            accounts.create_key, uid, issued.key_hash, issued.prefix, "metrics", ("read",)
+        )
+        await store.write(connections.connect, uid, "awin", b"sealed")
+        await store.write(connections.connect, uid, "impact", b"sealed")
+        await store.write(
+            connections.record_sync, uid, "awin", "ok", accounts=1, programs=2, transactions=3
+        )
     finally:
         await store.close()
     return issued.key
