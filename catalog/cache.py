@@ -92,6 +92,7 @@ VALIDATION_SOURCES = (
     "contract/endpoints.py",
     "contract/searchindex.py",
     "contract/textsearch.py",
+    "contract/webhooks.py",
 )
 
 
