@@ -37,7 +37,7 @@ from accounts.store.webhooks import (
     sealed_secrets,
 )
 from admin.commands import CommandError, Result
-from contract.commandline import Commands, arg
+from contract.commandline import Commands, arg, number
 from contract.webhooks import REQUEST_TIMEOUT
 from edge.config import Config
 from webhooks import signing
@@ -139,26 +139,6 @@ def checked_url(url: str, policy: TargetPolicy) -> str:
         hint = "" if policy.allow_loopback else " (--allow-loopback: http:// and loopback too)"
         raise CommandError(f"{url[:200]}: {refusal}{hint}")
     return url
-
-
-def _overlap(text: str) -> float:
-    try:
-        hours = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("must be a number of hours") from None
-    if not 0 <= hours <= MAX_OVERLAP_HOURS:
-        raise argparse.ArgumentTypeError(f"must be from 0 to {MAX_OVERLAP_HOURS} hours")
-    return hours
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("must be a number of seconds") from None
-    if not 0 < value <= MAX_TEST_SECONDS:
-        raise argparse.ArgumentTypeError(f"must be more than 0 and at most {MAX_TEST_SECONDS}")
-    return value
 
 
 def _instant(text: str) -> str:
@@ -297,7 +277,7 @@ async def webhook_enable(store: AccountStore, args: argparse.Namespace, _: Confi
     ENDPOINT,
     arg(
         "--overlap",
-        type=_overlap,
+        type=number(float, 0, MAX_OVERLAP_HOURS, unit="hours"),
         default=24.0,
         metavar="HOURS",
         help="how long requests carry the old secret's signature too (default 24; 0: none)",
@@ -322,7 +302,7 @@ async def webhook_rotate(store: AccountStore, args: argparse.Namespace, config: 
     LOOPBACK,
     arg(
         "--timeout-seconds",
-        type=_seconds,
+        type=number(float, 0, MAX_TEST_SECONDS, above=True, unit="seconds"),
         default=REQUEST_TIMEOUT,
         metavar="S",
         help=f"how long to wait for the answer (default {REQUEST_TIMEOUT:g})",
@@ -385,6 +365,7 @@ async def webhook_replay(store: AccountStore, args: argparse.Namespace, _: Confi
 
 
 REENCRYPT_BATCH = 200
+REENCRYPT_BATCH_MAX = 10_000
 
 
 async def reencrypt(store: AccountStore, keyring: Keyring, batch: int = REENCRYPT_BATCH) -> Result:
@@ -426,20 +407,10 @@ async def reencrypt(store: AccountStore, keyring: Keyring, batch: int = REENCRYP
     }
 
 
-def _batch(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("must be a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be 1 or more")
-    return value
-
-
 @COMMANDS.command(
     "webhook reencrypt",
     "seal every endpoint's secrets under the current service secret (after a rotation)",
-    arg("--batch", type=_batch, default=REENCRYPT_BATCH, metavar="N"),
+    arg("--batch", type=number(int, 1, REENCRYPT_BATCH_MAX), default=REENCRYPT_BATCH, metavar="N"),
     not_done="nothing re-encrypted",
     maybe_done="some endpoints are re-encrypted; run it again to finish (safe)",
 )

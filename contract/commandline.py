@@ -35,6 +35,34 @@ def arg(*flags: str, **options: Any) -> Arg:
     return Arg(flags, options)
 
 
+def number(
+    convert: Callable[[str], float],
+    low: float,
+    high: float,
+    *,
+    above: bool = False,
+    unit: str = "",
+) -> Callable[[str], Any]:
+    """An argparse `type`: a number (`int` or `float`) from `low` to `high`, or above `low`
+    with `above`, in `unit` ("hours"), refused with the range it must be in."""
+    kind = "a whole number" if convert is int else "a number"
+    of_unit = f" of {unit}" if unit else ""
+    in_unit = f" {unit}" if unit else ""
+
+    def parse(text: str) -> Any:
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {kind}{of_unit}") from None
+        # Written so that NaN, which compares false with everything, is refused too.
+        if not ((low < value if above else low <= value) and value <= high):
+            wanted = f"more than {low:g} and at most" if above else f"from {low:g} to"
+            raise argparse.ArgumentTypeError(f"must be {wanted} {high:g}{in_unit}")
+        return value
+
+    return parse
+
+
 def add_arguments(parser: argparse.ArgumentParser, args: Iterable[Arg]) -> None:
     """Add `args` to `parser`, in order."""
     for argument in args:

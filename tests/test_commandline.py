@@ -8,7 +8,7 @@ import argparse
 import pytest
 
 from admin.cli import TABLES, build_parser
-from contract.commandline import Commands, add_arguments, add_commands, arg
+from contract.commandline import Commands, add_arguments, add_commands, arg, number
 
 
 async def _show(args: argparse.Namespace) -> str:
@@ -100,3 +100,27 @@ def test_every_admin_command_of_every_table_answers_help(words, capsys):
     assert exit_.value.code == 0
     out = capsys.readouterr().out
     assert out.startswith(f"usage: affdir-admin {' '.join(words)} ")
+
+
+@pytest.mark.parametrize(
+    ("convert", "low", "high", "above", "text", "outcome"),
+    [
+        (int, 1, 10, False, "1", 1),
+        (int, 1, 10, False, "10", 10),
+        (int, 1, 10, False, "0", "must be from 1 to 10"),
+        (int, 1, 10, False, "11", "must be from 1 to 10"),
+        (int, 1, 10, False, "2.5", "must be a whole number"),
+        (float, 0, 60, True, "0.5", 0.5),
+        (float, 0, 60, True, "0", "must be more than 0 and at most 60"),
+        (float, 0, 60, True, "nan", "must be more than 0 and at most 60"),
+        (float, 0, 60, True, "inf", "must be more than 0 and at most 60"),
+        (float, 0, 60, True, "soon", "must be a number"),
+    ],
+)
+def test_a_number_type_takes_its_range_and_says_it(convert, low, high, above, text, outcome):
+    parse = number(convert, low, high, above=above)
+    if isinstance(outcome, str):
+        with pytest.raises(argparse.ArgumentTypeError, match=outcome):
+            parse(text)
+    else:
+        assert parse(text) == outcome

@@ -19,11 +19,12 @@ import os
 import signal
 import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from accounts.keyring import RefusePasswordURL, RefuseSecret, SecretError, keyring_from_env
 from accounts.store import StoreError, open_store
+from contract.commandline import Arg, add_arguments, arg, number
 from contract.version import version_line
 from contract.webhooks import REQUEST_TIMEOUT
 from webhooks.targets import TargetPolicy
@@ -32,78 +33,70 @@ from webhooks.worker import Worker, WorkerSettings
 PROG = "affdir-webhooks"
 
 
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("must be a number") from None
-    if not 0 < value <= 86400:
-        raise argparse.ArgumentTypeError("must be a positive number of seconds, up to 86400")
-    return value
+SECONDS = number(float, 0, 86400, above=True, unit="seconds")
+COUNT = number(int, 1, 1000)
 
 
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("must be a whole number") from None
-    if not 1 <= value <= 1000:
-        raise argparse.ArgumentTypeError("must be from 1 to 1000")
-    return value
+def worker_arguments(environ: Mapping[str, str]) -> tuple[Arg, ...]:
+    """The worker's command line; the database's default comes from `environ`."""
+    return (
+        arg("--version", action="version", version=version_line(PROG)),
+        arg(
+            "--database",
+            action=RefusePasswordURL,  # a URL with a password: in EDGE_DATABASE only
+            env="EDGE_DATABASE",
+            default=environ.get("EDGE_DATABASE") or "var/edge.sqlite3",
+            help="the account store: a SQLite path or a postgresql:// URL (EDGE_DATABASE)",
+        ),
+        arg(
+            "--secret-file",
+            type=Path,
+            help="the edge's secret file (EDGE_SECRET_FILE); EDGE_SECRET_KEY takes precedence",
+        ),
+        arg(  # never on argv: `ps` and shell history would show it
+            "--secret-key",
+            action=RefuseSecret,
+            instead="set EDGE_SECRET_KEY, or name the edge's secret file with --secret-file",
+        ),
+        arg(
+            "--allow-loopback",
+            action="store_true",
+            help="also deliver to loopback addresses, and over plain http:// (development, "
+            "tests); private and link-local addresses stay refused",
+        ),
+        arg(
+            "--per-endpoint",
+            type=COUNT,
+            default=4,
+            metavar="N",
+            help="requests in flight per endpoint",
+        ),
+        arg(
+            "--max-endpoints", type=COUNT, default=64, metavar="N", help="endpoints served at once"
+        ),
+        arg(
+            "--timeout-seconds",
+            type=SECONDS,
+            default=REQUEST_TIMEOUT,
+            help="one request's time, answer included",
+        ),
+        arg(
+            "--lease-seconds",
+            type=SECONDS,
+            default=60.0,
+            help="how long a claimed delivery stays this worker's if it dies "
+            "(longer than the timeout)",
+        ),
+        arg(
+            "--poll-seconds", type=SECONDS, default=1.0, help="how often new events are looked for"
+        ),
+        arg("--worker-id", default=f"{socket.gethostname()}:{os.getpid()}"),
+    )
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog=PROG, description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--version", action="version", version=version_line(PROG))
-    parser.add_argument(
-        "--database",
-        action=RefusePasswordURL,  # a URL with a password: in EDGE_DATABASE only
-        env="EDGE_DATABASE",
-        default=os.environ.get("EDGE_DATABASE") or "var/edge.sqlite3",
-        help="the account store: a SQLite path or a postgresql:// URL (EDGE_DATABASE)",
-    )
-    parser.add_argument(
-        "--secret-file",
-        type=Path,
-        help="the edge's secret file (EDGE_SECRET_FILE); EDGE_SECRET_KEY takes precedence",
-    )
-    parser.add_argument(  # never on argv: `ps` and shell history would show it
-        "--secret-key",
-        action=RefuseSecret,
-        instead="set EDGE_SECRET_KEY, or name the edge's secret file with --secret-file",
-    )
-    parser.add_argument(
-        "--allow-loopback",
-        action="store_true",
-        help="also deliver to loopback addresses, and over plain http:// (development, "
-        "tests); private and link-local addresses stay refused",
-    )
-    parser.add_argument(
-        "--per-endpoint",
-        type=_count,
-        default=4,
-        metavar="N",
-        help="requests in flight per endpoint",
-    )
-    parser.add_argument(
-        "--max-endpoints", type=_count, default=64, metavar="N", help="endpoints served at once"
-    )
-    parser.add_argument(
-        "--timeout-seconds",
-        type=_positive,
-        default=REQUEST_TIMEOUT,
-        help="one request's time, answer included",
-    )
-    parser.add_argument(
-        "--lease-seconds",
-        type=_positive,
-        default=60.0,
-        help="how long a claimed delivery stays this worker's if it dies (longer than the timeout)",
-    )
-    parser.add_argument(
-        "--poll-seconds", type=_positive, default=1.0, help="how often new events are looked for"
-    )
-    parser.add_argument("--worker-id", default=f"{socket.gethostname()}:{os.getpid()}")
+    add_arguments(parser, worker_arguments(os.environ))
     args = parser.parse_args(argv)
     if args.lease_seconds <= args.timeout_seconds:
         parser.error("--lease-seconds must be longer than --timeout-seconds")

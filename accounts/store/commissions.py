@@ -28,7 +28,13 @@ from accounts.store.base import (
     latest_instant,
     with_stored,
 )
-from accounts.store.core import HISTORY_FIELDS, Session, lock_key, one_statement
+from accounts.store.core import (
+    HISTORY_FIELDS,
+    Session,
+    account_filters,
+    lock_key,
+    one_statement,
+)
 from contract.resources import HISTORY_MAX
 
 COMMISSION_COLUMNS = (
@@ -44,14 +50,7 @@ def commissions_sql(query: CommissionQuery) -> tuple[str, list[Any]]:
     `date T00:00:00Z <= transacted_at <= date T23:59:59Z` is exact and uses the index.
     The row-value comparison is standard SQL (SQLite and PostgreSQL both seek with it).
     """
-    where = ["account_id = (SELECT id FROM accounts WHERE uid = ?)"]
-    params: list[Any] = [query.account_uid]
-    if query.network is not None:
-        where.append("network = ?")
-        params.append(query.network)
-    if query.status is not None:
-        where.append("status = ?")
-        params.append(query.status)
+    where, params = account_filters(query.account_uid, query.network, query.status)
     if query.since is not None:
         where.append("transacted_at >= ?")
         params.append(f"{query.since.isoformat()}T00:00:00Z")

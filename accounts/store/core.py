@@ -121,6 +121,22 @@ class AccountStore(Protocol):
 _ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
 
 
+def account_filters(
+    account_uid: str, network: str | None, status: str | None
+) -> tuple[list[str], list[Any]]:
+    """The conditions (and their parameters) a read of one account's commissions or totals
+    starts from: the account, and the network and status when given."""
+    where = ["account_id = (SELECT id FROM accounts WHERE uid = ?)"]
+    params: list[Any] = [account_uid]
+    if network is not None:
+        where.append("network = ?")
+        params.append(network)
+    if status is not None:
+        where.append("status = ?")
+        params.append(status)
+    return where, params
+
+
 def new_id(kind: str) -> str:
     """A random identifier like `acc_7k2m...` (80 bits)."""
     return kind + "_" + "".join(secrets.choice(_ID_ALPHABET) for _ in range(16))

@@ -32,7 +32,7 @@ from typing import Any
 
 import orjson
 
-from accounts.store.core import Session, one_statement
+from accounts.store.core import Session, account_filters, one_statement
 
 SCALE = 12  # digits after the point: accounts.commission.AMOUNT_SCALE
 LIMB_DIGITS = 10
@@ -403,14 +403,7 @@ def _filters(
 ) -> tuple[list[str], list[Any]]:
     """Conditions and parameters of the filters; `column` the one `bounds` (inclusive,
     None for none) range over."""
-    where = ["account_id = (SELECT id FROM accounts WHERE uid = ?)"]
-    params: list[Any] = [query.account_uid]
-    if query.network is not None:
-        where.append("network = ?")
-        params.append(query.network)
-    if query.status is not None:
-        where.append("status = ?")
-        params.append(query.status)
+    where, params = account_filters(query.account_uid, query.network, query.status)
     lower, upper = bounds
     if lower is not None:
         where.append(f"{column} >= ?")

@@ -22,8 +22,9 @@ ROOT = Path(__file__).resolve().parents[2]
         (["--lease-seconds", "5", "--timeout-seconds", "10"], "must be longer than --timeout"),
         (["--per-endpoint", "0"], "must be from 1 to 1000"),
         (["--max-endpoints", "many"], "must be a whole number"),
-        (["--timeout-seconds", "inf"], "positive number of seconds"),
-        (["--poll-seconds", "-1"], "positive number of seconds"),
+        (["--timeout-seconds", "inf"], "must be more than 0 and at most 86400 seconds"),
+        (["--timeout-seconds", "nan"], "must be more than 0 and at most 86400 seconds"),
+        (["--poll-seconds", "-1"], "must be more than 0 and at most 86400 seconds"),
         (["--database", "postgresql://u:pw@db/affdir"], "set EDGE_DATABASE instead"),
     ],
 )
