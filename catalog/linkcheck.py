@@ -37,6 +37,7 @@ from catalog import loading
 from catalog.errors import BuildError, sort_diagnostics
 from catalog.incremental import Incremental
 from catalog.partition import partition
+from contract.commandline import Arg, add_arguments, arg, number
 from contract.version import VERSION
 
 PROG = "affdir-verify"
@@ -385,19 +386,6 @@ def write_atomically(path: Path, data: bytes) -> None:
         raise
 
 
-def _positive(kind: type[int] | type[float]) -> Callable[[str], Any]:
-    def parse(text: str) -> Any:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"must be positive, got {text}")
-        return value
-
-    return parse
-
-
 def _pin(text: str) -> tuple[str, str]:
     host, _, address = text.partition("=")
     try:
@@ -409,52 +397,66 @@ def _pin(text: str) -> tuple[str, str]:
     return host, address
 
 
+def link_arguments(defaults: Limits) -> tuple[Arg, ...]:
+    """The verifier's command line, its limits' defaults from `defaults`."""
+    return (
+        arg("--version", action="version", version=f"%(prog)s {VERSION}"),
+        arg("--content", type=Path, default=Path("content"), metavar="DIR"),
+        arg(
+            "--report",
+            type=Path,
+            default=Path("link-report.json"),
+            metavar="FILE",
+            help="where the JSON report is written (default: link-report.json)",
+        ),
+        arg(
+            "--markdown",
+            type=Path,
+            metavar="FILE",
+            help="also append a Markdown summary here (a CI job summary, for one)",
+        ),
+        arg("--only", nargs="+", metavar="SLUG", help="check these programmes only"),
+        arg(
+            "--timeout",
+            type=number(float, 0, 300, above=True, unit="seconds"),
+            default=defaults.timeout_seconds,
+            metavar="SECONDS",
+        ),
+        arg(
+            "--max-redirects",
+            type=number(int, 0, 20),
+            default=defaults.max_redirects,
+            metavar="N",
+        ),
+        arg(
+            "--per-host-seconds",
+            type=number(float, 0, 3600, above=True, unit="seconds"),
+            default=defaults.per_host_seconds,
+            metavar="SECONDS",
+            help="pause between two requests to one host",
+        ),
+        arg(
+            "--concurrency",
+            type=number(int, 1, 256),
+            default=defaults.concurrency,
+            metavar="N",
+        ),
+        arg(
+            "--resolve",
+            type=_pin,
+            action="append",
+            default=[],
+            metavar="HOST=ADDRESS",
+            help="send requests for HOST to this IP address (a staging server); repeatable",
+        ),
+    )
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     """The command line, checked."""
-    defaults = Limits()
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
-    parser.add_argument("--version", action="version", version=f"%(prog)s {VERSION}")
-    parser.add_argument("--content", type=Path, default=Path("content"), metavar="DIR")
-    parser.add_argument(
-        "--report",
-        type=Path,
-        default=Path("link-report.json"),
-        metavar="FILE",
-        help="where the JSON report is written (default: link-report.json)",
-    )
-    parser.add_argument(
-        "--markdown",
-        type=Path,
-        metavar="FILE",
-        help="also append a Markdown summary here (a CI job summary, for one)",
-    )
-    parser.add_argument("--only", nargs="+", metavar="SLUG", help="check these programmes only")
-    parser.add_argument(
-        "--timeout", type=_positive(float), default=defaults.timeout_seconds, metavar="SECONDS"
-    )
-    parser.add_argument("--max-redirects", type=int, default=defaults.max_redirects, metavar="N")
-    parser.add_argument(
-        "--per-host-seconds",
-        type=_positive(float),
-        default=defaults.per_host_seconds,
-        metavar="SECONDS",
-        help="pause between two requests to one host",
-    )
-    parser.add_argument(
-        "--concurrency", type=_positive(int), default=defaults.concurrency, metavar="N"
-    )
-    parser.add_argument(
-        "--resolve",
-        type=_pin,
-        action="append",
-        default=[],
-        metavar="HOST=ADDRESS",
-        help="send requests for HOST to this IP address (a staging server); repeatable",
-    )
-    args = parser.parse_args(argv)
-    if not 0 <= args.max_redirects <= 20:
-        parser.error("--max-redirects must be from 0 to 20")
-    return args
+    add_arguments(parser, link_arguments(Limits()))
+    return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -240,9 +240,9 @@ async def test_the_command_writes_a_report_and_fails_on_a_broken_link(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--timeout", "0"], "must be positive"),
+        (["--timeout", "0"], "must be more than 0 and at most 300 seconds"),
         (["--max-redirects", "99"], "from 0 to 20"),
-        (["--concurrency", "x"], "expected a number"),
+        (["--concurrency", "x"], "must be a whole number"),
         (["--only", "nobody"], "no published programme nobody"),
         (["--resolve", "acme.fr=not-an-address"], "expected HOST=IP-ADDRESS"),
         (["--resolve", "=127.0.0.1"], "expected HOST=IP-ADDRESS"),
