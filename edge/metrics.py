@@ -189,9 +189,15 @@ def metrics_middleware(metrics: Metrics) -> Any:
     return count
 
 
+def operation_label(fn: Callable[..., object]) -> str:
+    """An operation as its module and name: accounts.store.accounts.lookup_key is
+    "accounts.lookup_key" (names alone repeat: accounts.find, commissions.find)."""
+    return f"{fn.__module__.rpartition('.')[2]}.{fn.__name__}"
+
+
 class CountingStore:
     """The account store, counting the StoreErrors its two doors raise into `store_errors`,
-    labelled by the operation's name (`accounts.store.accounts.lookup_key`: "lookup_key")."""
+    labelled by the operation (`operation_label`)."""
 
     def __init__(self, store: AccountStore, store_errors: Counter) -> None:
         self._store = store
@@ -202,7 +208,7 @@ class CountingStore:
         try:
             return await self._store.read(fn, *args, **kwargs)
         except StoreError:
-            self._errors.labels(fn.__name__).inc()
+            self._errors.labels(operation_label(fn)).inc()
             raise
 
     async def write(self, fn: Op[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
@@ -210,7 +216,7 @@ class CountingStore:
         try:
             return await self._store.write(fn, *args, **kwargs)
         except StoreError:
-            self._errors.labels(fn.__name__).inc()
+            self._errors.labels(operation_label(fn)).inc()
             raise
 
     async def close(self) -> None:

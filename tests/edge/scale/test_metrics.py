@@ -147,7 +147,7 @@ async def test_metrics_count_the_traffic_on_their_own_port(tmp_path, edges, buil
     assert not any("/no/such/path" in str(labels) for _, labels in after)
     assert moved("edge_rate_limited_total") == 2
     assert moved("edge_request_duration_seconds_count", route="/v1/me") == LIMIT + 2
-    assert moved("edge_store_errors_total", operation="lookup_key") == 0
+    assert moved("edge_store_errors_total", operation="accounts.lookup_key") == 0
 
     build_id = (built_dist / "manifest.json").read_text().split('"buildId"')[1].split('"')[1]
     assert value(after, "edge_build_info", build_id=build_id) == 1
@@ -192,7 +192,7 @@ async def test_store_errors_are_counted_per_app(aiohttp_client, edge_config):
         assert resp.status == 401  # cannot be verified (its table has no 503)
     async with aiohttp.ClientSession() as session:
         scraped = [await scrape(session, app[appkeys.METRICS].port) for app in (broken, healthy)]
-    failed = [value(s, "edge_store_errors_total", operation="lookup_key") for s in scraped]
+    failed = [value(s, "edge_store_errors_total", operation="accounts.lookup_key") for s in scraped]
     assert failed[0] >= 1 and failed[1] == 0
     for s in scraped:
         assert value(s, "edge_requests_total", route="/v1/me", method="GET", status="401") == 1
