@@ -22,7 +22,8 @@ from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
 
-from accounts.keyring import RefusePasswordURL, RefuseSecret, SecretError, keyring_from_env
+from accounts.commandline import store_arguments
+from accounts.keyring import SecretError, keyring_from_env
 from accounts.statusmap import MapStatus, load_status_map
 from accounts.store import StoreError, open_store, reached_over_network
 from accounts.store.handle import StoreHandle
@@ -48,23 +49,7 @@ def worker_arguments(environ: Mapping[str, str]) -> tuple[Arg, ...]:
     """The worker's command line; the defaults that depend on where it runs come from
     `environ` and the host."""
     return (
-        arg(
-            "--database",
-            action=RefusePasswordURL,  # a URL with a password: in EDGE_DATABASE only
-            env="EDGE_DATABASE",
-            default=environ.get("EDGE_DATABASE") or "var/edge.sqlite3",
-            help="the account store: a SQLite path or a postgresql:// URL (EDGE_DATABASE)",
-        ),
-        arg(
-            "--secret-file",
-            type=Path,
-            help="the edge's secret file (EDGE_SECRET_FILE); EDGE_SECRET_KEY takes precedence",
-        ),
-        arg(  # never on argv: `ps` and shell history would show it
-            "--secret-key",
-            action=RefuseSecret,
-            instead="set EDGE_SECRET_KEY, or name the edge's secret file with --secret-file",
-        ),
+        *store_arguments(environ),
         arg("--status-map", type=Path, metavar="FILE"),
         arg(
             "--interval-minutes",

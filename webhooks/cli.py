@@ -20,9 +20,9 @@ import signal
 import socket
 import sys
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
-from accounts.keyring import RefusePasswordURL, RefuseSecret, SecretError, keyring_from_env
+from accounts.commandline import store_arguments
+from accounts.keyring import SecretError, keyring_from_env
 from accounts.store import StoreError, open_store
 from contract.commandline import Arg, add_arguments, arg, number
 from contract.version import version_line
@@ -41,23 +41,7 @@ def worker_arguments(environ: Mapping[str, str]) -> tuple[Arg, ...]:
     """The worker's command line; the database's default comes from `environ`."""
     return (
         arg("--version", action="version", version=version_line(PROG)),
-        arg(
-            "--database",
-            action=RefusePasswordURL,  # a URL with a password: in EDGE_DATABASE only
-            env="EDGE_DATABASE",
-            default=environ.get("EDGE_DATABASE") or "var/edge.sqlite3",
-            help="the account store: a SQLite path or a postgresql:// URL (EDGE_DATABASE)",
-        ),
-        arg(
-            "--secret-file",
-            type=Path,
-            help="the edge's secret file (EDGE_SECRET_FILE); EDGE_SECRET_KEY takes precedence",
-        ),
-        arg(  # never on argv: `ps` and shell history would show it
-            "--secret-key",
-            action=RefuseSecret,
-            instead="set EDGE_SECRET_KEY, or name the edge's secret file with --secret-file",
-        ),
+        *store_arguments(environ),
         arg(
             "--allow-loopback",
             action="store_true",
