@@ -10,7 +10,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from support.accountkit import check_resource
+from support.accountkit import StepClock, check_resource, new_commission
 
 from accounts.importer import ExportError, read_export, text_lines
 from accounts.statusmap import load_status_map
@@ -39,48 +39,13 @@ UID = "acc_events"
 STATUSES = load_status_map()
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.moment = START
-
-    def __call__(self) -> dt.datetime:
-        return self.moment
-
-    def advance(self, seconds: float) -> str:
-        self.moment += dt.timedelta(seconds=seconds)
-        return format_timestamp(self.moment)
-
-    def now(self) -> str:
-        return format_timestamp(self.moment)
-
-
 def commission(external_id: str, **changes: str | None) -> NewCommission:
-    values: dict[str, str | None] = {
-        "status": "pending",
-        "raw_status": "pending",
-        "commission_amount": "4.26",
-        "currency": "EUR",
-        "sale_amount": "85.20",
-        "sub_id": "a",
-        "program_name": "Matelas Nuage",
-    }
-    values.update(changes)
-    return NewCommission(
-        external_id=external_id,
-        status=values["status"] or "unknown",
-        raw_status=values["raw_status"],
-        commission_amount=values["commission_amount"] or "0",
-        currency=values["currency"] or "EUR",
-        transacted_at="2026-01-03T10:12:00Z",
-        sale_amount=values["sale_amount"],
-        sub_id=values["sub_id"],
-        program_name=values["program_name"],
-    )
+    return new_commission(external_id, **{"program_name": "Matelas Nuage", **changes})
 
 
 @pytest.fixture
 async def events_store(database: str):
-    clock = Clock()
+    clock = StepClock(START)
     store = await open_store(database, writable=True, readers=1, clock=clock)
     await store.write(accounts.create, None, "free", uid=UID)
     await store.write(accounts.create, None, "free", uid="acc_other")
@@ -452,7 +417,7 @@ async def test_both_stores_write_the_same_events(tmp_path: Path, pg_url: str):
     """The same writes on SQLite and PostgreSQL: the same types, instants and data bytes."""
     results = []
     for database in (str(tmp_path / "same.sqlite3"), pg_url):
-        clock = Clock()
+        clock = StepClock(START)
         store = await open_store(database, writable=True, readers=1, clock=clock)
         try:
             await store.write(accounts.create, None, "free", uid=UID)

@@ -11,53 +11,22 @@ from pathlib import Path
 
 import asyncpg
 import pytest
+from support.accountkit import StepClock, new_commission
 
 from accounts.store import StatusChange, accounts, commissions, open_store
 from accounts.store import migrations_pg as pg_migrations
-from accounts.store.base import NewCommission
 from accounts.store.sqlite import MIGRATIONS, migrate
 from contract.resources import HISTORY_MAX
 
 START = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.moment = START
-
-    def __call__(self) -> dt.datetime:
-        return self.moment
-
-    def advance(self, seconds: float) -> str:
-        self.moment += dt.timedelta(seconds=seconds)
-        return self.moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def commission(external_id: str, **changes: str | None) -> NewCommission:
-    values: dict[str, str | None] = {
-        "status": "pending",
-        "raw_status": "pending",
-        "commission_amount": "4.26",
-        "currency": "EUR",
-        "sale_amount": "85.20",
-        "sub_id": "a",
-    }
-    values.update(changes)
-    return NewCommission(
-        external_id=external_id,
-        status=values["status"] or "unknown",
-        raw_status=values["raw_status"],
-        commission_amount=values["commission_amount"] or "0",
-        currency=values["currency"] or "EUR",
-        transacted_at="2026-01-03T10:12:00Z",
-        sale_amount=values["sale_amount"],
-        sub_id=values["sub_id"],
-    )
+commission = new_commission
 
 
 @pytest.fixture
 async def history_store(database: str):
-    clock = Clock()
+    clock = StepClock(START)
     store = await open_store(database, writable=True, readers=1, clock=clock)
     await store.write(accounts.create, None, "free", uid="acc_history")
     try:
@@ -189,7 +158,7 @@ OLD_ROWS = (
 
 
 async def check_upgraded(database: str) -> None:
-    clock = Clock()
+    clock = StepClock(START)
     store = await open_store(database, writable=True, readers=1, clock=clock)
     try:
         account = await store.read(accounts.find, "acc_old")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import time
 from dataclasses import dataclass
@@ -9,6 +10,7 @@ from typing import Any
 
 from accounts import apikeys
 from accounts.store import AccountStore, Session, accounts
+from accounts.store.base import NewCommission, format_timestamp
 from contract.resources import BY_NAME, Field, Resource
 
 DATE_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
@@ -121,3 +123,49 @@ async def new_key(store: AccountStore, uid: str, *, label: str = "tests") -> See
         accounts.create_key, uid, issued.key_hash, issued.prefix, label, ("read",)
     )
     return Seeded(uid=uid, key=issued.key, key_id=view.id, prefix=issued.prefix)
+
+
+class StepClock:
+    """A store's clock that moves only when a test moves it (from 2026-03-01 12:00 UTC)."""
+
+    def __init__(self, start: dt.datetime = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)) -> None:
+        self.moment = start
+
+    def __call__(self) -> dt.datetime:
+        return self.moment
+
+    def now(self) -> str:
+        """The moment as the store writes it."""
+        return format_timestamp(self.moment)
+
+    def advance(self, seconds: float) -> str:
+        """Move on by `seconds`; the new moment as the store writes it."""
+        self.moment += dt.timedelta(seconds=seconds)
+        return self.now()
+
+
+def new_commission(external_id: str, **changes: str | None) -> NewCommission:
+    """A pending EUR commission of 4.26 on a sale of 85.20, transacted 2026-01-03, with
+    `changes` (status, raw_status, commission_amount, currency, sale_amount, sub_id,
+    program_name)."""
+    values: dict[str, str | None] = {
+        "status": "pending",
+        "raw_status": "pending",
+        "commission_amount": "4.26",
+        "currency": "EUR",
+        "sale_amount": "85.20",
+        "sub_id": "a",
+        "program_name": None,
+    }
+    values.update(changes)
+    return NewCommission(
+        external_id=external_id,
+        status=values["status"] or "unknown",
+        raw_status=values["raw_status"],
+        commission_amount=values["commission_amount"] or "0",
+        currency=values["currency"] or "EUR",
+        transacted_at="2026-01-03T10:12:00Z",
+        sale_amount=values["sale_amount"],
+        sub_id=values["sub_id"],
+        program_name=values["program_name"],
+    )
