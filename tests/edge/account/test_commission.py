@@ -15,7 +15,6 @@ from accounts.store import commissions, connections, open_store
 from accounts.store.base import NewCommission, commission_id
 from contract.endpoints import COMMISSION
 from contract.resources import ACCOUNT, COMMISSION_DETAIL
-from edge import appkeys
 
 
 @pytest.fixture
@@ -114,38 +113,6 @@ async def test_every_other_id_is_404_alike(which, edge_client, admin_store):
     body = await assert_api_error(resp, 404, "not_found")
     assert body["message"] == "the account has no commission with this id"
     assert 404 in COMMISSION.statuses
-
-
-async def test_without_a_key_it_is_401(edge_client, admin_store):
-    account = await new_account(admin_store)
-    await admin_store.write(commissions.upsert, account.uid, "awin", [row("A")])
-    client = await edge_client()
-    found = (await listed(client, account))["A"]["id"]
-    resp = await client.get(f"/v1/commissions/{found}")
-    await assert_api_error(resp, 401, "missing_api_key")
-    assert resp.headers["WWW-Authenticate"].startswith("Bearer")
-
-
-async def test_over_the_rate_limit_it_is_429(edge_client, admin_store):
-    account = await new_account(admin_store)
-    client = await edge_client(rate_limit_pro=(1, 60))
-    first = await client.get("/v1/commissions/com_0000000000000001", headers=account.auth)
-    assert first.status == 404
-    resp = await client.get("/v1/commissions/com_0000000000000001", headers=account.auth)
-    await assert_api_error(resp, 429, "rate_limited")
-    assert int(resp.headers["Retry-After"]) >= 1
-
-
-async def test_a_closed_store_is_503(edge_client, admin_store, clock):
-    account = await new_account(admin_store)
-    client = await edge_client(retry_after=7)
-    assert (await client.get("/v1/me", headers=account.auth)).status == 200
-    await client.app[appkeys.STORE].close()
-    clock.advance(60)
-    resp = await client.get("/v1/commissions/com_0000000000000001", headers=account.auth)
-    await assert_api_error(resp, 503, "unavailable")
-    assert resp.headers["Retry-After"] == "7"
-    assert COMMISSION.statuses == (401, 404, 429, 503)
 
 
 async def test_me_tells_stale_from_empty(edge_client, timed_store, clock):

@@ -270,35 +270,6 @@ async def test_a_day_summary_of_366_days_is_answered(edge_client, seeded):
     assert body["data"] == []
 
 
-async def test_without_a_key_it_is_401(edge_client):
-    client = await edge_client()
-    resp = await client.get(PATH)
-    await assert_api_error(resp, 401, "missing_api_key")
-    assert resp.headers["WWW-Authenticate"].startswith("Bearer")
-
-
-async def test_over_the_rate_limit_it_is_429(edge_client, admin_store):
-    account = await new_account(admin_store)
-    client = await edge_client(rate_limit_pro=(1, 60))
-    assert (await client.get(PATH, headers=account.auth)).status == 200
-    resp = await client.get(PATH, headers=account.auth)
-    await assert_api_error(resp, 429, "rate_limited")
-    assert int(resp.headers["Retry-After"]) >= 1
-
-
-async def test_a_closed_store_is_503(edge_client, admin_store, clock):
-    from edge import appkeys
-
-    account = await new_account(admin_store)
-    client = await edge_client(retry_after=7)
-    assert (await client.get("/v1/me", headers=account.auth)).status == 200
-    await client.app[appkeys.STORE].close()
-    clock.advance(60)
-    resp = await client.get(PATH, headers=account.auth)
-    await assert_api_error(resp, 503, "unavailable")
-    assert resp.headers["Retry-After"] == "7"
-
-
 async def test_large_answers_are_gzip_coded(edge_client, dataset):
     owner, _ = dataset
     client = await edge_client()
