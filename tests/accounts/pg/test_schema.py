@@ -239,7 +239,14 @@ async def test_every_page_query_seeks_an_index_and_never_sorts(store, admin_conn
         nodes = _plan_nodes(json.loads(plan)[0]["Plan"])
         used = {n.get("Index Name") for n in nodes if "Index" in n["Node Type"]}
         assert index in used, (filters, nodes)
-        slow = [n for n in nodes if n["Node Type"] in ("Sort", "Incremental Sort", "Seq Scan")]
+        # A sort anywhere, or a scan of the commissions, is the wrong plan; the accounts
+        # table is looked up once (its uid), and a planner may scan a table of 40 rows.
+        slow = [
+            n
+            for n in nodes
+            if n["Node Type"] in ("Sort", "Incremental Sort")
+            or (n["Node Type"] == "Seq Scan" and n.get("Relation Name") == "commissions")
+        ]
         assert not slow, (filters, nodes)
         # The seek is in the index condition, not a filter over the account's rows.
         scan = next(n for n in nodes if n.get("Index Name") == index)
