@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from accounts.privatefiles import make_private_dirs, touch_private
+from store.privatefiles import make_private_dirs, touch_private
 
 SCHEMA_TABLES = ("accounts", "api_keys", "commissions", "schema_migrations")
 

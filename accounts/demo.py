@@ -29,8 +29,8 @@ import orjson
 from accounts import apikeys
 from accounts.crypto import encrypt_credentials
 from accounts.statusmap import load_status_map
-from accounts.store import AccountStore, accounts, commissions, connections, open_store
-from accounts.store.base import NewCommission, format_timestamp, utc_now
+from store import AccountStore, accounts, commissions, connections, open_store
+from store.base import NewCommission, format_timestamp, utc_now
 
 DEMO_UID = "acc_demo000000000000"
 DEMO_EMAIL = "demo@example.com"

@@ -2,7 +2,7 @@
 
 Pure functions over a stream: lines in (text_lines reads them from a file), chunks of
 valid rows out, then every problem found, if any, as ExportError. The admin CLI writes
-the chunks as they come in one store transaction (accounts.store.commissions.upsert_stream),
+the chunks as they come in one store transaction (store.commissions.upsert_stream),
 which that error rolls back: a file with one bad row imports nothing, and no file is held
 whole. The formats (columns, timestamps, amounts) are documented in docs/accounts.md.
 """
@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any, BinaryIO
 from zoneinfo import ZoneInfo
 
-from accounts import commission, currencies
 from accounts.statusmap import StatusMap
-from accounts.store.base import AMOUNT_RE, NewCommission, format_timestamp
+from contract import commission, currencies
 from contract.vocabulary import FLAG_PATTERN
+from store.base import AMOUNT_RE, NewCommission, format_timestamp
 
 REQUIRED: frozenset[str] = frozenset({"externalId", "commissionAmount", "currency", "transactedAt"})
 # The accepted columns (JSON members), in the order problems are reported, and the
@@ -46,7 +46,7 @@ FIELDS_OF: dict[str, tuple[str, ...]] = {
 }
 COLUMNS: tuple[str, ...] = tuple(FIELDS_OF)
 COLUMN_OF = {field: column for column, fields in FIELDS_OF.items() for field in fields}
-# The limits of accounts.commission, by column.
+# The limits of contract.commission, by column.
 TEXT_LIMITS = {
     "externalId": commission.TEXT_LIMITS["external_id"],
     "programName": commission.TEXT_LIMITS["program_name"],
@@ -126,7 +126,7 @@ def parse_amount(value: object) -> str:
 
 def parse_timestamp(value: object, zone: dt.tzinfo | None, latest: str | None = None) -> str:
     """The UTC `YYYY-MM-DDTHH:MM:SSZ` form of an accepted timestamp (fractions truncated),
-    within accounts.commission's range: from 1990 to `latest` (default: a day from now)."""
+    within contract.commission's range: from 1990 to `latest` (default: a day from now)."""
     latest = latest or commission.latest_instant(dt.datetime.now(dt.UTC))
     if isinstance(value, JsonNumber) or (isinstance(value, str) and _EPOCH.fullmatch(value)):
         if not _EPOCH.fullmatch(value):
@@ -189,7 +189,7 @@ _RANGE = "from 1990-01-01 to a day from now, in UTC"
 
 
 def _in_range(moment: dt.datetime, shown: str, latest: str) -> str:
-    """The stored form of `moment`; _FieldError when accounts.commission refuses it (before
+    """The stored form of `moment`; _FieldError when contract.commission refuses it (before
     1990, after `latest`, or past year 9999 once converted to UTC)."""
     try:
         text = format_timestamp(moment)
@@ -315,7 +315,7 @@ def parse_record(
         clicked_at=out["clickedAt"],
         sub_id=out["subId"],
     )
-    # The parsers above keep to accounts.commission already; its check is the last word.
+    # The parsers above keep to contract.commission already; its check is the last word.
     found = commission.problem(row, latest)
     if found is not None:
         return None, [Problem(line, COLUMN_OF[found[0]], found[1])]

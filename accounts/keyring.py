@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from accounts.privatefiles import make_private_dirs
+from store.privatefiles import make_private_dirs
 
 SECRET_MIN = 32  # characters of a secret: cursor signatures and credential encryption
 KEY_ID_BYTES = 4

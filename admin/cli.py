@@ -38,27 +38,27 @@ from accounts.demo import DEMO_UID, seed_store
 from accounts.importer import ExportError, detect_format, read_export, text_lines, zone_named
 from accounts.keyring import RefusePasswordURL, RefuseSecret, SecretError, check_secret
 from accounts.statusmap import load_status_map
-from accounts.store import (
-    AccountStore,
-    OutcomeUnknown,
-    StoreError,
-    accounts,
-    commissions,
-    open_store,
-)
-from accounts.store import connections as store_connections
-from accounts.store.base import AccountView, KeyView, WriteWait, utc_now
-from accounts.store.events import prune as prune_events
-from accounts.store.events import retention_horizon
-from accounts.store.schema import Migration, SchemaStatus, schema_status
-from accounts.store.sqlite import MIGRATIONS as SQLITE_MIGRATIONS
-from accounts.store.sqlite import database_path
 from admin import connections, webhooks
 from admin.commands import EXIT, CommandError, Result
 from contract import vocabulary as v
 from contract.commandline import Commands, add_arguments, add_commands, arg
 from contract.version import version_line
 from edge.config import Config, ConfigError, from_env
+from store import (
+    SCHEMA_VERSION,
+    AccountStore,
+    OutcomeUnknown,
+    StoreError,
+    accounts,
+    commissions,
+    database_path,
+    open_store,
+)
+from store import connections as store_connections
+from store.base import AccountView, KeyView, WriteWait, utc_now
+from store.events import prune as prune_events
+from store.events import retention_horizon
+from store.schema.status import Migration, SchemaStatus, schema_status
 
 PROG = "affdir-admin"
 MAX_CREDENTIALS_BYTES = 64 * 1024
@@ -699,7 +699,7 @@ async def backup(_: AccountStore | None, args: argparse.Namespace, config: Confi
 async def restore(_: AccountStore | None, args: argparse.Namespace, config: Config) -> Result:
     database = _sqlite_file(config, "restore")
     info = await asyncio.to_thread(
-        backup_files.restore, Path(args.file), database, latest_schema=len(SQLITE_MIGRATIONS)
+        backup_files.restore, Path(args.file), database, latest_schema=SCHEMA_VERSION
     )
     # Opening the store brings an older backup's schema up to date.
     store = await open_store(config.database, writable=True, readers=1, timeout=ADMIN_TIMEOUT)

@@ -15,7 +15,7 @@ import orjson
 from accounts.crypto import CredentialsError, decrypt_credentials, encrypt_credentials, is_current
 from accounts.keyring import Keyring
 from accounts.statusmap import load_status_map
-from accounts.store import AccountStore, ConnectionView, connections
+from store import AccountStore, ConnectionView, connections
 from sync.connectors import CONNECTORS
 from sync.model import Position
 from sync.ports import Connection

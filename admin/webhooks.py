@@ -17,10 +17,14 @@ import aiohttp
 
 from accounts.crypto import CredentialsError, is_current
 from accounts.keyring import Keyring
-from accounts.store import AccountStore
-from accounts.store.base import format_timestamp, utc_now
-from accounts.store.core import new_id
-from accounts.store.webhooks import (
+from admin.commands import CommandError, Result
+from contract.commandline import Commands, arg, number
+from contract.webhooks import REQUEST_TIMEOUT
+from edge.config import Config
+from store import AccountStore
+from store.base import format_timestamp, utc_now
+from store.core import new_id
+from store.webhooks import (
     DeliveryView,
     EndpointView,
     SealedSecrets,
@@ -36,10 +40,6 @@ from accounts.store.webhooks import (
     sealed_after,
     sealed_secrets,
 )
-from admin.commands import CommandError, Result
-from contract.commandline import Commands, arg, number
-from contract.webhooks import REQUEST_TIMEOUT
-from edge.config import Config
 from webhooks import signing
 from webhooks.sender import SendSettings, describe, send
 from webhooks.targets import TargetPolicy, connector, url_refusal

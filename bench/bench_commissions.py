@@ -75,8 +75,8 @@ SUMMARY_RATIOS = (
 def generate(path: Path, accounts: int, commissions: int, others: int, seed: int) -> dict:
     """Write the account store; return what the benchmark needs (uid, key)."""
     from accounts import apikeys
-    from accounts.store.sqlite import migrate
-    from accounts.store.summary import sqlite_migration
+    from store.engines.sqlite import migrate
+    from store.summary import sqlite_migration
 
     rng = random.Random(seed)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -334,7 +334,7 @@ def page_ids(port: int, headers: dict[str, str], path: str) -> list[str]:
 def params(args: argparse.Namespace) -> dict[str, int]:
     """What the generated store depends on: a cached one made otherwise is remade (an
     older schema too, whose migration would otherwise run inside the timed edge)."""
-    from accounts.store.sqlite import MIGRATIONS
+    from store.engines.sqlite import MIGRATIONS
 
     return {
         "accounts": args.accounts,
@@ -453,7 +453,7 @@ def report(results: dict[str, Any]) -> None:
 
 def measured_pages(database: Path, depth: int) -> dict[str, str]:
     """The pages both commission benchmarks time: {label: path}, deep cursors made directly."""
-    from edge import cursor
+    from edge.request import cursor
 
     secret = SECRET.encode()
 

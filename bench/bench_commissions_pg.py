@@ -77,7 +77,7 @@ async def load(sqlite_path: Path, url: str) -> dict[str, Any]:
     """Copy the SQLite store into an empty PostgreSQL database with the real schema."""
     import asyncpg
 
-    from accounts.store.postgres import PostgresStore
+    from store.engines.postgres import PostgresStore
 
     store = await PostgresStore.open(url, writable=True, timeout=60.0)  # migrates
     await store.close()
@@ -143,9 +143,9 @@ async def explain(url: str, uid: str) -> dict[str, str]:
     """The plan of each measured query shape (index used, rows read), for the README."""
     import asyncpg
 
-    from accounts.store.base import CommissionQuery
-    from accounts.store.commissions import commissions_sql
-    from accounts.store.postgres import numbered
+    from store.base import CommissionQuery
+    from store.commissions import commissions_sql
+    from store.engines.postgres import numbered
 
     shapes = {
         "first page": CommissionQuery(uid, base.PAGE + 1),

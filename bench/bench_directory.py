@@ -50,7 +50,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from accounts.store import accounts
+from store import accounts
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script from anywhere
@@ -86,7 +86,7 @@ def serve_edge(port: int, dist: Path, database: Path, page_cache: bool = True) -
     """
     from aiohttp import web
 
-    from edge import directory
+    from edge.directory import pages as directory
 
     if not page_cache:
         directory.PAGE_CACHE_BYTES = 0
@@ -128,7 +128,7 @@ def make_accounts(path: Path) -> None:
     """A fresh real account store at `path`: one pro account owning KEY."""
     import asyncio
 
-    from accounts.store import open_store
+    from store import open_store
 
     async def make() -> None:
         for stale in path.parent.glob(path.name + "*"):

@@ -51,7 +51,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from accounts.store import accounts, connections
+from store import accounts, connections
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script from anywhere
@@ -269,10 +269,10 @@ def parse_all(bodies: list[bytes], map_status: Any) -> list[Any]:
 def raw_sqlite(path: Path, rows: list[Any], page: int, *, set_based: bool) -> float:
     """Seconds to write `rows` straight into the store's schema, one transaction per page
     (no lease, no count, no check): `executemany` of one INSERT per row, or the store's own
-    set-based statements (accounts.store.commissions.values_chunks)."""
-    from accounts.store.base import values
-    from accounts.store.commissions import upsert_values_sql, values_chunks
-    from accounts.store.sqlite import migrate
+    set-based statements (store.commissions.values_chunks)."""
+    from store.base import values
+    from store.commissions import upsert_values_sql, values_chunks
+    from store.engines.sqlite import migrate
 
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA journal_mode = WAL")
@@ -343,7 +343,7 @@ async def open_bench_store(path: Path) -> tuple[Any, Any, Any]:
 
     from accounts.crypto import encrypt_credentials
     from accounts.keyring import Keyring
-    from accounts.store import open_store
+    from store import open_store
     from sync.ports import Connection
     from sync.storage import credential_opener
 

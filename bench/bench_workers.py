@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from accounts.store import accounts
+from store import accounts
 
 ROOT = Path(__file__).resolve().parent.parent
 for extra in (ROOT, ROOT / "bench", ROOT / "tests"):  # run as a script from anywhere
@@ -65,7 +65,7 @@ class Run:
 def seed_key(database: Path) -> str:
     """A fresh store with one pro account and key; returns the key."""
     from accounts import apikeys
-    from accounts.store import open_store
+    from store import open_store
 
     async def seed() -> str:
         store = await open_store(str(database), writable=True, readers=1)

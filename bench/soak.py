@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from accounts.store import accounts, commissions, connections
+from store import accounts, commissions, connections
 
 ROOT = Path(__file__).resolve().parent.parent
 for extra in (ROOT, ROOT / "bench", ROOT / "tests"):  # run as a script from anywhere
@@ -173,7 +173,7 @@ def make_catalogue(n: int, seed: int) -> tuple[Path, Path]:
 
 
 def commission_rows(prefix: str, count: int, rng: random.Random) -> list[Any]:
-    from accounts.store.base import NewCommission
+    from store.base import NewCommission
 
     return [
         NewCommission(
@@ -199,8 +199,8 @@ async def seed(url: str, args: argparse.Namespace, ledger: Ledger) -> dict[str, 
     """Accounts with keys (some revoked), a connected network and commission histories."""
     from accounts import apikeys
     from accounts.crypto import encrypt_credentials
-    from accounts.store.postgres import PostgresStore
     from edge.config import Config
+    from store.engines.postgres import PostgresStore
 
     keyring = Config(secret_key=SECRET).keyring()
     rng = random.Random(7)

@@ -22,7 +22,7 @@ from markdown_it import MarkdownIt
 from markupsafe import Markup
 
 from catalog import markup
-from catalog.site import TEMPLATES_DIR, make_environment
+from catalog.site.pages import TEMPLATES_DIR, make_environment
 from contract import examples as recorded
 from contract import openapi
 from contract import vocabulary as v

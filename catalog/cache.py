@@ -15,7 +15,7 @@ foreign cache is ignored, never trusted):
   taken less than `RACY_NS` after the file's mtime is not trusted: the file could still
   change within the clock's granularity without its fingerprint changing.
 - `pages.bin`: per HTML page the site can reuse (programme and listing pages), the key of
-  what it was rendered from and the digest and size of its bytes (`catalog.site.Reuse`).
+  what it was rendered from and the digest and size of its bytes (`catalog.site.pages.Reuse`).
 - `outputs.bin`: the digest of every file of the output trees that exist (dist/ and the
   spare tree beside it, see `catalog.writing`), keyed by the digest of each tree's
   manifest. A tree whose manifest matches is known byte for byte: unchanged files are

@@ -20,7 +20,7 @@ from catalog.errors import BuildError, Diagnostic
 from catalog.incremental import CACHE_DIR
 from catalog.pipeline import DEFAULT_BASE_URL, Options, Result, build, check
 from catalog.progress import Progress
-from catalog.site_meta import normalise_base_url
+from catalog.site.meta import normalise_base_url
 from contract import vocabulary as v
 from contract.commandline import add_arguments, arg
 from contract.version import VERSION
@@ -92,7 +92,7 @@ def parse_args(argv: Sequence[str] | None, prog: str | None = None) -> argparse.
     if args.write_schema and args.check is not None:
         parser.error("--write-schema writes the schema; --check writes nothing: give one")
     try:
-        # The site's own check (catalog.site_meta), at once: not after validating everything.
+        # The site's own check (catalog.site.meta), at once: not after validating everything.
         args.base_url = normalise_base_url(args.base_url)
     except ValueError:
         parser.error(

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from catalog import apireference, markup
 from catalog.guides import DOCS, GUIDES_DIR, INDEX, Guide, load_guides
-from catalog.site import TEMPLATES_DIR, make_environment
+from catalog.site.pages import TEMPLATES_DIR, make_environment
 from contract import openapi
 from contract.endpoints import ENDPOINTS
 

@@ -9,7 +9,7 @@ the memory lives in `.build-cache/` beside the output directory (`catalog.cache`
   processes when many need it. A file checked in this build is scored in this build, from
   its record; the others' listings come from the memory.
 - site: the programme and listing pages `dist/` holds whose inputs did not change
-  (`catalog.site.Reuse`).
+  (`catalog.site.pages.Reuse`).
 - write: what the output trees hold byte for byte (`cache.Outputs`), so unchanged files are
   linked from `dist/` and the spare tree, the build before the current one, is updated in
   place (`catalog.writing`).
@@ -123,7 +123,8 @@ class Incremental:
         self, listings: Sequence[Listing], published: Sequence[Checked], base_url: str, out: Path
     ) -> SitePages:
         """The HTML directory of these programmes (`catalog.site`), reusing what `out` holds."""
-        from catalog import site  # Jinja2 and the templates: only for a build with the site
+        # Jinja2 and the templates: only for a build with the site.
+        from catalog.site import pages as site
 
         programs = [program_from_row(listing.row) for listing in listings]
         if self.cache.directory is None:  # nothing to reuse without the cache

@@ -116,7 +116,7 @@ def program_from_row(row: bytes) -> Program:
 @dataclass(frozen=True, slots=True)
 class Existing:
     """An output file that dist/ already holds byte for byte: the writer links it from there
-    instead of being handed its bytes (see catalog.site.Reuse)."""
+    instead of being handed its bytes (see catalog.site.pages.Reuse)."""
 
     digest: str  # catalog.cache.output_digest of the bytes
     size: int

@@ -87,7 +87,7 @@ def render(
     live: Mapping[str, str] | None = None,
     docs: Mapping[str, bytes] | None = None,
 ) -> Rendered:
-    """All output files of a build: the API's, then the site's (`catalog.site.render_site`).
+    """All output files of a build: the API's, then the site's (`catalog.site.pages.render_site`).
 
     `listings` are in directory order (`scoring.rank`); `counts` are the submission counts
     for the manifest. `live`: {path: digest} of what dist/ holds (`cache.Outputs`); a

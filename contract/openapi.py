@@ -61,9 +61,9 @@ CODE_LISTS: dict[str, dict[str, str]] = {
     v.COUNTRY_PATTERN: COUNTRY_CODES_DOCS,
     v.CURRENCY_PATTERN: CURRENCY_CODES_DOCS,
 }
-MAX_STRING = 200  # edge.query.MAX_STRING
-MAX_CURSOR = 512  # edge.query.MAX_CURSOR
-# What a cursor looks like (edge.cursor): base64url of its payload, a dot, base64url of its
+MAX_STRING = 200  # edge.request.query.MAX_STRING
+MAX_CURSOR = 512  # edge.request.query.MAX_CURSOR
+# What a cursor looks like (edge.request.cursor): base64url of its payload, a dot, base64url of its
 # 12-byte signature (16 characters). Its payload (version, endpoint, filters digest,
 # position) is never shorter than 30 bytes, 40 characters. Still opaque: a string of this
 # shape that the API did not issue for these filters is refused (400 invalid_cursor).
@@ -252,7 +252,7 @@ def envelope_schema(endpoint: Endpoint) -> dict[str, Any]:
 
 
 def param_schema(p: Param) -> dict[str, Any]:
-    """The JSON Schema of a query parameter, as strict as `edge.query` is."""
+    """The JSON Schema of a query parameter, as strict as `edge.request.query` is."""
     if p.kind == "enum":
         assert p.enum is not None
         enum_schema: dict[str, Any] = {"type": "string", "enum": list(p.enum)}

@@ -10,17 +10,17 @@ from dataclasses import dataclass
 
 from contract import vocabulary as v
 
-# The most earlier states one commission's answer lists (the latest ones; accounts.store
+# The most earlier states one commission's answer lists (the latest ones; store
 # reads this many): a network that flips a record at every sync must not grow an answer
 # without bound.
 HISTORY_MAX = 100
 # A commission's public id: `com_` and its row id as 16 lowercase hex digits
-# (accounts.store.base.commission_id).
+# (store.base.commission_id).
 COMMISSION_ID_PATTERN = r"^com_[0-9a-f]{16}$"
 # An event's public id: `evt_` and its row id, the feed order, as 16 lowercase hex digits
-# (accounts.store.events.event_id).
+# (store.events.event_id).
 EVENT_ID_PATTERN = r"^evt_[0-9a-f]{16}$"
-# A synchronisation outcome's reason code (accounts.store.base.SYNC_REASON_CODE).
+# A synchronisation outcome's reason code (store.base.SYNC_REASON_CODE).
 SYNC_REASON_CODE_PATTERN = r"^[a-z][a-z0-9_]{0,63}$"
 
 

@@ -108,7 +108,7 @@ CAPABILITIES: tuple[str, ...] = ("acquisition", "monetisation")
 KEY_SCOPES: tuple[str, ...] = ("read",)
 NETWORK_SYNC_STATUSES: tuple[str, ...] = ("never", "ok", "partial", "auth_failed", "error")
 COMMISSION_STATUSES: tuple[str, ...] = ("pending", "approved", "declined", "paid", "unknown")
-# What GET /v1/events reports (accounts.store.events writes them).
+# What GET /v1/events reports (store.events writes them).
 EVENT_TYPES: tuple[str, ...] = (
     "commission.created",
     "commission.updated",

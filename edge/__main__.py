@@ -5,10 +5,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from accounts.store import StoreError
 from edge import serving, workers
 from edge.config import Config, ConfigError, load
 from edge.logs import configure_logging
+from store import StoreError
 
 
 def serve(config: Config) -> None:

@@ -13,13 +13,13 @@ from collections.abc import Callable
 from aiohttp import web
 
 from accounts.keyring import Keyring
-from accounts.store.core import AccountStore
 from edge.auth.failures import AuthFailures
 from edge.auth.principal import Authenticator, Principal
 from edge.config import Config
-from edge.directory import DirectoryState
+from edge.directory.pages import DirectoryState
 from edge.http.limiter import Limiter, RateState
 from edge.metrics import Metrics
+from store.core import AccountStore
 
 CONFIG = web.AppKey("config", Config)
 SECRET = web.AppKey("secret", Keyring)  # the current secret signs; all configured verify

@@ -20,15 +20,15 @@ from pathlib import Path
 
 from aiohttp import web
 
-from accounts.store import open_store, reached_over_network
-from accounts.store.base import StoreError
-from accounts.store.handle import StoreHandle
 from edge import appkeys
 from edge.auth.authenticator import CachedAuthenticator
 from edge.auth.failures import AuthFailures
-from edge.directory import DirectoryState, add_sighup
+from edge.directory.pages import DirectoryState, add_sighup
 from edge.http.limiter import MemoryLimiter
 from edge.metrics import CountingStore, serve_metrics
+from store import open_store, reached_over_network
+from store.base import StoreError
+from store.handle import StoreHandle
 
 log = logging.getLogger("edge")
 

@@ -34,10 +34,10 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import Collector
 
-from accounts.store import connections
-from accounts.store.base import StoreError
-from accounts.store.core import AccountStore, Op
 from contract.version import BUILD_INFO_METRIC, VERSION
+from store import connections
+from store.base import StoreError
+from store.core import AccountStore, Op
 
 log = logging.getLogger("edge.metrics")
 
@@ -190,7 +190,7 @@ def metrics_middleware(metrics: Metrics) -> Any:
 
 
 def operation_label(fn: Callable[..., object]) -> str:
-    """An operation as its module and name: accounts.store.accounts.lookup_key is
+    """An operation as its module and name: store.accounts.lookup_key is
     "accounts.lookup_key" (names alone repeat: accounts.find, commissions.find)."""
     return f"{fn.__module__.rpartition('.')[2]}.{fn.__name__}"
 

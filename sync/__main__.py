@@ -25,12 +25,12 @@ from pathlib import Path
 from accounts.commandline import store_arguments
 from accounts.keyring import SecretError, keyring_from_env
 from accounts.statusmap import MapStatus, load_status_map
-from accounts.store import StoreError, open_store, reached_over_network
-from accounts.store.handle import StoreHandle
 from contract.commandline import Arg, add_arguments, arg
 from contract.logformat import LOG_FORMATS
 from contract.version import VERSION, version_line
 from contract.vocabulary import EVENTS_RETENTION_DAYS, EVENTS_RETENTION_DAYS_MAX
+from store import StoreError, open_store, reached_over_network
+from store.handle import StoreHandle
 from sync.connectors import CONNECTORS
 from sync.events import Unobserved
 from sync.health import Progress, default_stall_seconds
@@ -171,7 +171,7 @@ async def serve(args: argparse.Namespace) -> int:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
     # A PostgreSQL store that is down (a database restart during a deploy) is waited for:
-    # the worker starts, and syncs once the store answers (accounts.store.handle).
+    # the worker starts, and syncs once the store answers (store.handle).
     store = StoreHandle(
         partial(open_store, args.database, writable=True, readers=1, timeout=30.0),
         retry=reached_over_network(args.database),

@@ -28,9 +28,9 @@ from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
 
-from accounts.store import AccountStore, connections
-from accounts.store.base import StoreError
 from contract.version import BUILD_INFO_METRIC, VERSION
+from store import AccountStore, connections
+from store.base import StoreError
 from sync.health import Progress
 from sync.model import Outcome, SyncReport
 from sync.ports import Connection

@@ -7,7 +7,7 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from accounts.store.base import NewCommission, format_timestamp
+from store.base import NewCommission, format_timestamp
 
 __all__ = ["format_timestamp"]  # the store's one form of a moment, for the connectors
 

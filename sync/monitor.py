@@ -21,7 +21,7 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST
 from prometheus_client.exposition import generate_latest
 
-from accounts.store import AccountStore
+from store import AccountStore
 from sync.health import health
 from sync.metrics import SyncMetrics
 

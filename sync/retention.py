@@ -1,5 +1,5 @@
 """The event feed's retention, kept by the sync worker: every `every` seconds it deletes the
-events older than the retention (accounts.store.events.prune, a batch a transaction).
+events older than the retention (store.events.prune, a batch a transaction).
 
 The API never answers an event past the retention whether or not it was deleted yet, so
 pruning only bounds the table's size: a worker that is down for a while loses nothing,
@@ -15,9 +15,9 @@ import datetime as dt
 import logging
 from collections.abc import Callable
 
-from accounts.store import AccountStore
-from accounts.store.base import StoreError, utc_now
-from accounts.store.events import prune, retention_horizon
+from store import AccountStore
+from store.base import StoreError, utc_now
+from store.events import prune, retention_horizon
 
 log = logging.getLogger("sync.retention")
 

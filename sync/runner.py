@@ -19,9 +19,9 @@ from typing import Any
 
 import aiohttp
 
-from accounts.commission import latest_instant, problem
 from accounts.statusmap import MapStatus
-from accounts.store.base import SYNC_REASON_MAX
+from contract.commission import latest_instant, problem
+from store.base import SYNC_REASON_MAX
 from sync.clock import Clock, SystemClock
 from sync.connectors import CONNECTORS
 from sync.connectors.base import CallContext, Connector, Credentials, Send
@@ -286,7 +286,7 @@ async def open_credentials(
 @dataclass(frozen=True, slots=True)
 class _Limits:
     """What bounds one run's fetching: its pages (per window, and the time limit) and the
-    latest instant a record may carry (accounts.commission)."""
+    latest instant a record may carry (contract.commission)."""
 
     pages: PageLimits
     latest: str
@@ -426,7 +426,7 @@ async def fetch_window(
 ) -> tuple[list[Transaction], list[Refused]]:
     """Every page of one window: its valid transactions and the records refused.
 
-    A record outside accounts.commission's definition is refused (`record_invalid`). An id
+    A record outside contract.commission's definition is refused (`record_invalid`). An id
     sent twice is kept once when both copies are equal; copies that differ are refused
     (`record_ambiguous`): which one the network meant cannot be told. The pages are
     walked by sync.paginators.pages, which bounds them."""

@@ -1,5 +1,5 @@
 """The account store as the sync sees it: `AccountSyncStore` implements `sync.ports.SyncStore`
-over any `accounts.store.AccountStore`, and `credential_opener` decrypts with the keyring.
+over any `store.AccountStore`, and `credential_opener` decrypts with the keyring.
 
 The store knows nothing of windows or reports; this module turns them into its rows,
 positions and outcomes, and back.
@@ -14,7 +14,7 @@ import orjson
 
 from accounts.crypto import decrypt_credentials
 from accounts.keyring import Keyring
-from accounts.store import AccountStore, ConnectionView, connections
+from store import AccountStore, ConnectionView, connections
 from sync.model import (
     Position,
     SyncReport,

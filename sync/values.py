@@ -12,7 +12,7 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from accounts import commission
+from contract import commission
 from sync.model import format_timestamp
 from sync.spec import AmountFormat
 
@@ -120,7 +120,7 @@ def plain(number: Decimal) -> str:
 
 
 def parse_currency(value: object) -> str | None:
-    """An ISO 4217 code (accounts.commission's list) upper case, None when absent or
+    """An ISO 4217 code (contract.commission's list) upper case, None when absent or
     blank; ValueProblem for anything else (`XYZ`, `EURO`: a typo is no currency)."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None

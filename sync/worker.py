@@ -21,7 +21,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from accounts.statusmap import MapStatus
-from accounts.store.base import StoreError, StoreUnavailable
+from store.base import StoreError, StoreUnavailable
 from sync.clock import Clock, SystemClock
 from sync.errors import InternalFault
 from sync.events import SyncEvents, Unobserved

@@ -1,7 +1,8 @@
 """The packages import one way, and no module imports itself back through others.
 
-contract ← catalog (+ build.py) and accounts ← sync ← admin; accounts ← edge;
-accounts ← webhooks ← admin. The edge
+contract ← catalog (+ build.py); contract ← store ← accounts ← sync ← admin;
+accounts ← edge; accounts ← webhooks ← admin. The store is what the edge, the sync and the
+webhooks stand on; none of them opens its engine modules (store.engines). The edge
 never imports the build (it reads dist/ through contract.shardformat) nor the sync worker;
 nothing below admin imports admin. contract ← agents: the MCP server reads the API over HTTP.
 """
@@ -14,18 +15,29 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("contract", "catalog", "accounts", "sync", "edge", "webhooks", "admin", "agents")
+PACKAGES = (
+    "contract",
+    "catalog",
+    "store",
+    "accounts",
+    "sync",
+    "edge",
+    "webhooks",
+    "admin",
+    "agents",
+)
 # What each package may import besides itself.
 ALLOWED: dict[str, frozenset[str]] = {
     "contract": frozenset(),
     "catalog": frozenset({"contract"}),
     "build": frozenset({"contract", "catalog"}),
-    "accounts": frozenset({"contract"}),
-    "sync": frozenset({"contract", "accounts"}),
-    "edge": frozenset({"contract", "accounts"}),
+    "store": frozenset({"contract"}),
+    "accounts": frozenset({"contract", "store"}),
+    "sync": frozenset({"contract", "store", "accounts"}),
+    "edge": frozenset({"contract", "store", "accounts"}),
     # The delivery worker reads the store's events; the admin CLI sends its test events.
-    "webhooks": frozenset({"contract", "accounts"}),
-    "admin": frozenset({"contract", "accounts", "sync", "edge", "webhooks"}),
+    "webhooks": frozenset({"contract", "store", "accounts"}),
+    "admin": frozenset({"contract", "store", "accounts", "sync", "edge", "webhooks"}),
     # The MCP server talks to the edge over HTTP only: never the store, never dist/.
     "agents": frozenset({"contract"}),
 }
@@ -130,3 +142,10 @@ def test_the_layers_cover_every_package() -> None:
     """A new top-level package gets a place in ALLOWED before it can import anything."""
     on_disk = {p.parent.name for p in ROOT.glob("*/__init__.py")}
     assert on_disk <= set(ALLOWED), sorted(on_disk - set(ALLOWED))
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if n.split(".")[0] != "store"))
+def test_only_the_store_opens_its_engines(name: str) -> None:
+    """Everything outside store/ goes through `store.open_store` and the two doors."""
+    engines = sorted(m for m in GRAPH[name] if m.startswith("store.engines"))
+    assert not engines, f"{name} imports {engines}: use store.open_store"

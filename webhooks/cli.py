@@ -23,10 +23,10 @@ from collections.abc import Mapping, Sequence
 
 from accounts.commandline import store_arguments
 from accounts.keyring import SecretError, keyring_from_env
-from accounts.store import StoreError, open_store
 from contract.commandline import Arg, add_arguments, arg, number
 from contract.version import version_line
 from contract.webhooks import REQUEST_TIMEOUT
+from store import StoreError, open_store
 from webhooks.targets import TargetPolicy
 from webhooks.worker import Worker, WorkerSettings
 

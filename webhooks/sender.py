@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import aiohttp
 
-from accounts.store.webhooks import Attempt
 from contract.webhooks import MAX_RESPONSE_BYTES, REQUEST_TIMEOUT
+from store.webhooks import Attempt
 from webhooks.targets import TargetPolicy, TargetRefused, url_refusal
 
 MAX_BODY = MAX_RESPONSE_BYTES

@@ -19,9 +19,9 @@ from standardwebhooks import Webhook
 
 from accounts.crypto import decrypt_credentials, encrypt_credentials
 from accounts.keyring import Keyring
-from accounts.store.base import format_timestamp
-from accounts.store.webhooks import Job, SealedSecrets
 from contract.webhooks import TEST_EVENT
+from store.base import format_timestamp
+from store.webhooks import Job, SealedSecrets
 
 SECRET_PREFIX = "whsec_"
 SECRET_BYTES = 32

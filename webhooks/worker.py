@@ -28,10 +28,11 @@ import aiohttp
 
 from accounts.crypto import CredentialsError
 from accounts.keyring import Keyring
-from accounts.store import AccountStore, StoreError
-from accounts.store.base import format_timestamp, utc_now
-from accounts.store.connections import lease_end
-from accounts.store.webhooks import (
+from contract.webhooks import REQUEST_TIMEOUT
+from store import AccountStore, StoreError
+from store.base import format_timestamp, utc_now
+from store.connections import lease_end
+from store.webhooks import (
     Attempt,
     Job,
     Target,
@@ -41,7 +42,6 @@ from accounts.store.webhooks import (
     record_attempt,
     release_leases,
 )
-from contract.webhooks import REQUEST_TIMEOUT
 from webhooks import signing
 from webhooks.schedule import RetryPolicy, next_attempt
 from webhooks.sender import GONE, SendSettings, describe, send

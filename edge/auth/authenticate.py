@@ -6,7 +6,6 @@ from __future__ import annotations
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from accounts.store.base import StoreUnavailable
 from contract.endpoints import ENDPOINTS, ME
 from edge import appkeys
 from edge.auth.principal import NOT_CACHED, Authenticator, NotCached, Principal, anonymous
@@ -14,6 +13,7 @@ from edge.http.clientaddress import client_key
 from edge.http.errors import ApiError, unavailable
 from edge.http.limiter import RateState
 from edge.http.ratelimit import rate_headers
+from store.base import StoreUnavailable
 
 # Principal and the Authenticator protocol live in edge.auth.principal (a leaf, which
 # edge.appkeys imports); they are named here too, where the auth step is.

@@ -30,10 +30,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from accounts import apikeys
-from accounts.store import accounts
-from accounts.store.base import KeyRecord, StoreUnavailable
-from accounts.store.core import AccountStore
 from edge.auth.principal import NOT_CACHED, NotCached, Principal
+from store import accounts
+from store.base import KeyRecord, StoreUnavailable
+from store.core import AccountStore
 
 DEFAULT_CAPACITY = 10_000
 

@@ -23,7 +23,7 @@ class Principal:
     label: str
     scopes: tuple[str, ...]
     suspended: bool = False
-    # The account as read together with the key (accounts.store.AccountView), as fresh as the
+    # The account as read together with the key (store.AccountView), as fresh as the
     # key's cache entry; /v1/me reads the account from the store instead.
     account: Any = field(default=None, compare=False, repr=False)
 

@@ -18,9 +18,25 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from accounts.store import accounts, summary
-from accounts.store import commissions as store_commissions
-from accounts.store.base import (
+from contract.endpoints import (
+    COMMISSION,
+    COMMISSION_SUMMARY,
+    COMMISSIONS,
+    JSON,
+    ME,
+    SUMMARY_DAY_PERIOD_MAX,
+)
+from edge import appkeys
+from edge.auth.authenticate import Principal, unverifiable
+from edge.http.errors import ApiError, invalid, not_found, unavailable
+from edge.http.expect import ignore_expectation
+from edge.http.httpcache import GZIP_MIN_BYTES, VARY, accepts_gzip, gzip_bytes
+from edge.links import request_origin
+from edge.request import cursor
+from edge.request.query import commission_seq_of, parse_query
+from store import accounts, summary
+from store import commissions as store_commissions
+from store.base import (
     AMOUNT_RE,
     TIMESTAMP_RE,
     AccountView,
@@ -32,22 +48,7 @@ from accounts.store.base import (
     commission_id,
     format_timestamp,
 )
-from accounts.store.summary import SummaryQuery, SummaryRow
-from contract.endpoints import (
-    COMMISSION,
-    COMMISSION_SUMMARY,
-    COMMISSIONS,
-    JSON,
-    ME,
-    SUMMARY_DAY_PERIOD_MAX,
-)
-from edge import appkeys, cursor
-from edge.auth.authenticate import Principal, unverifiable
-from edge.http.errors import ApiError, invalid, not_found, unavailable
-from edge.http.expect import ignore_expectation
-from edge.http.httpcache import GZIP_MIN_BYTES, VARY, accepts_gzip, gzip_bytes
-from edge.links import request_origin
-from edge.query import commission_seq_of, parse_query
+from store.summary import SummaryQuery, SummaryRow
 
 log = logging.getLogger("edge.account")
 

@@ -1,6 +1,6 @@
 """GET /v1/events: the changes recorded for the calling account, oldest first.
 
-The events come from accounts.store.events, written in the transaction of each change;
+The events come from store.events, written in the transaction of each change;
 their `data` is JSON the database made, sent as it is stored. Pages are keyset pages on
 the event id (feed order), so a client keeps the last page's cursor and reads on from it
 later, without a gap or a repeat: the next event it gets is the first one written after
@@ -17,8 +17,15 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from accounts.store.base import StoreUnavailable, utc_now
-from accounts.store.events import (
+from contract.endpoints import EVENTS
+from edge import appkeys
+from edge.handlers.account import PRIVATE_HEADERS, json_response, link_next
+from edge.http.errors import ApiError, unavailable
+from edge.http.expect import ignore_expectation
+from edge.request import cursor
+from edge.request.query import parse_query
+from store.base import StoreUnavailable, utc_now
+from store.events import (
     MAX_EVENT_SEQ,
     EventQuery,
     EventRow,
@@ -26,12 +33,6 @@ from accounts.store.events import (
     events_page,
     retention_horizon,
 )
-from contract.endpoints import EVENTS
-from edge import appkeys, cursor
-from edge.handlers.account import PRIVATE_HEADERS, json_response, link_next
-from edge.http.errors import ApiError, unavailable
-from edge.http.expect import ignore_expectation
-from edge.query import parse_query
 
 log = logging.getLogger("edge.events")
 

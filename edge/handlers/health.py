@@ -25,13 +25,13 @@ import logging
 import orjson
 from aiohttp import web
 
-from accounts.store import accounts
-from accounts.store.base import StoreError
 from contract.endpoints import JSON
 from contract.version import VERSION
 from edge import appkeys
 from edge.http.errors import unavailable
 from edge.http.expect import ignore_expectation
+from store import accounts
+from store.base import StoreError
 
 log = logging.getLogger("edge.handlers.health")
 

@@ -2,7 +2,7 @@
 
 A list request without search, typed filters or another sort costs a query parse, a shard
 lookup, two binary searches and a copy of at most `limit` pre-serialised rows; the others
-AND their filters' bitmaps and read the first set bits after the cursor (`edge.search`).
+AND their filters' bitmaps and read the first set bits after the cursor (`edge.directory.search`).
 No row is parsed, sorted or serialised here.
 """
 
@@ -20,15 +20,16 @@ from accounts.keyring import Keyring
 from contract.endpoints import DIRECTORY_FILTERS, JSON, PROGRAM, PROGRAM_FACETS, PROGRAMS
 from contract.searchindex import CREATED_AT, NAME, SCORE
 from contract.vocabulary import SCORE_MAX, SCORE_MIN
-from edge import appkeys, cursor
-from edge.directory import Build, RenderedPage, select_page
+from edge import appkeys
+from edge.directory.pages import Build, RenderedPage, select_page
+from edge.directory.search import Key, Query
 from edge.http.conditional import is_fresh, none_match, not_modified
 from edge.http.errors import ApiError, not_found, unavailable
 from edge.http.expect import ignore_expectation
 from edge.http.httpcache import CACHE_CONTROL, GZIP_MIN_BYTES, VARY, accepts_gzip, gzip_tag
 from edge.links import request_origin, valid_authority
-from edge.query import parse_query
-from edge.search import Key, Query
+from edge.request import cursor
+from edge.request.query import parse_query
 
 # The list filters, in the endpoint's order, and the sort: what a cursor is bound to (limit
 # is not).

@@ -10,7 +10,6 @@ import pytest
 from support.accountkit import new_account
 from support.importkit import parse_export
 
-from accounts import commission
 from accounts.importer import (
     ExportError,
     parse_amount,
@@ -20,8 +19,9 @@ from accounts.importer import (
     parse_timestamp,
 )
 from accounts.statusmap import load_status_map
-from accounts.store import AccountStore, commissions
-from accounts.store.base import NewCommission
+from contract import commission
+from store import AccountStore, commissions
+from store.base import NewCommission
 
 STATUSES = load_status_map()
 
@@ -120,7 +120,7 @@ def test_a_currency_typo_is_refused_not_made_a_currency(raw, message):
 
 
 def test_the_currency_list_holds_codes_only():
-    from accounts import currencies
+    from contract import currencies
 
     assert not currencies.CURRENT & currencies.WITHDRAWN
     assert all(re.fullmatch("[A-Z]{3}", code) for code in currencies.CODES)
@@ -156,7 +156,7 @@ def test_timestamp_forms_become_utc(raw, zone, expected):
         ("9999-12-31T23:00:00-05:00", "out of range"),  # year 10000 in UTC: no crash
         ("0001-01-01T00:30:00+01:00", "out of range"),
         ("0999-01-01T00:00:00Z", "out of range"),
-        ("1989-12-31T23:59:59Z", "out of range"),  # accounts.commission: not before 1990
+        ("1989-12-31T23:59:59Z", "out of range"),  # contract.commission: not before 1990
         ("2099-01-01T00:00:00Z", "out of range"),  # nor more than a day ahead
         ("9999-12-31T23:59:59Z", "out of range"),
         ("4102444800", "out of range"),  # 2100 in Unix seconds
@@ -187,7 +187,7 @@ def test_the_latest_instant_is_a_day_after_now():
     ],
 )
 def test_the_importer_refuses_what_the_sync_and_the_store_refuse(column, value, message):
-    """accounts.commission is the one definition: the importer's refusals are its own."""
+    """contract.commission is the one definition: the importer's refusals are its own."""
     record = {
         "externalId": "X1",
         "commissionAmount": "1.00",
@@ -359,7 +359,7 @@ def test_text_keeps_spaces_and_joiners_and_refuses_controls(raw, kept):
 
 def test_a_row_states_the_fields_of_the_columns_it_has():
     from accounts.importer import COLUMNS, FIELDS_OF
-    from accounts.store.base import VALUE_FIELDS
+    from store.base import VALUE_FIELDS
 
     # Every stored value is stated by exactly one column; the id by its own.
     stated = [field for column in COLUMNS for field in FIELDS_OF[column]]
@@ -439,7 +439,7 @@ async def test_a_reimport_without_a_column_keeps_what_is_stored(admin_store: Acc
 
 
 async def _listed(store: AccountStore, uid: str) -> list:
-    from accounts.store.base import CommissionQuery
+    from store.base import CommissionQuery
 
     return await store.read(commissions.page, CommissionQuery(uid, 100))
 

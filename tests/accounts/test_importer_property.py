@@ -13,8 +13,8 @@ from support.importkit import parse_export
 
 from accounts.importer import FORMATS, ExportError, decode
 from accounts.statusmap import load_status_map
-from accounts.store.base import AMOUNT_RE, TIMESTAMP_RE, NewCommission
 from contract.vocabulary import COMMISSION_STATUSES
+from store.base import AMOUNT_RE, TIMESTAMP_RE, NewCommission
 
 STATUSES = load_status_map()
 PROPERTY = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -14,9 +14,9 @@ from support.importkit import parse_export
 from accounts import importer
 from accounts.importer import ExportError, FirstLines, decode, read_export, text_lines
 from accounts.statusmap import load_status_map
-from accounts.store import AccountStore, connections, open_store
-from accounts.store import commissions as store_commissions
-from accounts.store.base import NewCommission
+from store import AccountStore, connections, open_store
+from store import commissions as store_commissions
+from store.base import NewCommission
 
 STATUSES = load_status_map()
 HEADER = "externalId,commissionAmount,currency,transactedAt"

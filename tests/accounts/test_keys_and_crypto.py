@@ -140,8 +140,8 @@ def test_a_keyring_never_shows_its_secrets():
 
 
 def test_cursors_signed_with_a_retired_secret_pass_until_it_is_removed():
-    from edge import cursor
     from edge.http.errors import ApiError
+    from edge.request import cursor
 
     token = cursor.encode(Keyring((OLD,)), "commissions", {}, ["2026-01-01", 7])
     assert cursor.decode(Keyring.of(NEW, [OLD]), token, "commissions", {}) == ["2026-01-01", 7]

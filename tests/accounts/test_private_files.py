@@ -13,9 +13,9 @@ import pytest
 
 from accounts import backup as backup_files
 from accounts.keyring import file_secrets
-from accounts.privatefiles import make_private_dirs, touch_private
-from accounts.store import accounts, open_store
-from accounts.store.sqlite import MIGRATIONS
+from store import accounts, open_store
+from store.engines.sqlite import MIGRATIONS
+from store.privatefiles import make_private_dirs, touch_private
 
 
 @pytest.fixture(autouse=True)

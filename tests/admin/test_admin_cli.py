@@ -21,11 +21,11 @@ from support.slowcommit import COMMITTING, slow_commits
 
 from accounts import apikeys
 from accounts.demo import DEMO_UID, seed_demo
-from accounts.store import accounts, commissions, open_store
-from accounts.store.base import CommissionQuery
 from admin import cli as admin
 from admin.cli import build_parser, main
 from edge.config import Config
+from store import accounts, commissions, open_store
+from store.base import CommissionQuery
 from sync.connectors import CONNECTORS
 
 ROOT = Path(__file__).resolve().parents[2]

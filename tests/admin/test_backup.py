@@ -20,9 +20,9 @@ from support.edgeclient import EdgeClientFactory
 from accounts import backup as backup_files
 from accounts.crypto import decrypt_credentials
 from accounts.demo import DEMO_UID, seed_store
-from accounts.store import AccountStore, accounts
 from admin.cli import main as admin_main
 from edge.config import Config
+from store import AccountStore, accounts
 
 SECRET = "backup-secret-" + "b" * 40
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from accounts.store import AccountStore, accounts, commissions, open_store
-from accounts.store.base import NewCommission
-from accounts.store.core import Session
 from admin.cli import main
+from store import AccountStore, accounts, commissions, open_store
+from store.base import NewCommission
+from store.core import Session
 from sync.__main__ import parse_args
 from sync.retention import keep_retention, prune_events
 

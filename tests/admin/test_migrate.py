@@ -14,8 +14,9 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from accounts.store import migrations_pg, sqlite
-from accounts.store.schema import schema_status
+from store.engines import sqlite
+from store.schema import postgres_history as migrations_pg
+from store.schema.status import schema_status
 
 ROOT = Path(__file__).resolve().parents[2]
 LATEST = len(sqlite.MIGRATIONS)

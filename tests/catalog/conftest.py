@@ -15,7 +15,7 @@ from unittest import mock
 import pytest
 from buildkit import ROOT, CliRunner, Content
 
-from catalog import site
+from catalog.site import pages as site
 
 
 @pytest.fixture

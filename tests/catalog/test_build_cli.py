@@ -145,7 +145,7 @@ def test_bad_base_url_is_a_usage_error(content: Content, run_cli: CliRunner, url
      ("https://пример.рф/", "https://пример.рф")],
 )  # fmt: skip
 def test_good_base_urls_are_kept_without_the_trailing_slash(url: str, written: str) -> None:
-    from catalog.site_meta import normalise_base_url
+    from catalog.site.meta import normalise_base_url
 
     assert normalise_base_url(url) == written
 

@@ -21,7 +21,8 @@ from buildkit import Content
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from catalog import scoring, site, submission, validation
+from catalog import scoring, submission, validation
+from catalog.site import pages as site
 from contract import shardformat
 from contract import vocabulary as v
 from contract.shardformat import Directory, combo_key

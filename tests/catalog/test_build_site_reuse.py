@@ -1,5 +1,5 @@
 """A rebuild takes the site pages whose inputs did not change from dist/ instead of
-rendering them again (catalog.site.Reuse), and its output stays a cold build's."""
+rendering them again (catalog.site.pages.Reuse), and its output stays a cold build's."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from buildkit import Content, project_imports, snapshot, submission
 
-from catalog import cache, site, writing
+from catalog import cache, writing
 from catalog.model import Existing
 from catalog.rendering import _site_path
+from catalog.site import pages as site
 
 
 def catalogue(content: Content, n: int = 60) -> None:
@@ -152,6 +153,6 @@ def test_site_paths_may_not_replace_the_apis_files(path: str) -> None:
 
 def test_site_version_covers_everything_the_site_imports() -> None:
     """Every project module catalog.site imports, directly or not, is hashed."""
-    seen = project_imports("catalog/site.py")
+    seen = project_imports("catalog/site/pages.py")
     assert "contract/labels.py" in seen  # the walk follows imports
     assert seen <= set(site.SITE_SOURCES)

@@ -17,8 +17,8 @@ from aiohttp import web
 from support import sample
 
 from accounts import apikeys
-from accounts.store import accounts, open_store
 from edge.config import Config
+from store import accounts, open_store
 
 
 def _key(name: str) -> str:

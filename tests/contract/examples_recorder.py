@@ -26,8 +26,8 @@ from urllib.parse import urlsplit
 
 from accounts import apikeys
 from accounts.demo import DEMO_UID, seed_store
-from accounts.store import accounts, open_store
 from contract import examples as examples_file
+from store import accounts, open_store
 
 EXAMPLES = examples_file.PATH
 REFRESH_ENV = "REFRESH_EXAMPLES"

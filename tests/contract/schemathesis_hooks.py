@@ -38,11 +38,11 @@ from contract.endpoints import (
     PROGRAMS,
     Endpoint,
 )
-from edge import cursor
 from edge.handlers import events
 from edge.handlers.programs import cursor_filters
 from edge.http.errors import ApiError
-from edge.query import parse_query
+from edge.request import cursor
+from edge.request.query import parse_query
 
 SECRET_ENV = "CONTRACT_CURSOR_SECRET"
 LIST_ENDPOINTS: dict[str, Endpoint] = {

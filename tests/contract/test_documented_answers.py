@@ -12,10 +12,10 @@ from contract_support import FREE_KEY, SUSPENDED_KEY, bearer
 from jsonschema import Draft202012Validator
 
 from accounts import apikeys
-from accounts.store import NewCommission, accounts, commissions, open_store
 from contract import openapi
 from contract.endpoints import ENDPOINTS
 from edge import appkeys
+from store import NewCommission, accounts, commissions, open_store
 
 DOC = orjson.loads(openapi.render())
 

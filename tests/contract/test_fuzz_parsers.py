@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 from contract.endpoints import ENDPOINTS, Endpoint
 from contract.vocabulary import ERROR_CODES
-from edge import cursor
 from edge.http.errors import ApiError
-from edge.query import parse_query
+from edge.request import cursor
+from edge.request.query import parse_query
 
 SECRET = b"fuzz-secret-" + b"x" * 40
 QUERY_CODES = {"invalid_parameter", "unknown_parameter", "invalid_date_range", "invalid_cursor"}

@@ -17,8 +17,8 @@ from contract import openapi
 from contract import vocabulary as v
 from contract.endpoints import COMMISSIONS, ENDPOINTS, PROGRAMS
 from contract.resources import RESOURCES
-from edge import query
 from edge.http.errors import ApiError
+from edge.request import query
 
 DOC = orjson.loads(openapi.render())
 
@@ -239,7 +239,7 @@ def test_the_cursor_schema_is_the_cursor_shape(value, valid):
 
 @pytest.mark.parametrize("endpoint", ["programs", "commissions"])
 def test_issued_cursors_fit_the_schema(endpoint):
-    from edge import cursor
+    from edge.request import cursor
 
     position = [0, "a"] if endpoint == "programs" else ["2024-01-01T00:00:00Z", 1]
     token = cursor.encode(b"s" * 32, endpoint, {}, position)

@@ -4,7 +4,7 @@ edge on a real account database. tests/conftest.py registers them as a plugin.
 Every test that reaches the database (through `database`, `account_config`, `admin_store`,
 `seeded`, or `edge_client` where a folder's `client_config` is `account_config`) runs twice:
 on a SQLite file in tmp_path and on the session's PostgreSQL server (tests/support/pgfixtures.py;
-skipped without PostgreSQL, except in CI). A test of SQLite internals is marked `sqlite_only`; its PostgreSQL twin is in tests/accounts/pg."""
+skipped without PostgreSQL, except in CI). A test of SQLite internals is marked `sqlite_only`; its PostgreSQL twin is in tests/store/pg."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from accounts.store import AccountStore, open_store
 from edge.config import Config
+from store import AccountStore, open_store
 from support.accountkit import Seeded, new_account
 
 # The account tests make hundreds of calls with one key; the limiter is not under test here.
@@ -28,7 +28,7 @@ BACKENDS = ("sqlite", "postgresql")
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "sqlite_only: a test of SQLite internals (its PostgreSQL twin is in tests/accounts/pg)",
+        "sqlite_only: a test of SQLite internals (its PostgreSQL twin is in tests/store/pg)",
     )
 
 

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from accounts import apikeys
-from accounts.store import AccountStore, Session, accounts
-from accounts.store.base import NewCommission, format_timestamp
 from contract.resources import BY_NAME, Field, Resource
+from store import AccountStore, Session, accounts
+from store.base import NewCommission, format_timestamp
 
 DATE_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 

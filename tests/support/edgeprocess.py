@@ -17,7 +17,7 @@ from pathlib import Path
 import aiohttp
 
 from accounts import apikeys
-from accounts.store import accounts, open_store
+from store import accounts, open_store
 from support.redisserver import free_port
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 from accounts.importer import read_export
 from accounts.statusmap import StatusMap
-from accounts.store.base import NewCommission
+from store.base import NewCommission
 
 
 def parse_export(

@@ -92,7 +92,7 @@ class PgTestDatabases:
         if conn is None:
             await self._create(TEST_DATABASE)
             # Imported here: a run without PostgreSQL never needs the store module.
-            from accounts.store.postgres import PostgresStore
+            from store.engines.postgres import PostgresStore
 
             store = await PostgresStore.open(self.url, writable=True, timeout=30.0)
             await store.close()

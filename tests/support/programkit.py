@@ -13,9 +13,9 @@ from typing import Any
 from aiohttp.test_utils import TestClient
 
 from accounts import apikeys
-from accounts.store import accounts, open_store
 from edge import appkeys
-from edge.directory import DirectoryState
+from edge.directory.pages import DirectoryState
+from store import accounts, open_store
 
 # A well-formed key (marker, 32 base62 characters, checksum) fixed so tests can name it.
 _RANDOM = "DirectoryTests0123456789abcdefgh"

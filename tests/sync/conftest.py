@@ -24,7 +24,7 @@ from sync_support import (
 
 from accounts.keyring import Keyring, keyring_from_env
 from accounts.statusmap import load_status_map
-from accounts.store import AccountStore, open_store
+from store import AccountStore, open_store
 from sync.connectors import CONNECTORS
 from sync.http import NetworkClient, RetryPolicy
 from sync.model import SyncReport

@@ -22,9 +22,9 @@ from support.clock import WALL_START, FakeClock
 
 from accounts.crypto import encrypt_credentials
 from accounts.keyring import Keyring
-from accounts.store import AccountStore, accounts, connections
-from accounts.store.base import VALUE_FIELDS, StoreError
 from contract.vocabulary import COMMISSION_STATUSES
+from store import AccountStore, accounts, connections
+from store.base import VALUE_FIELDS, StoreError
 from sync.model import Position, SyncReport, Transaction, Window, WriteResult
 from sync.ports import Connection
 

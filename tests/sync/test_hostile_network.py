@@ -30,7 +30,7 @@ from sync_support import (
 )
 
 from accounts.keyring import keyring_from_env
-from accounts.store import CommissionQuery, commissions, connections, open_store
+from store import CommissionQuery, commissions, connections, open_store
 from sync.clock import SystemClock
 from sync.connectors.awin import Awin
 from sync.errors import REASON_CODES, REFUSAL_CODES
@@ -390,7 +390,7 @@ async def test_the_real_stores_keep_their_rows_and_record_the_outcome(
 
 
 async def test_the_store_refuses_what_the_definition_refuses(real_store):
-    from accounts.store.base import NewCommission
+    from store.base import NewCommission
 
     good = NewCommission("X1", "pending", None, "1.00", "EUR", "2026-01-01T00:00:00Z")
     await real_store.write(commissions.upsert, ACCOUNT, "awin", [good])

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from sync_support import CONNECTION_CURRENCY, CREDENTIALS, PLANTED, SECRET, FakeNetworks, expected
 
-from accounts.store import connections, open_store
+from store import connections, open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -11,7 +11,7 @@ from aiohttp import web
 
 from accounts.demo import DEMO_CREDENTIAL, DEMO_NETWORKS, DEMO_UID, seed_store
 from accounts.keyring import Keyring
-from accounts.store import connections, open_store
+from store import connections, open_store
 from sync.connectors import CONNECTORS
 from sync.model import Outcome
 from sync.runner import SyncSettings

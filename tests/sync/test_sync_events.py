@@ -9,8 +9,8 @@ import pytest
 from support.clock import FakeClock
 from sync_support import ACCOUNT, Canned, connection, expected, stamp_change
 
-from accounts.store import AccountStore, CommissionQuery, commissions
-from accounts.store.events import EventQuery, EventRow, account_events
+from store import AccountStore, CommissionQuery, commissions
+from store.events import EventQuery, EventRow, account_events
 from sync.model import Outcome
 from sync.storage import AccountSyncStore, credential_opener
 

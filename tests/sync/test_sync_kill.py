@@ -13,7 +13,7 @@ from pathlib import Path
 from sync_support import ACCOUNT, SECRET, FakeNetworks, expected, seed_store
 
 from accounts.keyring import Keyring
-from accounts.store import AccountStore, CommissionQuery, commissions, connections, open_store
+from store import AccountStore, CommissionQuery, commissions, connections, open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 NETWORK = "impact"  # 45-day windows, 500 requests an hour: a 400-day backfill never waits

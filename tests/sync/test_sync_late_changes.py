@@ -21,7 +21,7 @@ import pytest
 from support.clock import FakeClock
 from sync_support import ACCOUNT, NETWORKS, FakeNetworks, MemoryStore, connection, stamp_change
 
-from accounts.store import AccountStore, CommissionQuery, commissions
+from store import AccountStore, CommissionQuery, commissions
 from sync.connectors import CONNECTORS
 from sync.model import Outcome
 from sync.storage import AccountSyncStore, credential_opener

@@ -20,8 +20,8 @@ from support.redisserver import free_port
 from sync_support import ACCOUNT, PLANTED, SECRET, Canned, FakeNetworks, expected, seed_store
 
 from accounts.keyring import Keyring
-from accounts.store import AccountStore, connections, open_store
 from contract.version import VERSION
+from store import AccountStore, connections, open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]

@@ -18,8 +18,8 @@ from multidict import CIMultiDict
 from sync_support import CREDENTIALS, dumps, load_records
 
 from accounts.statusmap import load_status_map
-from accounts.store.base import AMOUNT_RE, TIMESTAMP_RE
 from contract.vocabulary import COMMISSION_STATUSES
+from store.base import AMOUNT_RE, TIMESTAMP_RE
 from sync.connectors import CONNECTORS
 from sync.connectors.base import CallContext, Credentials, Page
 from sync.errors import SyncError

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from sync_support import CREDENTIALS, NETWORKS, NOW, PLANTED, Canned, connection
 
-from accounts.store import connections
+from store import connections
 from sync.connectors import CONNECTORS
 from sync.connectors.base import CallContext, Credentials
 from sync.errors import SyncError

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from sync_support import CREDENTIALS, connection, decrypt, seal
 
-from accounts.store import accounts, connections, open_store
-from accounts.store.handle import Backoff, StoreHandle
+from store import accounts, connections, open_store
+from store.handle import Backoff, StoreHandle
 from sync.model import Outcome
 from sync.storage import AccountSyncStore
 from sync.worker import Worker, WorkerConfig

@@ -10,7 +10,7 @@ import pytest
 from support.clock import FakeClock
 from sync_support import ACCOUNT, NETWORKS, Canned, connection, expected, stamp_change
 
-from accounts.store import (
+from store import (
     AccountStore,
     CommissionQuery,
     Conflict,

@@ -11,7 +11,7 @@ from support.clock import FakeClock
 from sync_support import max_in_any_period
 
 from accounts.statusmap import load_status_map
-from accounts.store.base import VALUE_FIELDS
+from store.base import VALUE_FIELDS
 from sync.connectors import CONNECTORS
 from sync.connectors.base import CallContext, Credentials, Fields, transaction
 from sync.http import RetryPolicy, backoff_delay, retry_after_seconds
@@ -258,7 +258,7 @@ def _ctx():
     ],
 )
 def test_a_member_a_record_lacks_is_not_stated(given, unstated):
-    """What the store then keeps as it was (accounts.store.base.with_stored)."""
+    """What the store then keeps as it was (store.base.with_stored)."""
     fields = {
         "external_id": "1",
         "raw_status": "approved",

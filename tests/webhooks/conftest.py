@@ -12,7 +12,7 @@ from support.receiver import Receiver
 from webhookkit import SERVICE_SECRET
 
 from accounts.keyring import Keyring
-from accounts.store import AccountStore, open_store
+from store import AccountStore, open_store
 
 
 @pytest.fixture

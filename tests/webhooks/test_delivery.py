@@ -25,10 +25,10 @@ from webhookkit import (
     worker,
 )
 
-from accounts.store import accounts
-from accounts.store.base import format_timestamp
-from accounts.store.webhooks import add_endpoint, enable_endpoint, event_public_id, replay_since
 from admin.webhooks import rotate
+from store import accounts
+from store.base import format_timestamp
+from store.webhooks import add_endpoint, enable_endpoint, event_public_id, replay_since
 from webhooks import signing
 from webhooks.schedule import RetryPolicy
 from webhooks.targets import TargetPolicy

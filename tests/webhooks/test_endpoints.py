@@ -9,9 +9,9 @@ import pytest
 from webhookkit import LOOPBACK
 
 from accounts.keyring import Keyring
-from accounts.store import Conflict, StoreUnavailable, accounts
-from accounts.store.webhooks import MAX_ENDPOINTS_PER_ACCOUNT, sealed_secrets
 from admin.webhooks import reencrypt, register, rotate
+from store import Conflict, StoreUnavailable, accounts
+from store.webhooks import MAX_ENDPOINTS_PER_ACCOUNT, sealed_secrets
 from webhooks import signing
 
 OLD = Keyring((b"old-service-secret-" + b"o" * 40,))

@@ -9,9 +9,9 @@ import jsonschema
 import orjson
 from webhookkit import Wall, add_commissions, endpoint, worker
 
-from accounts.store import NewCommission, accounts, commissions, connections
 from contract import openapi
 from contract.webhooks import TEST_EVENT
+from store import NewCommission, accounts, commissions, connections
 from webhooks import signing
 
 DOC = openapi.document()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from webhookkit import SERVICE_SECRET, add_commissions, deliveries, endpoint, until
 
-from accounts.store import accounts
+from store import accounts
 
 ROOT = Path(__file__).resolve().parents[2]
 

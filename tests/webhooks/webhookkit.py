@@ -8,9 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from accounts.keyring import Keyring
-from accounts.store import AccountStore, NewCommission, accounts, commissions
-from accounts.store.webhooks import DeliveryView, EndpointView, get_endpoint, recent_deliveries
 from admin.webhooks import register
+from store import AccountStore, NewCommission, accounts, commissions
+from store.webhooks import DeliveryView, EndpointView, get_endpoint, recent_deliveries
 from webhooks.schedule import RetryPolicy
 from webhooks.targets import TargetPolicy
 from webhooks.worker import Worker, WorkerSettings

@@ -17,7 +17,7 @@ from site_samples import BASE_URL, ROOT, sample_programs
 from support.sample import build_sample
 
 from catalog.model import Program
-from catalog.site import render_site
+from catalog.site.pages import render_site
 from edge.app import create_app
 from edge.config import Config
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from site_samples import BASE_URL, sample_programs
 
 from catalog.rendering import RESERVED
-from catalog.site import render_site
+from catalog.site.pages import render_site
 
 
 def site_files_in(dist: Path) -> dict[str, bytes]:

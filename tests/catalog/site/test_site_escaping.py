@@ -11,8 +11,8 @@ import pytest
 from site_html import parse
 from site_samples import BASE_URL, synthetic
 
-from catalog import site_meta
-from catalog.site import render_site
+from catalog.site import meta as site_meta
+from catalog.site.pages import render_site
 
 NAME = "<script>alert(1)</script> & Co"
 PITCH = 'Great <img src=x onerror="alert(2)"> pitch </script><!-- \u2028 end'

@@ -13,7 +13,7 @@ import yaml
 from site_samples import BASE_URL, CONTENT
 
 from catalog.model import Program
-from catalog.site import markdown_text
+from catalog.site.pages import markdown_text
 
 LINE = re.compile(r"^- \[(?P<name>.+)\]\((?P<url>[^)]+)\): ")
 

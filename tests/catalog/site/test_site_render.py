@@ -14,8 +14,10 @@ import pytest
 from site_html import parse, resolve
 from site_samples import BASE_URL, ROOT, synthetic
 
-from catalog import docpages, scoring, site, site_meta
-from catalog.site_plan import IN_HOUSE, PER_PAGE, checked_slug, platform_key
+from catalog import docpages, scoring
+from catalog.site import meta as site_meta
+from catalog.site import pages as site
+from catalog.site.plan import IN_HOUSE, PER_PAGE, checked_slug, platform_key
 from contract import openapi
 from contract.labels import LABELS
 from contract.vocabulary import COMMISSION_MODES, MODELS, PAYOUTS, VERTICALS
@@ -442,7 +444,7 @@ DIGEST = """
 import hashlib, sys
 sys.path.insert(0, "tests/catalog/site")
 from site_samples import BASE_URL, sample_programs
-from catalog.site import render_site
+from catalog.site.pages import render_site
 files = render_site(sample_programs(), BASE_URL)
 digest = hashlib.sha256()
 for path in sorted(files):

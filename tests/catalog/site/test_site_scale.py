@@ -7,8 +7,8 @@ import time
 import pytest
 from site_samples import BASE_URL, synthetic
 
-from catalog import site
-from catalog.site_plan import PER_PAGE
+from catalog.site import pages as site
+from catalog.site.plan import PER_PAGE
 from contract.vocabulary import MODELS, VERTICALS
 
 COUNT = 20_000

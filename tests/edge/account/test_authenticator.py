@@ -9,16 +9,16 @@ import pytest
 from support.clock import FakeClock
 
 from accounts import apikeys
-from accounts.store import accounts
-from accounts.store.base import (
+from edge.auth.authenticate import NOT_CACHED
+from edge.auth.authenticator import CachedAuthenticator
+from store import accounts
+from store.base import (
     AccountView,
     CapabilityView,
     KeyRecord,
     KeyView,
     StoreUnavailable,
 )
-from edge.auth.authenticate import NOT_CACHED
-from edge.auth.authenticator import CachedAuthenticator
 
 
 def record(key_id: str = "key_1", suspended: bool = False) -> KeyRecord:

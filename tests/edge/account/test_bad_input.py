@@ -8,9 +8,9 @@ from support.apierror import assert_api_error
 from yarl import URL
 
 from accounts import apikeys
-from accounts.store import accounts
 from contract.endpoints import COMMISSIONS, ME
-from edge import cursor
+from edge.request import cursor
+from store import accounts
 
 # (query string, code, param); every answer is 400 unless the code says otherwise.
 COMMISSION_CASES = [

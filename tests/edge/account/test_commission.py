@@ -11,10 +11,10 @@ from support.accountkit import check_resource, new_account
 from support.apierror import assert_api_error
 
 from accounts.crypto import encrypt_credentials
-from accounts.store import commissions, connections, open_store
-from accounts.store.base import NewCommission, commission_id
 from contract.endpoints import COMMISSION
 from contract.resources import ACCOUNT, COMMISSION_DETAIL
+from store import commissions, connections, open_store
+from store.base import NewCommission, commission_id
 
 
 @pytest.fixture

@@ -13,10 +13,10 @@ import pytest
 from support.accountkit import Seeded, check_resource, new_account, read_all
 from yarl import URL
 
-from accounts.store import AccountStore, commissions, connections, open_store
-from accounts.store.base import NewCommission, commission_id
 from contract.resources import COMMISSION, PAGE_INFO
 from contract.vocabulary import COMMISSION_STATUSES
+from store import AccountStore, commissions, connections, open_store
+from store.base import NewCommission, commission_id
 
 NETWORKS = ("awin", "cj", "impact")
 CURRENCIES = ("EUR", "GBP", "USD", "CHF")

@@ -13,11 +13,11 @@ import pytest
 from support.accountkit import Seeded, check_resource, new_account
 from support.apierror import assert_api_error
 
-from accounts.store import AccountStore, commissions, connections, open_store
-from accounts.store import events as events_store
-from accounts.store.base import NewCommission
 from contract.resources import BY_NAME, EVENT, EVENT_DATA, PAGE_INFO
 from contract.vocabulary import EVENT_TYPES
+from store import AccountStore, commissions, connections, open_store
+from store import events as events_store
+from store.base import NewCommission
 
 PATH = "/v1/events"
 

@@ -14,13 +14,13 @@ from support.accountkit import check_resource, new_account
 from support.apierror import assert_api_error
 
 from accounts.crypto import encrypt_credentials
-from accounts.store import accounts, connections
 from contract.endpoints import ME
 from contract.resources import ACCOUNT
 from edge import appkeys
 from edge.auth.authenticate import Principal
 from edge.config import Config
 from edge.handlers.account import me
+from store import accounts, connections
 
 
 async def test_the_account_has_every_member_in_spec_order(edge_client, admin_store, account_config):

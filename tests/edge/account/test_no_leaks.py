@@ -7,8 +7,8 @@ import logging
 from support.accountkit import new_account, new_key
 
 from accounts.crypto import encrypt_credentials
-from accounts.store import accounts, connections
 from edge.http.accesslog import JsonAccessLogger
+from store import accounts, connections
 
 PLANTED = "PLANTED-CREDENTIAL-7f3a9c"
 

@@ -61,7 +61,7 @@ async def test_a_broken_schema_is_503_not_500(edge_client, admin_store, seeded):
     await expect(await client.get("/v1/commissions", headers=seeded.auth), 503, "unavailable", 5)
 
 
-@pytest.mark.sqlite_only  # PostgreSQL: tests/accounts/pg/test_outage.py (a frozen server), test_store.py
+@pytest.mark.sqlite_only  # PostgreSQL: tests/store/pg/test_outage.py (a frozen server), test_store.py
 async def test_a_stuck_store_answers_503_within_the_timeout(edge_client, seeded):
     client = await edge_client(store_timeout=0.3)
     assert (await client.get("/v1/commissions", headers=seeded.auth)).status == 200

@@ -15,10 +15,10 @@ import pytest
 from support.accountkit import Seeded, check_resource, new_account
 from support.apierror import assert_api_error
 
-from accounts.store import AccountStore, commissions, open_store
-from accounts.store.base import NewCommission
 from contract.resources import COMMISSION_TOTAL, SUMMARY_GROUPS
 from contract.vocabulary import COMMISSION_STATUSES
+from store import AccountStore, commissions, open_store
+from store.base import NewCommission
 
 NETWORKS = ("awin", "cj", "impact")
 CURRENCIES = ("EUR", "GBP", "USD")
@@ -283,7 +283,7 @@ async def test_large_answers_are_gzip_coded(edge_client, dataset):
 
 def test_every_grouping_order_is_valid():
     from contract.endpoints import COMMISSION_SUMMARY
-    from edge.query import parse_query
+    from edge.request.query import parse_query
 
     for size in range(1, len(SUMMARY_GROUPS) + 1):
         for order in itertools.permutations(SUMMARY_GROUPS, size):

@@ -10,7 +10,8 @@ from support.apierror import assert_api_error
 from support.distwriter import publish, random_catalogue
 from support.programkit import AUTH, TEST_KEY
 
-from edge import appkeys, cursor
+from edge import appkeys
+from edge.request import cursor
 
 LIST_CASES = [
     # (query string, code, param)

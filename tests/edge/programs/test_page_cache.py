@@ -11,8 +11,8 @@ import pytest
 from support.distwriter import publish, random_catalogue
 from support.programkit import AUTH, directory_state, wait_for_build
 
-from edge import directory
-from edge.directory import PageCache, RenderedPage
+from edge.directory import pages as directory
+from edge.directory.pages import PageCache, RenderedPage
 
 # The headers of a list page's answer besides Link and ETag (edge.handlers.programs).
 HEADERS = {

@@ -190,7 +190,7 @@ async def test_a_broken_build_is_refused_and_the_old_one_keeps_serving(
     staged = dist.with_name("broken")
     write_dist(staged, random_catalogue(random.Random(2), 8), "b-broken")
     breakage(staged)
-    with caplog.at_level(logging.ERROR, logger="edge.directory"):
+    with caplog.at_level(logging.ERROR, logger="edge.directory.pages"):
         install(staged, dist)
         for _ in range(200):
             if any("refused the build" in r.getMessage() for r in caplog.records):

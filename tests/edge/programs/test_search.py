@@ -12,7 +12,8 @@ from support.programkit import AUTH, walk
 from support.searchkit import reference, reference_facets, wordy_catalogue
 
 from contract import searchindex, textsearch
-from edge import appkeys, cursor
+from edge import appkeys
+from edge.request import cursor
 
 PROGRAMMES = wordy_catalogue(random.Random(7), 120)
 

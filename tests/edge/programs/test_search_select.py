@@ -20,11 +20,11 @@ from contract import searchindex, shardformat, textsearch
 from contract import vocabulary as v
 from contract.endpoints import PROGRAMS
 from contract.shardformat import FormatError
-from edge import search
-from edge.directory import Build, prepare
+from edge.directory import search
+from edge.directory.pages import Build, prepare
+from edge.directory.search import Query
 from edge.handlers.programs import position_of, select_rows
-from edge.query import parse_query
-from edge.search import Query
+from edge.request.query import parse_query
 
 SECRET = b"s" * 32
 

@@ -11,7 +11,7 @@ from support.distwriter import MARKETS, brute_force, directory_of, random_catalo
 
 from contract import vocabulary as v
 from contract.shardformat import FormatError
-from edge.directory import Index, check, select_page
+from edge.directory.pages import Index, check, select_page
 
 
 def walk(directory, combo, *, min_score, limits):

@@ -7,7 +7,7 @@ import multiprocessing
 import time
 from pathlib import Path
 
-from accounts.store import open_store
+from store import open_store
 
 
 def _open(path: str, start: float, results: multiprocessing.Queue) -> None:

@@ -12,11 +12,11 @@ from aiohttp import web
 from support.apierror import assert_api_error
 from support.edgeprocess import bearer, seed_key
 
-from accounts.store import StoreUnavailable
 from contract.version import VERSION
 from edge import appkeys
 from edge.app import create_app
 from edge.handlers.health import READY_TIMEOUT
+from store import StoreUnavailable
 
 ERROR_MEMBERS = {"code", "message", "status", "param", "requestId"}
 

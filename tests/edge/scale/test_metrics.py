@@ -16,11 +16,11 @@ from prometheus_client.parser import text_string_to_metric_families
 from support.edgeprocess import EDGE_START_TIMEOUT, bearer, start_edge, wait_healthy
 
 from accounts import apikeys
-from accounts.store import accounts, connections, open_store
 from contract.version import VERSION
 from edge import appkeys
 from edge.app import create_app
 from edge.config import ConfigError, load
+from store import accounts, connections, open_store
 
 LIMIT = 3
 # Where the metrics ports are chosen from: below the kernel's ephemeral range, which every

@@ -1,0 +1,2 @@
+"""What a request asks, parsed and bounded: query parameters (query) and signed page
+cursors (cursor), shared by every endpoint."""

@@ -1,0 +1,1 @@
+"""The account store's engines: SQLite (embedded) and PostgreSQL. Only store/ imports them."""

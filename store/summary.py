@@ -1,0 +1,614 @@
+"""Commission totals: the `commission_daily` and `commission_monthly` tables, the triggers
+that keep them, and the summary read over them.
+
+One row per (account, UTC day of transacted_at, network, status, currency), and one per
+(account, UTC month, network, status, currency), holds the number of commissions, the sum
+of their commission amounts and the sum of their sale amounts (with the number of rows
+that have one). Triggers on `commissions` keep both in the statement's own transaction,
+whatever writes (the sync's upsert, an import, a correction, a deletion, an account's
+cascade): the totals are exact at every instant, and no caller has to remember them. A
+summary by month reads whole months from the monthly table and the part-months at either
+end of its period from the daily one (from the monthly one when nothing of their month lies
+outside them: a month to date); a summary by day reads the daily table.
+
+Exact sums without a decimal type on SQLite: an amount has at most 18 digits before the
+point and 12 after (contract.commission), so it is an integer N of 1e-12 units with
+|N| < 10**30: more than 64 bits, and a sum of many rows more still. N is kept as three
+"limbs" of ten digits, hi * 10**20 + mid * 10**10 + lo, each with the amount's sign; each
+limb of a row is below 10**10, so a limb column holds the sum of 900 million rows before
+64 bits overflow. Both databases keep the same columns (bigint limbs): SQLite computes
+them from the text with string functions, PostgreSQL with `numeric`; a SQLite CHECK
+refuses a limb that overflowed into a float, so a sum is exact or the write fails. Reads
+add the limbs of the matching rows (sum() of SQLite raises on overflow, PostgreSQL's
+returns numeric) and Python joins them into one integer.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from store.core import Session, account_filters, one_statement
+
+SCALE = 12  # digits after the point: contract.commission.AMOUNT_SCALE
+LIMB_DIGITS = 10
+LIMBS = ("hi", "mid", "lo")
+COMMISSION_LIMBS = tuple(f"commission_{limb}" for limb in LIMBS)
+SALE_LIMBS = tuple(f"sale_{limb}" for limb in LIMBS)
+# Every column after the key, in the order the triggers write them.
+TOTALS = ("row_count", *COMMISSION_LIMBS, "sale_rows", *SALE_LIMBS)
+_ZEROS = "0" * (LIMB_DIGITS * len(LIMBS))
+_SCALE_ZEROS = "0" * SCALE
+_UNIT: int = 10**SCALE
+_MID: int = 10**LIMB_DIGITS
+_HI: int = 10 ** (2 * LIMB_DIGITS)
+
+
+# --- Exact amounts as integers ---------------------------------------------------------
+
+
+def amount_units(text: str) -> int:
+    """A stored amount ("-12.30") as an integer of 1e-12 units (-12300000000000)."""
+    negative = text.startswith("-")
+    whole, _, fraction = text.lstrip("-").partition(".")
+    units = int(whole) * _UNIT + int((fraction + _SCALE_ZEROS)[:SCALE])
+    return -units if negative else units
+
+
+def units_amount(units: int) -> str:
+    """An integer of 1e-12 units as amount text, in the fewest digits that are exact:
+    no exponent, no trailing zero after the point ("12.3", "100", "-0.000000000001")."""
+    whole, fraction = divmod(-units if units < 0 else units, _UNIT)
+    sign = "-" if units < 0 else ""
+    if not fraction:
+        return f"{sign}{whole}"
+    return f"{sign}{whole}.{fraction:0{SCALE}d}".rstrip("0")
+
+
+def joined(hi: Any, mid: Any, lo: Any) -> int:
+    """The limb sums (ints, or Decimals from PostgreSQL) as one integer of units."""
+    return int(hi) * _HI + int(mid) * _MID + int(lo)
+
+
+# --- The tables and their triggers ------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Grain:
+    """One table of totals: per UTC day, or per UTC month, of transacted_at."""
+
+    name: str  # its key column: day (YYYY-MM-DD) or month (YYYY-MM)
+    table: str
+    width: int  # the leading characters of transacted_at that make the key
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        """The primary key, in the order SQLite keeps the rows (WITHOUT ROWID): a summary
+        grouped by a permutation of a prefix after the account (month, currency, network:
+        month by network) adds up the rows in that order, with no sort of them."""
+        return ("account_id", self.name, "currency", "network", "status")
+
+    def of(self, column: str) -> str:
+        """The grain's key of a transacted_at column, in SQL."""
+        return f"substr({column}, 1, {self.width})"
+
+
+DAY = Grain("day", "commission_daily", 10)
+# A summary by month reads whole months here: an 18-month account is some 1,500 rows of
+# totals instead of 45,000 days.
+MONTH = Grain("month", "commission_monthly", 7)
+GRAINS = (DAY, MONTH)
+
+
+def totals_table(
+    grain: Grain, integer: str, text: str, checks: Sequence[str] = (), options: str = ""
+) -> str:
+    """CREATE TABLE of `grain`'s totals in a layer's spelling of integers and text."""
+    limbs = ",\n            ".join(
+        f"{name} {integer} NOT NULL DEFAULT 0" for name in (*COMMISSION_LIMBS, *SALE_LIMBS)
+    )
+    extra = "".join(f",\n            {check}" for check in checks)
+    return f"""CREATE TABLE {grain.table} (
+            account_id {integer} NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+            {grain.name} {text} NOT NULL,
+            network {text} NOT NULL,
+            status {text} NOT NULL,
+            currency {text} NOT NULL,
+            row_count {integer} NOT NULL CHECK (row_count >= 0),
+            sale_rows {integer} NOT NULL CHECK (sale_rows >= 0),
+            {limbs},
+            PRIMARY KEY ({", ".join(grain.key)}){extra}
+        ){options}"""
+
+
+# A float in a limb column would be a sum no longer exact: SQLite turns an integer
+# overflow of `+` into a REAL; the write fails instead.
+SQLITE_CHECKS = tuple(
+    f"CHECK (typeof({name}) = 'integer')" for name in (*COMMISSION_LIMBS, *SALE_LIMBS)
+)
+
+
+def _sqlite_digits(x: str) -> str:
+    """The 30 digits of |amount `x`| * 10**12, zero-padded (SQLite string functions)."""
+    a = f"ltrim(coalesce({x}, '0'), '-')"
+    point = f"instr({a}, '.')"
+    units = (
+        f"CASE {point} WHEN 0 THEN {a} || '{_SCALE_ZEROS}' "
+        f"ELSE substr({a}, 1, {point} - 1) "
+        f"|| substr(substr({a}, {point} + 1) || '{_SCALE_ZEROS}', 1, {SCALE}) END"
+    )
+    return f"substr('{_ZEROS}' || {units}, -{len(_ZEROS)})"
+
+
+def _sqlite_limbs(digits: str, sign: str) -> list[str]:
+    return [
+        f"{sign} * CAST(substr({digits}, {1 + n * LIMB_DIGITS}, {LIMB_DIGITS}) AS INTEGER)"
+        for n in range(len(LIMBS))
+    ]
+
+
+def sqlite_parts(grain: Grain, prefix: str, source: str = "") -> str:
+    """SELECT of each row's key and its totals (1, limbs...) on SQLite: `prefix` `NEW.` or
+    `OLD.` in a trigger, `` with `source` `FROM commissions` for the backfill."""
+    p = prefix
+    rows = (
+        f"SELECT {p}account_id AS account_id, {grain.of(p + 'transacted_at')} AS {grain.name}, "
+        f"{p}network AS network, {p}status AS status, {p}currency AS currency, "
+        f"{p}commission_amount AS c, {p}sale_amount AS s {source}"
+    )
+    signed = (
+        f"SELECT account_id, {grain.name}, network, status, currency, "
+        "CASE WHEN substr(c, 1, 1) = '-' THEN -1 ELSE 1 END AS cs, "
+        f"{_sqlite_digits('c')} AS cd, "
+        "CASE WHEN s IS NULL THEN 0 ELSE 1 END AS sn, "
+        "CASE WHEN substr(s, 1, 1) = '-' THEN -1 ELSE 1 END AS ss, "
+        f"{_sqlite_digits('s')} AS sd "
+        f"FROM ({rows})"
+    )
+    totals = ["1", *_sqlite_limbs("cd", "cs"), "sn", *_sqlite_limbs("sd", "ss")]
+    return (
+        f"SELECT {', '.join(grain.key)}, "
+        + ", ".join(f"{expr} AS {name}" for expr, name in zip(totals, TOTALS, strict=True))
+        + f" FROM ({signed})"
+    )
+
+
+def _grouped(grain: Grain, parts: str) -> str:
+    """The per-row totals of `parts` summed by `grain`'s key."""
+    key = ", ".join(grain.key)
+    sums = ", ".join(f"sum({name}) AS {name}" for name in TOTALS)
+    return f"SELECT {key}, {sums} FROM ({parts}) AS r GROUP BY {key}"
+
+
+def _add(grain: Grain, parts: str) -> str:
+    """Upsert the totals of `parts` into `grain`'s table (`WHERE true`: SQLite's
+    INSERT ... SELECT ... ON CONFLICT needs it to parse)."""
+    key = ", ".join(grain.key)
+    columns = ", ".join((*grain.key, *TOTALS))
+    sets = ", ".join(f"{name} = {grain.table}.{name} + excluded.{name}" for name in TOTALS)
+    return (
+        f"INSERT INTO {grain.table} ({columns}) SELECT {columns} FROM ({parts}) AS p "
+        f"WHERE true ORDER BY {key} ON CONFLICT ({key}) DO UPDATE SET {sets}"
+    )
+
+
+def _subtract(grain: Grain, parts: str) -> str:
+    """Take the totals of `parts` (summed by key) from their rows of `grain`'s table.
+    An UPDATE, never an insert: a row being removed was counted, and during an account's
+    cascade its totals may already be gone (no row to recreate for a deleted account)."""
+    t = grain.table
+    sets = ", ".join(f"{name} = {t}.{name} - o.{name}" for name in TOTALS)
+    match = " AND ".join(f"{t}.{name} = o.{name}" for name in grain.key)
+    return f"UPDATE {t} SET {sets} FROM ({_grouped(grain, parts)}) AS o WHERE {match}"
+
+
+def _drop_empty(grain: Grain, keys: str) -> str:
+    """Delete the rows of `grain`'s table whose key `keys` selects (with `transacted_at`
+    for the time) that no commission counts any more."""
+    t = grain.table
+    match = " AND ".join(
+        f"{t}.{name} = {grain.of('k.transacted_at') if name == grain.name else 'k.' + name}"
+        for name in grain.key
+    )
+    return f"DELETE FROM {t} WHERE row_count = 0 AND EXISTS (SELECT 1 FROM ({keys}) AS k WHERE {match})"
+
+
+# What moves a commission between rows of totals or changes them.
+_COUNTED = (
+    "account_id",
+    "transacted_at",
+    "network",
+    "status",
+    "currency",
+    "commission_amount",
+    "sale_amount",
+)
+_KEYED = ("account_id", "transacted_at", "network", "status", "currency")
+
+
+def _backfill(grain: Grain, parts: str) -> str:
+    columns = ", ".join((*grain.key, *TOTALS))
+    return f"INSERT INTO {grain.table} ({columns}) " + _grouped(grain, parts)
+
+
+def sqlite_migration() -> tuple[str, ...]:
+    """Migration 4 on SQLite: the tables, their backfill, one row trigger per kind of
+    write keeping both."""
+    old_key = "SELECT " + ", ".join(f"OLD.{name} AS {name}" for name in _KEYED)
+    changed = " OR ".join(f"OLD.{name} IS NOT NEW.{name}" for name in _COUNTED)
+
+    def body(*steps: str) -> str:
+        return "".join(f"\n                {step};" for step in steps)
+
+    inserts = body(*(_add(g, sqlite_parts(g, "NEW.")) for g in GRAINS))
+    updates = body(
+        *(
+            step
+            for g in GRAINS
+            for step in (
+                _subtract(g, sqlite_parts(g, "OLD.")),
+                _add(g, sqlite_parts(g, "NEW.")),
+                _drop_empty(g, old_key),
+            )
+        )
+    )
+    deletes = body(
+        *(
+            step
+            for g in GRAINS
+            for step in (_subtract(g, sqlite_parts(g, "OLD.")), _drop_empty(g, old_key))
+        )
+    )
+    return (
+        # WITHOUT ROWID: the rows are the primary key's b-tree, so the range of one account
+        # and period is read in order, with no second lookup per row.
+        *(totals_table(g, "INTEGER", "TEXT", SQLITE_CHECKS, " WITHOUT ROWID") for g in GRAINS),
+        *(_backfill(g, sqlite_parts(g, "", "FROM commissions")) for g in GRAINS),
+        f"""CREATE TRIGGER commission_totals_insert AFTER INSERT ON commissions
+            BEGIN{inserts}
+            END""",
+        f"""CREATE TRIGGER commission_totals_update AFTER UPDATE ON commissions
+            FOR EACH ROW WHEN {changed}
+            BEGIN{updates}
+            END""",
+        f"""CREATE TRIGGER commission_totals_delete AFTER DELETE ON commissions
+            BEGIN{deletes}
+            END""",
+    )
+
+
+def pg_parts(grain: Grain, source: str) -> str:
+    """SELECT of each row's key and its totals from `source` (a table or transition
+    table) on PostgreSQL: the limbs from exact `numeric`."""
+    unit = f"1{_SCALE_ZEROS}"
+    lo, mid = f"1{'0' * LIMB_DIGITS}", f"1{'0' * 2 * LIMB_DIGITS}"
+
+    def limbs(x: str) -> list[str]:
+        n = f"(coalesce({x}, '0')::numeric * {unit})"
+        return [
+            # div(), not `/`: a numeric quotient is rounded to a scale, div() truncates.
+            f"div({n}, {mid})::bigint",
+            f"div(mod({n}, {mid}), {lo})::bigint",
+            f"mod({n}, {lo})::bigint",
+        ]
+
+    totals = [
+        "1",
+        *limbs("commission_amount"),
+        "CASE WHEN sale_amount IS NULL THEN 0 ELSE 1 END",
+        *limbs("sale_amount"),
+    ]
+    return (
+        f"SELECT account_id, {grain.of('transacted_at')} AS {grain.name}, network, status, "
+        "currency, "
+        + ", ".join(f"{expr} AS {name}" for expr, name in zip(totals, TOTALS, strict=True))
+        + f" FROM {source}"
+    )
+
+
+def _pg_function(name: str, body: Iterable[str]) -> str:
+    statements = "\n                ".join(f"{statement};" for statement in body)
+    return f"""CREATE FUNCTION {name}() RETURNS trigger
+            LANGUAGE plpgsql AS $$
+            BEGIN
+                {statements}
+                RETURN NULL;
+            END
+            $$"""
+
+
+def pg_migration() -> tuple[str, ...]:
+    """Migration 4 on PostgreSQL: the tables, their backfill, and one statement-level
+    trigger per kind of write, set-based over its transition tables."""
+    old_keys = f"SELECT DISTINCT {', '.join(_KEYED)} FROM old_rows"
+    return (
+        *(totals_table(g, "bigint", 'text COLLATE "C"') for g in GRAINS),
+        *(_backfill(g, pg_parts(g, "commissions")) for g in GRAINS),
+        _pg_function(
+            "commission_totals_insert",
+            [_add(g, _grouped(g, pg_parts(g, "new_rows"))) for g in GRAINS],
+        ),
+        _pg_function(
+            "commission_totals_update",
+            [
+                step
+                for g in GRAINS
+                for step in (
+                    _subtract(g, pg_parts(g, "old_rows")),
+                    _add(g, _grouped(g, pg_parts(g, "new_rows"))),
+                    _drop_empty(g, old_keys),
+                )
+            ],
+        ),
+        _pg_function(
+            "commission_totals_delete",
+            [
+                step
+                for g in GRAINS
+                for step in (_subtract(g, pg_parts(g, "old_rows")), _drop_empty(g, old_keys))
+            ],
+        ),
+        """CREATE TRIGGER commission_totals_insert AFTER INSERT ON commissions
+            REFERENCING NEW TABLE AS new_rows
+            FOR EACH STATEMENT EXECUTE FUNCTION commission_totals_insert()""",
+        """CREATE TRIGGER commission_totals_update AFTER UPDATE ON commissions
+            REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+            FOR EACH STATEMENT EXECUTE FUNCTION commission_totals_update()""",
+        """CREATE TRIGGER commission_totals_delete AFTER DELETE ON commissions
+            REFERENCING OLD TABLE AS old_rows
+            FOR EACH STATEMENT EXECUTE FUNCTION commission_totals_delete()""",
+    )
+
+
+# --- The summary read ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryQuery:
+    """Totals of one account's commissions, filters already validated."""
+
+    account_uid: str
+    group_by: tuple[str, ...]  # distinct names of SUMMARY_GROUPS; currency is always a key
+    network: str | None = None
+    status: str | None = None
+    since: dt.date | None = None  # inclusive, on the UTC date of transacted_at
+    until: dt.date | None = None  # inclusive
+    updated_since: str | None = None  # TIMESTAMP_FORMAT; then the changed rows are summed
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryRow:
+    """One group: its keys (None for one not grouped by), count and exact totals."""
+
+    network: str | None
+    status: str | None
+    day: str | None  # YYYY-MM-DD
+    month: str | None  # YYYY-MM
+    currency: str
+    count: int
+    commission: str  # amount text, exact (`units_amount`)
+    sale: str | None  # None when no commission of the group reports a sale amount
+
+    def key(self, group_by: Sequence[str]) -> tuple[str | None, ...]:
+        """What the rows are ordered by: the keys of `group_by` in order, the currency."""
+        return (*(getattr(self, name) for name in group_by), self.currency)
+
+
+def _filters(
+    query: SummaryQuery, column: str, bounds: tuple[str | None, str | None]
+) -> tuple[list[str], list[Any]]:
+    """Conditions and parameters of the filters; `column` the one `bounds` (inclusive,
+    None for none) range over."""
+    where, params = account_filters(query.account_uid, query.network, query.status)
+    lower, upper = bounds
+    if lower is not None:
+        where.append(f"{column} >= ?")
+        params.append(lower)
+    if upper is not None:
+        where.append(f"{column} <= ?")
+        params.append(upper)
+    return where, params
+
+
+def _text(day: dt.date | None, width: int = 10, suffix: str = "") -> str | None:
+    """A date bound as the text it is compared with (YYYY-MM-DD, YYYY-MM, a timestamp)."""
+    return None if day is None else day.isoformat()[:width] + suffix
+
+
+def _last_day(day: dt.date) -> dt.date:
+    following = (day.replace(day=28) + dt.timedelta(days=4)).replace(day=1)
+    return following - dt.timedelta(days=1)
+
+
+def spans(
+    since: dt.date | None, until: dt.date | None
+) -> list[tuple[Grain, str | None, str | None]]:
+    """The period as ranges of the totals tables, (grain, first key, last key): the whole
+    months from commission_monthly, the part-months at either end from commission_daily."""
+    out: list[tuple[Grain, str | None, str | None]] = []
+    if since is not None and since.day != 1:
+        head_end = _last_day(since)
+        if until is not None and until <= head_end:
+            return [(DAY, since.isoformat(), until.isoformat())]
+        out.append((DAY, since.isoformat(), head_end.isoformat()))
+        since = head_end + dt.timedelta(days=1)
+    if until is not None and until != _last_day(until):
+        tail_start = until.replace(day=1)
+        out.append((DAY, tail_start.isoformat(), until.isoformat()))
+        until = tail_start - dt.timedelta(days=1)
+    if since is None or until is None or since <= until:
+        out.append((MONTH, _text(since, MONTH.width), _text(until, MONTH.width)))
+    return out
+
+
+def _part_month(query: SummaryQuery, lower: str, upper: str) -> tuple[list[str], list[Any]]:
+    """The SELECTs of a part-month [lower, upper] (days of one month) and their parameters:
+    its monthly totals when the account has no commission (of the filters) in that month
+    outside the part, else its daily totals. A month to date is the usual case (nothing is
+    dated after today), which then reads one month's totals instead of a row per day; two
+    index probes decide, in the statement, so the answer stays one consistent read."""
+    day = dt.date.fromisoformat(lower)
+    first, last = day.replace(day=1), _last_day(day)
+    probes, probe_params = [], []
+    for start, end in (
+        (first, day - dt.timedelta(days=1)),
+        (dt.date.fromisoformat(upper) + dt.timedelta(days=1), last),
+    ):
+        if start <= end:
+            where, more = _filters(query, DAY.name, (start.isoformat(), end.isoformat()))
+            probes.append(f"EXISTS (SELECT 1 FROM {DAY.table} WHERE {' AND '.join(where)})")
+            probe_params += more
+    elsewhere = " OR ".join(probes)
+    month = lower[: MONTH.width]
+    monthly, monthly_params = _filters(query, MONTH.name, (month, month))
+    daily, daily_params = _filters(query, DAY.name, (lower, upper))
+    columns = f"network, status, currency, {', '.join(TOTALS)}"
+    return [
+        f"SELECT month, {columns} FROM {MONTH.table} "
+        f"WHERE {' AND '.join(monthly)} AND NOT ({elsewhere})",
+        f"SELECT {MONTH.of('day')} AS month, {columns} FROM {DAY.table} "
+        f"WHERE {' AND '.join(daily)} AND ({elsewhere})",
+    ], [*monthly_params, *probe_params, *daily_params, *probe_params]
+
+
+def summary_sql(query: SummaryQuery) -> tuple[str, list[Any]]:
+    """The groups' totals: rows of (keys..., currency, count, the commission limbs,
+    sale_rows, the sale limbs), ordered by the keys as given. By day from commission_daily;
+    otherwise whole months from commission_monthly and part-months from commission_daily
+    (or from commission_monthly when nothing of their month lies outside them)."""
+    by_day = "day" in query.group_by
+    ranges = (
+        [(DAY, _text(query.since), _text(query.until))]
+        if by_day
+        else spans(query.since, query.until)
+    )
+    parts, params = [], []
+    for grain, lower, upper in ranges:
+        if grain is DAY and not by_day:
+            assert lower is not None and upper is not None  # spans() bounds a part-month
+            more_parts, more = _part_month(query, lower, upper)
+            parts += more_parts
+            params += more
+            continue
+        where, more = _filters(query, grain.name, (lower, upper))
+        # The month column itself where there is one: a grouping by it then follows the
+        # primary key's order (no sort), which an expression would not.
+        if grain is MONTH:
+            time = "month"
+        else:
+            time = f"day, {MONTH.of('day')} AS month" if by_day else f"{MONTH.of('day')} AS month"
+        parts.append(
+            f"SELECT {time}, network, status, currency, {', '.join(TOTALS)} "
+            f"FROM {grain.table} WHERE {' AND '.join(where)}"
+        )
+        params += more
+    keys = [*query.group_by, "currency"]
+    sums = ", ".join(f"sum({name}) AS {name}" for name in TOTALS)
+    positions = ", ".join(str(n) for n in range(1, len(keys) + 1))
+    sql = (
+        f"SELECT {', '.join(keys)}, {sums} FROM ({' UNION ALL '.join(parts)}) AS t "
+        f"GROUP BY {positions} ORDER BY {positions}"
+    )
+    return sql, params
+
+
+def summary_json_sql(query: SummaryQuery) -> tuple[str, list[Any]]:
+    """`summary_sql` folded into one JSON array (Dialect.json_pages): one row crosses from
+    SQLite to Python instead of one per group. The sums are integers: exact in JSON."""
+    sql, params = summary_sql(query)
+    columns = ", ".join((*query.group_by, "currency", *TOTALS))
+    return f"SELECT json_group_array(json_array({columns})) FROM ({sql}) AS s", params
+
+
+def changed_rows_sql(query: SummaryQuery) -> tuple[str, list[Any]]:
+    """With `updatedSince`: the matching commissions' keys and amounts, read through the
+    (account_id, updated_at) index; only the rows changed since are read."""
+    assert query.updated_since is not None
+    day = "substr(transacted_at, 1, 10)"
+    # transacted_at compares as text: a day's bounds are its first and last second.
+    bounds = (
+        _text(query.since, suffix="T00:00:00Z"),
+        _text(query.until, suffix="T23:59:59Z"),
+    )
+    where, params = _filters(query, "transacted_at", bounds)
+    where.append("updated_at >= ?")
+    params.append(query.updated_since)
+    sql = (
+        f"SELECT network, status, {day}, currency, commission_amount, sale_amount "
+        f"FROM commissions WHERE {' AND '.join(where)}"
+    )
+    return sql, params
+
+
+def summary_rows(group_by: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[SummaryRow]:
+    """SummaryRows of `summary_sql`'s result rows."""
+    out = []
+    width = len(group_by)
+    absent = dict.fromkeys(("network", "status", "day", "month"))
+    for row in rows:
+        values = {**absent, **dict(zip(group_by, row, strict=False))}
+        count, c_hi, c_mid, c_lo, sale_rows, s_hi, s_mid, s_lo = row[width + 1 :]
+        out.append(
+            SummaryRow(
+                currency=row[width],
+                count=int(count),
+                commission=units_amount(joined(c_hi, c_mid, c_lo)),
+                sale=units_amount(joined(s_hi, s_mid, s_lo)) if sale_rows else None,
+                **values,
+            )
+        )
+    return out
+
+
+def summed_rows(group_by: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[SummaryRow]:
+    """SummaryRows of `changed_rows_sql`'s commission rows, grouped and summed here."""
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for network, status, day, currency, commission, sale in rows:
+        values = {"network": network, "status": status, "day": day, "month": day[:7]}
+        key = (*(values[name] for name in group_by), currency)
+        totals = groups.setdefault(key, [0, 0, 0, 0])
+        totals[0] += 1
+        totals[1] += amount_units(commission)
+        if sale is not None:
+            totals[2] += 1
+            totals[3] += amount_units(sale)
+    out = []
+    for key in sorted(groups):
+        values = dict(zip(group_by, key, strict=False))
+        count, commission, sale_rows, sale = groups[key]
+        out.append(
+            SummaryRow(
+                network=values.get("network"),
+                status=values.get("status"),
+                day=values.get("day"),
+                month=values.get("month"),
+                currency=key[-1],
+                count=count,
+                commission=units_amount(commission),
+                sale=units_amount(sale) if sale_rows else None,
+            )
+        )
+    return out
+
+
+@one_statement
+async def totals(s: Session, query: SummaryQuery) -> list[SummaryRow]:
+    """The account's commission totals per group of `query.group_by` and currency, ordered
+    by the keys as given: exact, never summed across currencies. Read from the per-day
+    totals, never the commission rows; with `updated_since`, from the rows changed since
+    (the only ones read). Run it through the read door: `store.read(summary.totals, query)`."""
+    if query.updated_since is None:
+        if not s.dialect.json_pages:
+            sql, params = summary_sql(query)
+            return summary_rows(query.group_by, await s.fetch(sql, *params))
+        sql, params = summary_json_sql(query)
+        rows = summary_rows(query.group_by, orjson.loads(await s.fetchval(sql, *params)))
+        # The aggregate keeps the subquery's order; sorting makes sure of it.
+        rows.sort(key=lambda row: row.key(query.group_by))
+        return rows
+    sql, params = changed_rows_sql(query)
+    return summed_rows(query.group_by, await s.fetch(sql, *params))
