@@ -76,7 +76,7 @@ def generate(path: Path, accounts: int, commissions: int, others: int, seed: int
     """Write the account store; return what the benchmark needs (uid, key)."""
     from accounts import apikeys
     from store.engines.sqlite import migrate
-    from store.summary import sqlite_migration
+    from store.schema import statements
 
     rng = random.Random(seed)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -155,7 +155,7 @@ def generate(path: Path, accounts: int, commissions: int, others: int, seed: int
         conn.executemany(insert, rows(account, others))
     for _, sql in indexes:
         conn.execute(sql)
-    for statement in sqlite_migration():
+    for statement in statements("sqlite", upto=4)[3]:
         if statement.startswith("INSERT INTO commission_"):  # the backfills
             conn.execute(statement)
     for _, sql in triggers:
@@ -334,14 +334,14 @@ def page_ids(port: int, headers: dict[str, str], path: str) -> list[str]:
 def params(args: argparse.Namespace) -> dict[str, int]:
     """What the generated store depends on: a cached one made otherwise is remade (an
     older schema too, whose migration would otherwise run inside the timed edge)."""
-    from store.engines.sqlite import MIGRATIONS
+    from store.schema import LATEST
 
     return {
         "accounts": args.accounts,
         "commissions": args.commissions,
         "others": args.others,
         "seed": args.seed,
-        "schema": len(MIGRATIONS),
+        "schema": LATEST,
     }
 
 

@@ -39,11 +39,11 @@ from store.base import (
     utc_now,
 )
 from store.core import AccountStore, Session
-from store.engines.sqlite import MIGRATIONS as _SQLITE_HISTORY
 from store.engines.sqlite import database_path
+from store.schema import LATEST
 
 # The schema version this code writes: the number of steps in the schema history.
-SCHEMA_VERSION = len(_SQLITE_HISTORY)
+SCHEMA_VERSION = LATEST
 
 __all__ = [
     "SCHEMA_VERSION",

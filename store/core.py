@@ -1,6 +1,6 @@
 """The account store's core: what an operation sees (`Session`), what differs between the
-databases (`Dialect`), the two doors every caller goes through (`AccountStore`), and the
-schema text both databases share.
+databases (`Dialect`) and the two doors every caller goes through (`AccountStore`). The
+schema is store.schema's.
 
 An operation is a plain `async def op(s: Session, ...)` in the module of what it touches
 (store.accounts, .connections, .commissions, .summary), written once for both
@@ -30,8 +30,6 @@ import secrets
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
-
-from store.base import StoreError
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -148,87 +146,8 @@ def lock_key(name: str) -> int:
     return int.from_bytes(digest, "big", signed=True)
 
 
-# --- Schema text both databases share ---------------------------------------------------
-
-API_KEY_INDEXES = (
-    "CREATE INDEX api_keys_account ON api_keys (account_id)",
-    "CREATE INDEX api_keys_prefix ON api_keys (prefix)",
-)
-# Keyset pagination: equality on the account (and filter), then the sort key.
-COMMISSION_INDEXES = (
-    """CREATE INDEX commissions_page
-            ON commissions (account_id, transacted_at DESC, id DESC)""",
-    """CREATE INDEX commissions_network_page
-            ON commissions (account_id, network, transacted_at DESC, id DESC)""",
-    """CREATE INDEX commissions_status_page
-            ON commissions (account_id, status, transacted_at DESC, id DESC)""",
-)
-SCHEMA_VERSION_SQL = "SELECT coalesce(max(version), 0) FROM schema_migrations"
 # Tables of ciphertext no read path selects: each layer refuses them on its read connections.
 SECRET_TABLES = ("network_credentials", "webhook_secrets")
-
-
-def sync_migration(text_type: str) -> tuple[str, ...]:
-    """Migration 2, the sync worker's state per connection: its committed position, its
-    lease, its last attempt and the reason of its outcome; and the index that answers
-    `updatedSince`. `text_type`: the layer's spelling of a text column."""
-    columns = (
-        "currency",
-        "sync_position",
-        "lease_owner",
-        "lease_expires_at",
-        "last_attempt_at",
-        "reason_code",
-        "reason_message",
-    )
-    return (
-        *(f"ALTER TABLE networks ADD COLUMN {name} {text_type}" for name in columns),
-        "CREATE INDEX commissions_updated ON commissions (account_id, updated_at)",
-    )
-
-
 # What a history row keeps of the state a change replaced: the status with the network's
-# word for it, and the amounts with their currency.
+# word for it, and the amounts with their currency (written by the trigger of schema step 3).
 HISTORY_FIELDS = ("status", "raw_status", "commission_amount", "sale_amount", "currency")
-# A change of any of them writes the replaced values to commission_history.
-HISTORY_CHANGED = " OR ".join(f"OLD.{name} IS NOT NEW.{name}" for name in HISTORY_FIELDS)
-
-
-def history_migration(text_type: str, tail: Sequence[str]) -> tuple[str, ...]:
-    """Migration 3, the start of what the two databases share: the connection's last
-    successful run (filled from the last `ok` outcome), then the layer's `tail`: its
-    commission_history table and the trigger that writes it. `text_type`: the layer's
-    spelling of a text column."""
-    return (
-        f"ALTER TABLE networks ADD COLUMN last_success_at {text_type}",
-        "UPDATE networks SET last_success_at = last_sync_at WHERE status = 'ok'",
-        *tail,
-        "CREATE INDEX commission_history_commission ON commission_history (commission_id, id)",
-    )
-
-
-def check_schema_version(version: int, latest: int) -> None:
-    """StoreError for a database migrated by newer code than this."""
-    if version > latest:
-        raise StoreError(
-            f"the database schema is version {version}, newer than this code ({latest}); "
-            "upgrade the edge"
-        )
-
-
-async def apply_migrations(s: Session, migrations: Sequence[Sequence[str]]) -> int:
-    """Apply the migrations after the recorded version, each with its version row; return
-    the schema version. The caller holds the transaction (and whatever lock it needs)."""
-    await s.execute(
-        "CREATE TABLE IF NOT EXISTS schema_migrations ("
-        "version integer PRIMARY KEY, applied_at text NOT NULL)"
-    )
-    version = int(await s.fetchval(SCHEMA_VERSION_SQL))
-    check_schema_version(version, len(migrations))
-    for number in range(version + 1, len(migrations) + 1):
-        for statement in migrations[number - 1]:
-            await s.execute(statement)
-        await s.execute(
-            "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", number, s.now()
-        )
-    return len(migrations)

@@ -1,4 +1,5 @@
-"""Webhook endpoints and their deliveries: migration 6 and the operations on its tables.
+"""Webhook endpoints and their deliveries: the operations on the tables of schema step 6
+(store/schema/v006_webhooks.py).
 
 An operator registers endpoints per account (`affdir-admin webhook`); the delivery worker
 (`affdir-webhooks`, the `webhooks` package) enqueues each endpoint's events, claims the
@@ -39,81 +40,6 @@ from store.events import event_id as event_public_id
 MAX_ENDPOINTS_PER_ACCOUNT = 20
 MAX_URL_LENGTH = 2048
 MAX_REASON_LENGTH = 500
-
-
-# --- Migration 6 ------------------------------------------------------------------------
-
-
-def migration(*, pk: str, ref: str, text: str, blob: str, integer: str) -> tuple[str, ...]:
-    """Migration 6 in a layer's spelling: `pk` its integer identity primary key, `ref` the
-    type of a column referring to one, `text` of a text column, `blob` of bytes, `integer`
-    of a counter."""
-    return (
-        f"""CREATE TABLE webhook_endpoints (
-            id {pk},
-            uid {text} NOT NULL UNIQUE,
-            account_id {ref} NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
-            url {text} NOT NULL,
-            created_at {text} NOT NULL,
-            disabled_at {text},
-            disabled_reason {text},
-            previous_secret_expires_at {text},
-            enqueued_through {ref} NOT NULL
-        )""",
-        "CREATE INDEX webhook_endpoints_account ON webhook_endpoints (account_id, id)",
-        # Ciphertext only, apart from everything a read path selects.
-        f"""CREATE TABLE webhook_secrets (
-            endpoint_id {ref} PRIMARY KEY REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
-            ciphertext {blob} NOT NULL,
-            previous_ciphertext {blob},
-            updated_at {text} NOT NULL
-        )""",
-        f"""CREATE TABLE webhook_deliveries (
-            id {pk},
-            endpoint_id {ref} NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
-            event_id {ref} NOT NULL REFERENCES events (id) ON DELETE CASCADE,
-            enqueued_at {text} NOT NULL,
-            attempts {integer} NOT NULL,
-            next_attempt_at {text},
-            first_attempt_at {text},
-            last_attempt_at {text},
-            last_status {integer},
-            last_reason {text},
-            delivered_at {text},
-            failed_at {text},
-            lease_owner {text},
-            lease_expires_at {text},
-            UNIQUE (endpoint_id, event_id)
-        )""",
-        # What is due: next_attempt_at is NULL once delivered or given up, so a range scan
-        # of it skips those.
-        "CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at)",
-        "CREATE INDEX webhook_deliveries_endpoint "
-        "ON webhook_deliveries (endpoint_id, next_attempt_at)",
-        "CREATE INDEX webhook_deliveries_recent ON webhook_deliveries (endpoint_id, id)",
-    )
-
-
-def sqlite_migration() -> tuple[str, ...]:
-    """Migration 6 on SQLite."""
-    return migration(
-        pk="INTEGER PRIMARY KEY",
-        ref="INTEGER",
-        text="TEXT",
-        blob="BLOB",
-        integer="INTEGER",
-    )
-
-
-def pg_migration() -> tuple[str, ...]:
-    """Migration 6 on PostgreSQL."""
-    return migration(
-        pk="bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
-        ref="bigint",
-        text='text COLLATE "C"',
-        blob="bytea",
-        integer="integer",
-    )
 
 
 # --- What the operations return ---------------------------------------------------------

@@ -3,7 +3,7 @@
 `open_store("postgresql://user:password@host:port/database")` makes one. The operations,
 their checks and their SQL are those of store.accounts, .connections,
 .commissions and .summary, the same as SQLite's (with `?` numbered `$1, $2, ...` here);
-the schema versions are store.schema.postgres_history's. Same values out: the two stores
+the schema is store.schema's history of steps. Same values out: the two stores
 are interchangeable, and the account tests run against both. The two doors await the
 operation on a pooled connection in the caller's task (`read`: in a REPEATABLE READ
 transaction unless it is `@one_statement`), or in a task of its own for a write (so that
@@ -65,16 +65,8 @@ from store.base import (
     format_timestamp,
     utc_now,
 )
-from store.core import (
-    SECRET_TABLES,
-    Dialect,
-    Op,
-    Session,
-    apply_migrations,
-    check_schema_version,
-    one_statement,
-)
-from store.schema.postgres_history import LATEST, MIGRATION_LOCK, MIGRATIONS, schema_version
+from store.core import SECRET_TABLES, Dialect, Op, Session, one_statement
+from store.schema import LATEST, runner
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -243,21 +235,26 @@ def _rowcount(status: str) -> int:
     return int(count) if count.isdigit() else 0
 
 
-async def migrate(conn: asyncpg.Connection, clock: Callable[[], dt.datetime]) -> int:
-    """Apply the missing migrations; return the schema version.
+async def migrate(
+    conn: asyncpg.Connection,
+    clock: Callable[[], dt.datetime] = utc_now,
+    upto: int = LATEST,
+) -> int:
+    """Apply the missing steps of the schema history (store.schema) up to `upto` (the
+    tests' earlier releases stop before the latest); return the schema version.
 
     An up-to-date database is only read (a role without DDL rights can open it). Otherwise
-    the missing migrations and their version rows commit together, under the advisory lock:
+    the missing steps and their version rows commit together, under the advisory lock:
     concurrent openers queue on the lock and then see the new version.
     """
-    version = await schema_version(conn)
-    check_schema_version(version, LATEST)
-    if version == LATEST:
+    version = await runner.postgres_version(conn)
+    runner.check_version(version)
+    if version >= upto:
         return version
     async with conn.transaction():
-        await conn.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
+        await conn.execute("SELECT pg_advisory_xact_lock($1)", runner.MIGRATION_LOCK)
         # Reads the version again: someone else may have migrated meanwhile.
-        return await apply_migrations(_Session(conn, clock, None), MIGRATIONS)
+        return await runner.apply(_Session(conn, clock, None), "postgres", upto)
 
 
 # --- The store --------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""The SQLite layer of the account store: one file in WAL mode, migrations applied on start.
+"""The SQLite layer of the account store: one file in WAL mode, its schema brought up to date
+on start (store.schema).
 
 The operations, their checks and their SQL are in store.accounts, .connections,
 .commissions and .summary; this layer brings the connections, their threads and their
@@ -58,23 +59,9 @@ from store.base import (
     format_timestamp,
     utc_now,
 )
-from store.core import (
-    API_KEY_INDEXES,
-    COMMISSION_INDEXES,
-    HISTORY_CHANGED,
-    HISTORY_FIELDS,
-    SCHEMA_VERSION_SQL,
-    SECRET_TABLES,
-    Dialect,
-    Op,
-    apply_migrations,
-    history_migration,
-    sync_migration,
-)
-from store.events import sqlite_migration as events_migration
+from store.core import SECRET_TABLES, Dialect, Op
 from store.privatefiles import touch_private
-from store.summary import sqlite_migration as daily_migration
-from store.webhooks import sqlite_migration as webhooks_migration
+from store.schema import LATEST, runner
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -87,113 +74,6 @@ DIALECT = Dialect(arrays=False, concurrent_writes=False, json_pages=True, idle_t
 # event loop (up to a switch interval, 5 ms): rarer looks keep a bulk write from waiting
 # more than it works, and a stop still lands within a fraction of a second.
 PROGRESS_STEPS = 500_000
-
-# Each migration is a tuple of statements, applied in one transaction with its version row.
-# Append new migrations; never edit one that has shipped.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
-    (
-        """CREATE TABLE accounts (
-            id INTEGER PRIMARY KEY,
-            uid TEXT NOT NULL UNIQUE,
-            email TEXT,
-            plan TEXT NOT NULL CHECK (plan IN ('free', 'pro')),
-            suspended INTEGER NOT NULL DEFAULT 0 CHECK (suspended IN (0, 1)),
-            created_at TEXT NOT NULL
-        )""",
-        """CREATE TABLE capabilities (
-            account_id INTEGER NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
-            name TEXT NOT NULL CHECK (name IN ('acquisition', 'monetisation')),
-            enabled INTEGER NOT NULL DEFAULT 0 CHECK (enabled IN (0, 1)),
-            configured INTEGER NOT NULL DEFAULT 0 CHECK (configured IN (0, 1)),
-            enabled_at TEXT,
-            PRIMARY KEY (account_id, name)
-        )""",
-        """CREATE TABLE api_keys (
-            id TEXT PRIMARY KEY,
-            account_id INTEGER NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
-            key_hash TEXT NOT NULL UNIQUE,
-            prefix TEXT NOT NULL,
-            label TEXT NOT NULL,
-            scopes TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            revoked_at TEXT
-        )""",
-        *API_KEY_INDEXES,
-        """CREATE TABLE networks (
-            account_id INTEGER NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
-            network TEXT NOT NULL,
-            status TEXT NOT NULL DEFAULT 'never'
-                CHECK (status IN ('never', 'ok', 'partial', 'auth_failed', 'error')),
-            connected_at TEXT,
-            last_sync_at TEXT,
-            accounts INTEGER NOT NULL DEFAULT 0 CHECK (accounts >= 0),
-            programs INTEGER NOT NULL DEFAULT 0 CHECK (programs >= 0),
-            transactions INTEGER NOT NULL DEFAULT 0 CHECK (transactions >= 0),
-            PRIMARY KEY (account_id, network)
-        )""",
-        # Credentials live apart from everything the API reads, as ciphertext only.
-        """CREATE TABLE network_credentials (
-            account_id INTEGER NOT NULL,
-            network TEXT NOT NULL,
-            ciphertext BLOB NOT NULL,
-            updated_at TEXT NOT NULL,
-            PRIMARY KEY (account_id, network),
-            FOREIGN KEY (account_id, network)
-                REFERENCES networks (account_id, network) ON DELETE CASCADE
-        )""",
-        """CREATE TABLE commissions (
-            id INTEGER PRIMARY KEY,
-            account_id INTEGER NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
-            network TEXT NOT NULL,
-            external_id TEXT NOT NULL,
-            program_name TEXT,
-            program_external_id TEXT,
-            status TEXT NOT NULL
-                CHECK (status IN ('pending', 'approved', 'declined', 'paid', 'unknown')),
-            raw_status TEXT,
-            sale_amount TEXT,
-            commission_amount TEXT NOT NULL,
-            currency TEXT NOT NULL,
-            clicked_at TEXT,
-            transacted_at TEXT NOT NULL,
-            sub_id TEXT,
-            imported_at TEXT NOT NULL,
-            updated_at TEXT NOT NULL,
-            UNIQUE (account_id, network, external_id)
-        )""",
-        *COMMISSION_INDEXES,
-    ),
-    sync_migration("TEXT"),
-    history_migration(
-        "TEXT",
-        (
-            """CREATE TABLE commission_history (
-            id INTEGER PRIMARY KEY,
-            commission_id INTEGER NOT NULL REFERENCES commissions (id) ON DELETE CASCADE,
-            status TEXT NOT NULL,
-            raw_status TEXT,
-            commission_amount TEXT NOT NULL,
-            sale_amount TEXT,
-            currency TEXT NOT NULL,
-            changed_at TEXT NOT NULL
-        )""",
-            # In the statement's own transaction, inside the database: an upsert stays one
-            # statement per chunk, and only a row whose status or amounts changed writes one.
-            f"""CREATE TRIGGER commission_history_write AFTER UPDATE ON commissions
-            FOR EACH ROW WHEN {HISTORY_CHANGED}
-            BEGIN
-                INSERT INTO commission_history ({", ".join(("commission_id", *HISTORY_FIELDS, "changed_at"))})
-                VALUES (OLD.id, {", ".join(f"OLD.{name}" for name in HISTORY_FIELDS)}, NEW.updated_at);
-            END""",
-        ),
-    ),
-    # Per-day and per-month totals kept by row triggers (store.summary).
-    daily_migration(),
-    # The event feed, written by triggers (store.events).
-    events_migration(),
-    # Webhook endpoints, their secrets and deliveries (store.webhooks).
-    webhooks_migration(),
-)
 
 
 def database_path(database: str) -> Path:
@@ -263,20 +143,21 @@ def _while_locked(
 def migrate(
     conn: sqlite3.Connection,
     clock: Callable[[], dt.datetime] = utc_now,
-    migrations: Sequence[Sequence[str]] = MIGRATIONS,
+    upto: int = LATEST,
 ) -> int:
-    """Apply the missing `migrations` (the tests' older files stop at an earlier one);
-    return the schema version. Safe to race: IMMEDIATE."""
+    """Apply the missing steps of the schema history (store.schema) up to `upto` (the
+    tests' earlier releases stop before the latest); return the schema version. Safe to
+    race: IMMEDIATE."""
     # Read first: a schema already current needs no write lock, so opening a store does not
     # wait behind another process's write (where no stop signal could cut the wait short).
     try:
-        (current,) = conn.execute(SCHEMA_VERSION_SQL).fetchone()
+        (current,) = conn.execute(runner.VERSION_SQL).fetchone()
     except sqlite3.OperationalError:  # no such table: a new database
         current = None
-    if current == len(migrations):
+    if current == upto:
         return int(current)
 
-    return int(_run(conn, clock, apply_migrations, (migrations,), {}, "IMMEDIATE", None))
+    return int(_run(conn, clock, runner.apply, ("sqlite", upto), {}, "IMMEDIATE", None))
 
 
 # --- The operations in a connection's thread ----------------------------------------------

@@ -1,7 +1,8 @@
 """The account store's schema version, read without migrating: what `affdir-admin migrate
 --status` reports, and what `migrate` compares before and after.
 
-Opening a store (store.open_store) applies the missing migrations; this module
+Opening a store (store.open_store) applies the missing steps of the history (store.schema),
+each a migration to its version; this module
 only reads the `schema_migrations` table (SQLite: the file opened read-only, never made;
 PostgreSQL: one plain connection), so that a status never changes the database.
 """
@@ -15,7 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from store.base import StoreError, StoreUnavailable
-from store.core import SCHEMA_VERSION_SQL
+from store.schema import statements
+from store.schema.runner import VERSION_SQL, postgres_version
 
 SUMMARY_PARTS = re.compile(
     r"\s*(CREATE\s+(?:UNIQUE\s+)?(?:TABLE|INDEX)\s+(?:IF\s+NOT\s+EXISTS\s+)?\S+"
@@ -73,7 +75,7 @@ def _sqlite_version(path: str) -> int:
         (exists,) = conn.execute(
             "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
         ).fetchone()
-        return int(conn.execute(SCHEMA_VERSION_SQL).fetchone()[0]) if exists else 0
+        return int(conn.execute(VERSION_SQL).fetchone()[0]) if exists else 0
     except sqlite3.DatabaseError as exc:
         raise StoreError(f"cannot read the schema version of {path}: {exc}") from None
     finally:
@@ -84,14 +86,13 @@ async def _postgres_version(database: str, timeout: float) -> int:  # noqa: ASYN
     import asyncpg
 
     from store.engines.postgres import parse_url, redact
-    from store.schema.postgres_history import schema_version
 
     dsn, _ = parse_url(database)
     try:
         async with asyncio.timeout(timeout):
             conn = await asyncpg.connect(dsn, timeout=timeout)
             try:
-                return await schema_version(conn)
+                return await postgres_version(conn)
             finally:
                 await conn.close(timeout=timeout)
     except (OSError, TimeoutError, asyncpg.PostgresError) as exc:
@@ -103,11 +104,9 @@ async def schema_status(database: str, *, timeout: float = 60.0) -> SchemaStatus
     """The applied version of the store `database` names, and this code's migrations."""
     scheme = database.split(":", 1)[0].lower() if "://" in database else ""
     if scheme in {"postgres", "postgresql"}:
-        from store.schema.postgres_history import MIGRATIONS as PG_MIGRATIONS
-
         current = await _postgres_version(database, timeout)
-        return SchemaStatus(current, described(PG_MIGRATIONS))
-    from store.engines.sqlite import MIGRATIONS, database_path
+        return SchemaStatus(current, described(statements("postgres")))
+    from store.engines.sqlite import database_path
 
     current = await asyncio.to_thread(_sqlite_version, str(database_path(database)))
-    return SchemaStatus(current, described(MIGRATIONS))
+    return SchemaStatus(current, described(statements("sqlite")))

@@ -13,8 +13,7 @@ import pytest
 
 from accounts import backup as backup_files
 from accounts.keyring import file_secrets
-from store import accounts, open_store
-from store.engines.sqlite import MIGRATIONS
+from store import SCHEMA_VERSION, accounts, open_store
 from store.privatefiles import make_private_dirs, touch_private
 
 
@@ -76,7 +75,7 @@ async def test_a_backup_and_a_restored_database_are_owner_only(tmp_path: Path) -
     assert mode(target) == 0o600
     assert mode(target.parent) == mode(target.parent.parent) == 0o700
     restored = tmp_path / "elsewhere" / "restored.sqlite3"
-    backup_files.restore(target, restored, latest_schema=len(MIGRATIONS))
+    backup_files.restore(target, restored, latest_schema=SCHEMA_VERSION)
     assert (mode(restored), mode(restored.parent)) == (0o600, 0o700)
 
 

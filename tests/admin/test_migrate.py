@@ -14,12 +14,10 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from store.engines import sqlite
-from store.schema import postgres_history as migrations_pg
+from store.schema import LATEST, statements
 from store.schema.status import schema_status
 
 ROOT = Path(__file__).resolve().parents[2]
-LATEST = len(sqlite.MIGRATIONS)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -49,13 +47,13 @@ async def at_version_one(database: str) -> None:
         conn = await asyncpg.connect(database)
         try:
             async with conn.transaction():
-                for statement in (*migrations_pg.MIGRATIONS[0], create, record):
+                for statement in (*statements("postgres", upto=1)[0], create, record):
                     await conn.execute(statement)
         finally:
             await conn.close()
         return
     with sqlite3.connect(database) as conn:
-        for statement in (*sqlite.MIGRATIONS[0], create, record):
+        for statement in (*statements("sqlite", upto=1)[0], create, record):
             conn.execute(statement)
     conn.close()
 

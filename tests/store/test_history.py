@@ -15,8 +15,8 @@ from support.accountkit import StepClock, new_commission
 
 from contract.resources import HISTORY_MAX
 from store import StatusChange, accounts, commissions, open_store
-from store.engines.sqlite import MIGRATIONS, migrate
-from store.schema import postgres_history as pg_migrations
+from store.engines.sqlite import migrate
+from store.schema import LATEST, statements
 
 START = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
 
@@ -129,11 +129,11 @@ async def test_the_history_lists_the_latest_states_with_their_exact_start(histor
 
 
 def old_sqlite(path: Path) -> None:
-    """A SQLite file as the previous version left it: migrations 1 and 2, an account with a
+    """A SQLite file as the previous version left it: steps 1 and 2, an account with a
     synced connection and a commission."""
     conn = sqlite3.connect(path, isolation_level=None)
     try:
-        migrate(conn, lambda: dt.datetime(2026, 1, 1, tzinfo=dt.UTC), MIGRATIONS[:2])
+        migrate(conn, lambda: dt.datetime(2026, 1, 1, tzinfo=dt.UTC), upto=2)
         conn.execute("BEGIN")
         for statement in OLD_ROWS:
             conn.execute(statement.replace("false", "0"))
@@ -192,7 +192,7 @@ async def test_an_old_sqlite_database_upgrades_in_place(tmp_path: Path):
         versions = [v for (v,) in conn.execute("SELECT version FROM schema_migrations")]
     finally:
         conn.close()
-    assert versions == list(range(1, len(MIGRATIONS) + 1))
+    assert versions == list(range(1, LATEST + 1))
 
 
 async def test_an_old_postgresql_database_upgrades_in_place(pg_fresh_url: str):
@@ -205,8 +205,8 @@ async def test_an_old_postgresql_database_upgrades_in_place(pg_fresh_url: str):
             await conn.execute(
                 "CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at text NOT NULL)"
             )
-            for number, statements in enumerate(pg_migrations.MIGRATIONS[:2], 1):
-                for statement in statements:
+            for number, step in enumerate(statements("postgres", upto=2), 1):
+                for statement in step:
                     await conn.execute(statement)
                 await conn.execute(
                     "INSERT INTO schema_migrations VALUES ($1, '2026-01-01T00:00:00Z')", number

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from store import accounts, commissions, open_store, summary
 from store.base import AMOUNT_RE, NewCommission
-from store.engines.sqlite import MIGRATIONS, database_path, migrate
+from store.engines.sqlite import database_path, migrate
 from store.summary import (
     COMMISSION_LIMBS,
     GRAINS,
@@ -395,10 +395,10 @@ def test_amount_units(text: str, units: int):
 
 
 def version_3_sqlite(path: Path) -> None:
-    """A SQLite file as the previous version left it: migrations 1 to 3 and two rows."""
+    """A SQLite file as the previous version left it: steps 1 to 3 and two rows."""
     conn = sqlite3.connect(path, isolation_level=None)
     try:
-        migrate(conn, lambda: dt.datetime(2026, 1, 1, tzinfo=dt.UTC), MIGRATIONS[:3])
+        migrate(conn, lambda: dt.datetime(2026, 1, 1, tzinfo=dt.UTC), upto=3)
         conn.execute("BEGIN")
         for statement in OLD_ROWS:
             conn.execute(statement.replace("false", "0"))
@@ -445,7 +445,7 @@ async def test_a_version_3_sqlite_database_gains_its_totals(tmp_path: Path):
 
 async def test_a_version_3_postgresql_database_gains_its_totals(pg_fresh_url: str):
     from store.engines.postgres import parse_url
-    from store.schema import postgres_history as pg_migrations
+    from store.schema import statements
 
     dsn, _ = parse_url(pg_fresh_url)
     conn = await asyncpg.connect(dsn)
@@ -455,8 +455,8 @@ async def test_a_version_3_postgresql_database_gains_its_totals(pg_fresh_url: st
                 "CREATE TABLE schema_migrations "
                 "(version integer PRIMARY KEY, applied_at text NOT NULL)"
             )
-            for number, statements in enumerate(pg_migrations.MIGRATIONS[:3], 1):
-                for statement in statements:
+            for number, step in enumerate(statements("postgres", upto=3), 1):
+                for statement in step:
                     await conn.execute(statement)
                 await conn.execute(
                     "INSERT INTO schema_migrations VALUES ($1, '2026-01-01T00:00:00Z')", number
