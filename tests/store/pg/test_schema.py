@@ -1,138 +1,77 @@
-"""The PostgreSQL schema is the SQLite schema: same versions, tables, columns, keys, indexes;
-migrations apply once under concurrency; the keyset queries seek the intended indexes."""
+"""The PostgreSQL schema is the SQLite schema: same versions, tables, columns, types, keys,
+checks and indexes (tests/store/schema_shapes.py), built from empty or upgraded from an
+earlier release; migrations apply once under concurrency; the keyset queries seek the
+intended indexes."""
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
 import json
-import re
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 import asyncpg
 import pytest
+from schema_shapes import Shape, differences, pg_shape, sqlite_shape
 
 from store import StoreError, StoreUnavailable, accounts
 from store.base import CommissionQuery
 from store.commissions import commissions_sql
-from store.engines.postgres import PostgresStore, numbered
+from store.engines.postgres import PostgresStore, migrate, numbered
 from store.engines.sqlite import SqliteStore
 from store.schema import LATEST
-
-Schema = dict[str, Any]
-
-
-def sqlite_schema(path: Path) -> Schema:
-    """Tables -> columns (name, not null), unique keys, foreign keys; named indexes."""
-    conn = sqlite3.connect(path)
-    try:
-        tables = [
-            r[0]
-            for r in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-            )
-        ]
-        out: Schema = {"tables": {}, "indexes": {}}
-        for table in tables:
-            info = conn.execute(f"PRAGMA table_info({table})").fetchall()
-            columns = [(name, bool(notnull or pk)) for _, name, _, notnull, _, pk in info]
-            pk = tuple(r[1] for r in sorted((r for r in info if r[5]), key=lambda r: r[5]))
-            uniques = {pk}
-            for _, index, unique, origin, _ in conn.execute(f"PRAGMA index_list({table})"):
-                if unique and origin == "u":
-                    uniques.add(tuple(r[2] for r in conn.execute(f"PRAGMA index_info({index})")))
-            fks: dict[int, list[Any]] = {}
-            for fid, seq, parent, src, dst, _, on_delete, _ in conn.execute(
-                f"PRAGMA foreign_key_list({table})"
-            ):
-                fks.setdefault(fid, [parent, [], [], on_delete])
-                fks[fid][1].append((seq, src))
-                fks[fid][2].append((seq, dst))
-            out["tables"][table] = {
-                "columns": columns,
-                "uniques": uniques,
-                "fks": {
-                    (p, tuple(c for _, c in sorted(s)), tuple(c for _, c in sorted(d)), od)
-                    for p, s, d, od in fks.values()
-                },
-            }
-        for name, table in conn.execute(
-            "SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"
-        ):
-            keys = [
-                f"{col}{' DESC' if desc else ''}"
-                for _, _, col, desc, _, key in conn.execute(f"PRAGMA index_xinfo({name})")
-                if key
-            ]
-            out["indexes"][name] = (table, keys)
-        return out
-    finally:
-        conn.close()
+from store.schema.status import schema_status
 
 
-async def pg_schema(conn: asyncpg.Connection) -> Schema:
-    out: Schema = {"tables": {}, "indexes": {}}
-    tables = [
-        r[0]
-        for r in await conn.fetch(
-            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
-        )
-    ]
-    on_delete = {"c": "CASCADE", "a": "NO ACTION"}
-    for table in tables:
-        columns = [
-            (r[0], r[1] == "NO")
-            for r in await conn.fetch(
-                "SELECT column_name, is_nullable FROM information_schema.columns "
-                "WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position",
-                table,
-            )
-        ]
-        constraints = await conn.fetch(
-            """SELECT c.contype::text, c.confdeltype::text, p.relname,
-                   ARRAY(SELECT a.attname FROM unnest(c.conkey) WITH ORDINALITY k(n, i)
-                         JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.n
-                         ORDER BY k.i),
-                   ARRAY(SELECT a.attname FROM unnest(c.confkey) WITH ORDINALITY k(n, i)
-                         JOIN pg_attribute a ON a.attrelid = c.confrelid AND a.attnum = k.n
-                         ORDER BY k.i)
-               FROM pg_constraint c LEFT JOIN pg_class p ON p.oid = c.confrelid
-               WHERE c.conrelid = $1::regclass""",
-            table,
-        )
-        out["tables"][table] = {
-            "columns": columns,
-            "uniques": {tuple(r[3]) for r in constraints if r[0] in ("p", "u")},
-            "fks": {
-                (r[2], tuple(r[3]), tuple(r[4]), on_delete[r[1]])
-                for r in constraints
-                if r[0] == "f"
-            },
-        }
-    for name, table, definition in await conn.fetch(
-        """SELECT i.relname, t.relname, pg_get_indexdef(x.indexrelid)
-           FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
-           JOIN pg_class t ON t.oid = x.indrelid
-           WHERE t.relnamespace = current_schema()::regnamespace
-             AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = x.indexrelid)"""
-    ):
-        keys = re.search(r"\((.*)\)$", definition)
-        assert keys is not None, definition
-        out["indexes"][name] = (table, [k.strip() for k in keys.group(1).split(",")])
-    return out
-
-
-async def test_the_schema_matches_the_sqlite_one_table_for_table(tmp_path: Path, store, admin_conn):
-    lite = await SqliteStore.open(tmp_path / "s.sqlite3", writable=True)
+async def sqlite_built_from_empty(path: Path) -> Shape:
+    lite = await SqliteStore.open(path, writable=True, readers=1)
     await lite.close()
-    expected = sqlite_schema(tmp_path / "s.sqlite3")
-    actual = await pg_schema(admin_conn)
-    assert sorted(actual["tables"]) == sorted(expected["tables"])
-    for table, shape in expected["tables"].items():
-        assert actual["tables"][table] == shape, table
-    assert actual["indexes"] == expected["indexes"]
+    return sqlite_shape(path)
+
+
+async def test_the_schema_is_the_sqlite_one_table_for_table(tmp_path: Path, store, admin_conn):
+    expected = await sqlite_built_from_empty(tmp_path / "s.sqlite3")
+    actual = await pg_shape(admin_conn)
+    assert differences(expected, actual) == []
+    # What is compared is there to compare: types, defaults, checks, keys.
+    accounts = actual["tables"]["accounts"]
+    assert ("suspended", "flag", True, "0") in accounts["columns"]
+    assert accounts["checks"] == [["plan"]]
+    assert ("status", "text", True, "'never'") in actual["tables"]["networks"]["columns"]
+    assert ("ciphertext", "bytes", True, None) in actual["tables"]["webhook_secrets"]["columns"]
+
+
+@pytest.mark.parametrize("version", range(1, LATEST))
+async def test_a_database_of_an_earlier_release_upgrades_to_the_same_schema(
+    tmp_path: Path, pg_fresh_url: str, version: int
+):
+    conn = await asyncpg.connect(pg_fresh_url)
+    try:
+        # As the release whose schema was `version` left it: its steps, by the runner.
+        assert await migrate(conn, upto=version) == version
+        status = await schema_status(pg_fresh_url)
+        assert [m.version for m in status.pending] == list(range(version + 1, LATEST + 1))
+        opened = await PostgresStore.open(pg_fresh_url, writable=True)  # the current code
+        await opened.close()
+        assert (await schema_status(pg_fresh_url)).current == LATEST
+        expected = await sqlite_built_from_empty(tmp_path / "s.sqlite3")
+        assert differences(expected, await pg_shape(conn)) == []
+        triggers = await conn.fetch(
+            "SELECT tgname, tgrelid::regclass::text FROM pg_trigger WHERE NOT tgisinternal "
+            "ORDER BY tgname"
+        )
+        assert [tuple(t) for t in triggers] == [
+            ("commission_history_write", "commissions"),
+            ("commission_totals_delete", "commissions"),
+            ("commission_totals_insert", "commissions"),
+            ("commission_totals_update", "commissions"),
+            ("events_commission_created", "commissions"),
+            ("events_commission_updated", "commissions"),
+            ("events_connection", "networks"),
+        ]
+    finally:
+        await conn.close()
 
 
 async def test_migrations_are_recorded_once_even_when_workers_start_together(pg_fresh_url):
