@@ -271,7 +271,7 @@ def raw_sqlite(path: Path, rows: list[Any], page: int, *, set_based: bool) -> fl
     (no lease, no count, no check): `executemany` of one INSERT per row, or the store's own
     set-based statements (store.commissions.values_chunks)."""
     from store.base import values
-    from store.commissions import upsert_values_sql, values_chunks
+    from store.commissions import upsert_values_params, upsert_values_sql, values_chunks
     from store.engines.sqlite import migrate
 
     conn = sqlite3.connect(path, isolation_level=None)
@@ -289,15 +289,17 @@ def raw_sqlite(path: Path, rows: list[Any], page: int, *, set_based: bool) -> fl
         conn.execute("BEGIN IMMEDIATE")
         if set_based:
             for first, size in values_chunks(len(chunk)):
-                bound: list[Any] = [row_id, NETWORK, now, now]
-                for r in chunk[first : first + size]:
-                    bound += (r.external_id, *values(r))
+                rows = ((r.external_id, *values(r)) for r in chunk[first : first + size])
+                bound = upsert_values_params(row_id, NETWORK, now, rows)
                 conn.execute(upsert_values_sql(size), bound)
         else:
             # The store's statement for one row, executed once per row.
             conn.executemany(
                 upsert_values_sql(1),
-                [(row_id, NETWORK, now, now, r.external_id, *values(r)) for r in chunk],
+                [
+                    upsert_values_params(row_id, NETWORK, now, [(r.external_id, *values(r))])
+                    for r in chunk
+                ],
             )
         conn.execute("COMMIT")
     took = time.perf_counter() - started
