@@ -289,8 +289,8 @@ def raw_sqlite(path: Path, rows: list[Any], page: int, *, set_based: bool) -> fl
         conn.execute("BEGIN IMMEDIATE")
         if set_based:
             for first, size in values_chunks(len(chunk)):
-                rows = ((r.external_id, *values(r)) for r in chunk[first : first + size])
-                bound = upsert_values_params(row_id, NETWORK, now, rows)
+                part = ((r.external_id, *values(r)) for r in chunk[first : first + size])
+                bound = upsert_values_params(row_id, NETWORK, now, part)
                 conn.execute(upsert_values_sql(size), bound)
         else:
             # The store's statement for one row, executed once per row.
