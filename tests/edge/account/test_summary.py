@@ -67,6 +67,9 @@ def reference(
             values = {"network": network, "status": r.status, "day": day, "month": day[:7]}
             if any(values.get(k) != v for k, v in filters.items() if k in values):
                 continue
+            # Neither filtered nor grouped by status: declined money is not in the totals.
+            if r.status == "declined" and "status" not in filters and "status" not in group_by:
+                continue
             if "from" in filters and day < filters["from"]:
                 continue
             if "to" in filters and day > filters["to"]:
@@ -289,3 +292,30 @@ def test_every_grouping_order_is_valid():
         for order in itertools.permutations(SUMMARY_GROUPS, size):
             parsed = parse_query(COMMISSION_SUMMARY, [("groupBy", ",".join(order))])
             assert parsed["groupBy"] == order
+
+
+async def test_a_total_not_split_by_status_leaves_declined_commissions_out(
+    edge_client, admin_store
+):
+    """One total per currency reads as earnings: a declined commission is not in it, and is
+    there when asked for by status."""
+    owner = await new_account(admin_store)
+    rows = [
+        NewCommission(f"d-{status}", status, None, amount, "EUR", "2026-01-05T10:00:00Z")
+        for status, amount in (("pending", "10"), ("approved", "5.5"), ("declined", "100"))
+    ]
+    await admin_store.write(commissions.upsert, owner.uid, "awin", rows)
+    client = await edge_client()
+
+    def totals(body: dict[str, Any]) -> list[tuple[str | None, int, Decimal]]:
+        return [(r["status"], r["count"], r["commission"]) for r in body["data"]]
+
+    assert totals(await summary(client, owner.auth)) == [(None, 2, Decimal("15.5"))]
+    assert totals(await summary(client, owner.auth, groupBy="status")) == [
+        ("approved", 1, Decimal("5.5")),
+        ("declined", 1, Decimal("100")),
+        ("pending", 1, Decimal("10")),
+    ]
+    assert totals(await summary(client, owner.auth, status="declined")) == [
+        (None, 1, Decimal("100"))
+    ]
