@@ -387,7 +387,13 @@ COMMISSION = Resource(
         F("programExternalId", "string", "Programme identifier at the network.", nullable=True),
         F("status", "string", "Normalised status.", enum=v.COMMISSION_STATUSES),
         F("rawStatus", "string", "The network's own wording of the status.", nullable=True),
-        F("saleAmount", "number", "Order value, when the network reports it.", nullable=True, format=DECIMAL),
+        F(
+            "saleAmount",
+            "number",
+            "Order value, when the network reports it.",
+            nullable=True,
+            format=DECIMAL,
+        ),
         F("commissionAmount", "number", "Amount owed to the publisher.", format=DECIMAL),
         F(
             "currency",
@@ -414,7 +420,13 @@ STATUS_CHANGE = Resource(
         F("status", "string", "Normalised status then.", enum=v.COMMISSION_STATUSES),
         F("rawStatus", "string", "The network's own word for it then.", nullable=True),
         F("commissionAmount", "number", "Amount owed to the publisher then.", format=DECIMAL),
-        F("saleAmount", "number", "Order value then, when the network reported it.", nullable=True, format=DECIMAL),
+        F(
+            "saleAmount",
+            "number",
+            "Order value then, when the network reported it.",
+            nullable=True,
+            format=DECIMAL,
+        ),
         F("currency", "string", "ISO 4217 currency code then.", pattern=v.CURRENCY_PATTERN),
         F(
             "recordedAt",
@@ -515,7 +527,13 @@ COMMISSION_PREVIOUS = Resource(
         F("status", "string", "Normalised status before.", enum=v.COMMISSION_STATUSES),
         F("rawStatus", "string", "The network's own word for it before.", nullable=True),
         F("commissionAmount", "number", "Amount owed to the publisher before.", format=DECIMAL),
-        F("saleAmount", "number", "Order value before, when reported.", nullable=True, format=DECIMAL),
+        F(
+            "saleAmount",
+            "number",
+            "Order value before, when reported.",
+            nullable=True,
+            format=DECIMAL,
+        ),
         F("currency", "string", "ISO 4217 currency code before.", pattern=v.CURRENCY_PATTERN),
     ),
 )
