@@ -6,9 +6,16 @@ holding only `DEMO_CREDENTIAL`, a member no connector asks for, so a sync worker
 the demo database records each one `auth_failed` (its credentials lack what the network
 needs) without sending a request.
 
+Each network's state is written the way a sync run writes it (a lease, its rows with the
+position they complete, the outcome with its reason, the lease given back), so `/v1/me`
+shows what a real connection in that state shows: `completeThrough`, and a `reasonCode`
+for every outcome but `ok`. Every commission lies in the past: the history ends at the
+start of the seeding day.
+
 Re-running is safe: the account, its networks and its commissions are upserted (the same
 day gives the same rows; another day shifts them with the clock), and every run issues a
-new key labelled `demo` (keys are stored as hashes only, so an old one cannot be shown).
+new key labelled `demo` and revokes the demo keys issued before (keys are stored as hashes
+only, so an old one cannot be shown again).
 
     seed_demo(database, secret, n=5000) -> key                       (sync; opens the store)
     await seed_store(store, secret, n=5000) -> key                   (async; your store)
@@ -29,7 +36,7 @@ import orjson
 from accounts import apikeys
 from accounts.crypto import encrypt_credentials
 from accounts.statusmap import load_status_map
-from store import AccountStore, accounts, commissions, connections, open_store
+from store import AccountStore, accounts, connections, open_store
 from store.base import NewCommission, format_timestamp, utc_now
 
 DEMO_UID = "acc_demo000000000000"
@@ -43,6 +50,14 @@ DEMO_NETWORKS: tuple[tuple[str, str], ...] = (
     ("impact", "ok"),
     ("kwanko", "never"),
 )
+# What a run with each outcome reports: (reason code, message) and how many days before the
+# seeding day its sync is complete through (the days a real run of that outcome leaves behind).
+DEMO_OUTCOMES: dict[str, tuple[tuple[str, str] | None, int]] = {
+    "ok": (None, 0),
+    "partial": (("rate_limited", "the network's rate limit cut the run short"), 3),
+    "auth_failed": (("auth_rejected", "the network refused the stored credentials"), 40),
+}
+DEMO_WORKER = "demo-seeder"
 # (currency, weight, decimals)
 CURRENCIES: tuple[tuple[str, int, int], ...] = (
     ("EUR", 45, 2),
@@ -122,7 +137,8 @@ async def seed_store(
     now: dt.datetime | None = None,
 ) -> str:
     """Create or refresh the demo account in `store`; return a new key for it."""
-    moment = (now or utc_now()).replace(hour=12, minute=0, second=0, microsecond=0)
+    # The start of the day: the same rows all day long, and none of them in the future.
+    moment = (now or utc_now()).replace(hour=0, minute=0, second=0, microsecond=0)
     if await store.read(accounts.find, DEMO_UID) is None:
         await store.write(accounts.create, DEMO_EMAIL, "pro", uid=DEMO_UID)
     await store.write(
@@ -145,16 +161,19 @@ async def seed_store(
         if status == "never":
             continue
         rows = demo_commissions(network, counts[network], rng, moment)
-        await store.write(commissions.upsert, DEMO_UID, network, rows)
-        await store.write(
-            connections.record_sync,
-            DEMO_UID,
-            network,
-            status,
-            accounts=1 + rng.randrange(3),
-            programs=len(PROGRAMS),
-            transactions=len(rows),
-        )
+        reason, days_behind = DEMO_OUTCOMES[status]
+        position = format_timestamp(moment - dt.timedelta(days=days_behind))
+        await store.write(connections.claim, DEMO_UID, network, DEMO_WORKER, 600.0)
+        try:
+            await store.write(
+                connections.write_window, DEMO_UID, network, rows, position, DEMO_WORKER
+            )
+            await store.write(connections.record_outcome, DEMO_UID, network, status, reason)
+        finally:
+            await store.write(connections.release, DEMO_UID, network, DEMO_WORKER)
+    for key in await store.read(accounts.list_keys, DEMO_UID):
+        if key.label == DEMO_KEY_LABEL and key.revoked_at is None:
+            await store.write(accounts.revoke_key, key.id)
     issued = apikeys.generate_key()
     await store.write(
         accounts.create_key, DEMO_UID, issued.key_hash, issued.prefix, DEMO_KEY_LABEL, ("read",)

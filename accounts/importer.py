@@ -115,7 +115,7 @@ def parse_amount(value: object) -> str:
     if not match:
         raise _FieldError(
             f"{value!r} is not a plain decimal number (digits, one '.' as decimal separator, "
-            "no thousands separators, no exponent)"
+            "or ',' in a file separated by ';' or tabs; no thousands separators, no exponent)"
         )
     sign, whole, fraction = match.groups()
     text = str(int(whole)) + (f".{fraction}" if fraction is not None else "")
@@ -433,13 +433,25 @@ def _head(lines: Iterator[str]) -> tuple[list[str], bool]:
     return head, True
 
 
+# The amounts of a record, which a comma-decimal locale writes with a decimal comma.
+AMOUNT_COLUMNS = ("saleAmount", "commissionAmount")
+_DECIMAL_COMMA = re.compile(r"\s*[+-]?[0-9]+,[0-9]+\s*")
+
+
+def decimal_point(cell: str) -> str:
+    """An amount of a CSV separated by `;` or tabs, as spreadsheets in comma-decimal locales
+    write it (`12,30`): the comma, the only separator such a cell can hold, read as the
+    decimal point. Anything else is left for parse_amount to judge."""
+    return cell.replace(",", ".") if _DECIMAL_COMMA.fullmatch(cell) else cell
+
+
 def read_csv(
     lines: Iterable[str], problems: list[Problem]
 ) -> Iterator[tuple[int, dict[str, object]]]:
     """Records of a CSV export with a header row; `,`, `;` or tab separated (detected
     from the header in the first HEAD_MAX characters), one at a time from its lines (as
     text_lines or open(newline="") give them); the problems found are appended to
-    `problems`."""
+    `problems`. Separated by `;` or tabs, an amount may have a decimal comma."""
     rest = iter(lines)
     head, whole = _head(rest)
     if whole and not "".join(head).strip(_BLANKS + "\r\n"):
@@ -475,7 +487,12 @@ def read_csv(
                 where = ", ".join(str(i + 1) for i in unnamed)
                 problems.append(Problem(start, "row", f"a value in unnamed column {where}"))
                 continue
-            yield start, {c: cell for c, cell in zip(columns, row, strict=True) if c is not None}
+            record = {c: cell for c, cell in zip(columns, row, strict=True) if c is not None}
+            if delimiter != ",":
+                for name in AMOUNT_COLUMNS:
+                    if name in record:
+                        record[name] = decimal_point(record[name])
+            yield start, record
     except csv.Error as exc:
         problems.append(Problem(line, "row", f"not valid CSV: {exc}"))
 

@@ -226,6 +226,16 @@ def example_view(example: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def key_need(security: list[dict[str, list[str]]] | None) -> str:
+    """What an operation's `security` asks of a caller: `none` (no requirement, `[]`),
+    `optional` (an empty requirement `{}` among others: a key may be sent) or `required`."""
+    if security == []:
+        return "none"
+    if security is not None and {} in security:
+        return "optional"
+    return "required"
+
+
 def operations(
     document: dict[str, Any], examples: recorded.Examples, md: MarkdownIt
 ) -> list[dict[str, Any]]:
@@ -258,7 +268,7 @@ def operations(
                     "path": path,
                     "summary": markup.inline(op.get("summary", ""), md),
                     "description": markup.block(op.get("description", ""), md),
-                    "public": op.get("security") == [],
+                    "auth": key_need(op.get("security")),
                     "parameters": [
                         {
                             "name": p["name"],

@@ -237,7 +237,8 @@ COMMISSION_SUMMARY = Endpoint(
     name="commission_summary",
     path="/v1/commissions/summary",
     summary="Totals of the account's commissions per group and currency, exact, never "
-    "converted nor summed across currencies.",
+    "converted nor summed across currencies; declined commissions only when filtered or "
+    "grouped by status.",
     params=(
         *(p for p in COMMISSIONS.params if p.name not in ("limit", "cursor")),
         Param(

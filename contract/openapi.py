@@ -321,8 +321,14 @@ def query_parameter(p: Param) -> dict[str, Any]:
         "schema": param_schema(p),
     }
     if p.kind == "groups":
-        # One parameter, its values comma-separated: `groupBy=month,network`.
+        # Its values comma-separated (`groupBy=month,network`); the edge also takes the
+        # parameter repeated (`groupBy=month&groupBy=network`), the exploded form that
+        # clients generated from this document may send whatever `explode` says.
         parameter.update(style="form", explode=False)
+        parameter["description"] = (
+            f"{p.description} The parameter may also be repeated, one value each "
+            f"({p.name}=a&{p.name}=b); the values are then taken in the order given."
+        )
     if p.example is not None:
         parameter["example"] = p.example
     return parameter

@@ -24,6 +24,12 @@ EVENT_ID_PATTERN = r"^evt_[0-9a-f]{16}$"
 SYNC_REASON_CODE_PATTERN = r"^[a-z][a-z0-9_]{0,63}$"
 
 
+# The OpenAPI format of an amount: a JSON number written exactly, to be read as a decimal
+# (the OpenAPI format registry's `decimal`), which generators that know it map to a decimal
+# type instead of a binary float.
+DECIMAL = "decimal"
+
+
 @dataclass(frozen=True)
 class Field:
     """One member of a resource as the spec lists it."""
@@ -35,7 +41,7 @@ class Field:
     enum: tuple[str, ...] | None = None
     items: str | None = None  # scalar item type, or a resource name, for arrays
     ref: str | None = None  # resource name, for objects
-    format: str | None = None  # date-time | uri
+    format: str | None = None  # date-time | uri | decimal
     minimum: int | None = None
     maximum: int | None = None
     pattern: str | None = None  # ECMA-262 regular expression the string (or each item) matches
@@ -381,8 +387,14 @@ COMMISSION = Resource(
         F("programExternalId", "string", "Programme identifier at the network.", nullable=True),
         F("status", "string", "Normalised status.", enum=v.COMMISSION_STATUSES),
         F("rawStatus", "string", "The network's own wording of the status.", nullable=True),
-        F("saleAmount", "number", "Order value, when the network reports it.", nullable=True),
-        F("commissionAmount", "number", "Amount owed to the publisher."),
+        F(
+            "saleAmount",
+            "number",
+            "Order value, when the network reports it.",
+            nullable=True,
+            format=DECIMAL,
+        ),
+        F("commissionAmount", "number", "Amount owed to the publisher.", format=DECIMAL),
         F(
             "currency",
             "string",
@@ -407,8 +419,14 @@ STATUS_CHANGE = Resource(
     (
         F("status", "string", "Normalised status then.", enum=v.COMMISSION_STATUSES),
         F("rawStatus", "string", "The network's own word for it then.", nullable=True),
-        F("commissionAmount", "number", "Amount owed to the publisher then."),
-        F("saleAmount", "number", "Order value then, when the network reported it.", nullable=True),
+        F("commissionAmount", "number", "Amount owed to the publisher then.", format=DECIMAL),
+        F(
+            "saleAmount",
+            "number",
+            "Order value then, when the network reported it.",
+            nullable=True,
+            format=DECIMAL,
+        ),
         F("currency", "string", "ISO 4217 currency code then.", pattern=v.CURRENCY_PATTERN),
         F(
             "recordedAt",
@@ -489,6 +507,7 @@ COMMISSION_TOTAL = Resource(
             "number",
             "Sum of the group's commission amounts, exact: written in the fewest digits "
             "that are exact (no trailing zero after the point), never rounded.",
+            format=DECIMAL,
         ),
         F(
             "sale",
@@ -496,6 +515,7 @@ COMMISSION_TOTAL = Resource(
             "Sum of the group's sale amounts that the networks reported, exact; null when no "
             "commission of the group reports one.",
             nullable=True,
+            format=DECIMAL,
         ),
     ),
 )
@@ -506,8 +526,14 @@ COMMISSION_PREVIOUS = Resource(
     (
         F("status", "string", "Normalised status before.", enum=v.COMMISSION_STATUSES),
         F("rawStatus", "string", "The network's own word for it before.", nullable=True),
-        F("commissionAmount", "number", "Amount owed to the publisher before."),
-        F("saleAmount", "number", "Order value before, when reported.", nullable=True),
+        F("commissionAmount", "number", "Amount owed to the publisher before.", format=DECIMAL),
+        F(
+            "saleAmount",
+            "number",
+            "Order value before, when reported.",
+            nullable=True,
+            format=DECIMAL,
+        ),
         F("currency", "string", "ISO 4217 currency code before.", pattern=v.CURRENCY_PATTERN),
     ),
 )

@@ -18,6 +18,19 @@ from edge.config import Config, ConfigError, load
 ROOT = Path(__file__).resolve().parent.parent
 
 
+# A wildcard listening address is read at the machine's loopback.
+WILDCARD_HOSTS = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "::1"}
+
+
+def site_url(config: Config) -> str:
+    """Where readers reach this server: `--public-url`, else its own host and port, so the
+    site's canonical links, sitemap and llms.txt name the address actually served."""
+    if config.public_url:
+        return config.public_url
+    host = WILDCARD_HOSTS.get(config.host, config.host)
+    return f"http://{f'[{host}]' if ':' in host else host}:{config.port}"
+
+
 def build_sample(config: Config) -> None:
     """Run the real build over content/ into the configured dist/ (it says what it made)."""
     subprocess.run(
@@ -28,13 +41,15 @@ def build_sample(config: Config) -> None:
             str(ROOT / "content"),
             "--out",
             str(config.dist),
+            "--base-url",
+            site_url(config),
         ],
         check=True,
     )
 
 
 def banner(config: Config, key: str) -> str:
-    base = f"http://{config.host}:{config.port}"
+    base = site_url(config)
     return "\n".join(
         [
             "",

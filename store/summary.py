@@ -118,6 +118,9 @@ class SummaryQuery:
     since: dt.date | None = None  # inclusive, on the UTC date of transacted_at
     until: dt.date | None = None  # inclusive
     updated_since: str | None = None  # TIMESTAMP_FORMAT; then the changed rows are summed
+    # Statuses left out of the totals (the edge leaves declined out of a summary that neither
+    # filters nor groups by status: one total must not mix refused money with earnings).
+    excluded: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +147,9 @@ def _filters(
     """Conditions and parameters of the filters; `column` the one `bounds` (inclusive,
     None for none) range over."""
     where, params = account_filters(query.account_uid, query.network, query.status)
+    for status in query.excluded:
+        where.append("status <> ?")
+        params.append(status)
     lower, upper = bounds
     if lower is not None:
         where.append(f"{column} >= ?")

@@ -11,6 +11,11 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
+
+from edge.config import Config
+from edge.quickstart import site_url
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -24,6 +29,24 @@ def get(url: str, key: str) -> tuple[int, dict]:
     request = urllib.request.Request(url, headers={"Authorization": f"Bearer {key}"})
     with urllib.request.urlopen(request, timeout=10) as response:
         return response.status, json.loads(response.read())
+
+
+@pytest.mark.parametrize(
+    ("host", "public_url", "expected"),
+    [
+        ("127.0.0.1", None, "http://127.0.0.1:9000"),
+        ("0.0.0.0", None, "http://127.0.0.1:9000"),
+        ("::", None, "http://[::1]:9000"),
+        ("::1", None, "http://[::1]:9000"),
+        ("dev.example", None, "http://dev.example:9000"),
+        ("0.0.0.0", "https://api.example.com", "https://api.example.com"),
+    ],
+)
+def test_the_sample_site_is_built_for_the_address_it_is_served_at(
+    host: str, public_url: str | None, expected: str
+) -> None:
+    config = Config(host=host, port=9000, public_url=public_url)
+    assert site_url(config) == expected
 
 
 def test_quickstart_serves_the_sample_and_the_demo_account(tmp_path):
@@ -53,6 +76,11 @@ def test_quickstart_serves_the_sample_and_the_demo_account(tmp_path):
         assert status == 200 and len(commissions["data"]) == 5
         with urllib.request.urlopen(f"{base}/", timeout=10) as home:
             assert home.status == 200 and b"<html" in home.read()
+        # The site names the address it is served at, not the build's default.
+        for path in ("/llms.txt", "/sitemap.xml"):
+            with urllib.request.urlopen(f"{base}{path}", timeout=10) as answer:
+                text = answer.read().decode()
+            assert f"{base}/" in text and "127.0.0.1:8080" not in text, path
     finally:
         process.terminate()
         process.wait(timeout=15)

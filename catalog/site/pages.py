@@ -70,7 +70,7 @@ TEMPLATES_DIR = templates_dir()
 SITE_NAME = "Affiliate Programme Directory"
 CSS_SOURCE = "static/site.css"
 # Copied as they are, next to the fingerprinted stylesheet.
-STATIC_FILES = ("static/favicon.svg", "static/search.js")
+STATIC_FILES = ("static/favicon.svg", "static/search.js", "static/age.js")
 PAGE_TEMPLATES = (
     "home.html",
     "listing.html",
@@ -696,8 +696,6 @@ class _Renderer:
             website=website,
             image=image,
             evidence=evidence,
-            verified_days=scoring.age_days(program.lastVerifiedAt, self.reference),
-            reference=self.reference,
             platform_dir=listing_dir("platforms", platform_key(program.platform)),
             score=score_view(program, self.breakdown),
             og_image=image or "",

@@ -120,6 +120,10 @@ def total_json(row: SummaryRow) -> dict[str, Any]:
     }
 
 
+# The status a summary leaves out when it neither filters nor groups by status.
+EXCLUDED_FROM_TOTALS = "declined"
+
+
 def summary_query(account_uid: str, params: dict[str, Any]) -> SummaryQuery:
     """The store's query of validated summary parameters. A summary by day needs a bounded
     period (its rows come in one answer, without pages): invalid_parameter on groupBy."""
@@ -141,6 +145,11 @@ def summary_query(account_uid: str, params: dict[str, Any]) -> SummaryQuery:
         since=since,
         until=until,
         updated_since=updated_since(params.get("updatedSince")),
+        # Without a status to filter or group by, the totals are what is earned or may still
+        # be: declined commissions would otherwise be added in with them.
+        excluded=()
+        if params.get("status") is not None or "status" in group_by
+        else (EXCLUDED_FROM_TOTALS,),
     )
 
 

@@ -2,8 +2,9 @@
 
 Checks run in a fixed order and the first fault is reported:
 1. a parameter the endpoint does not take: `unknown_parameter`;
-2. each known parameter, in the endpoint's table order: repeated, empty, then its own
-   type, range or enum check: `invalid_parameter`;
+2. each known parameter, in the endpoint's table order: empty, repeated (a list parameter
+   may repeat: its values are joined as one comma-separated list), then its own type, range
+   or enum check: `invalid_parameter`;
 3. `from` later than `to`: `invalid_date_range`;
 4. the cursor's signature and filters (done by the handler): `invalid_cursor`.
 """
@@ -207,14 +208,18 @@ def parse_query(endpoint: Endpoint, items: Iterable[tuple[str, str]]) -> dict[st
     values: dict[str, Any] = {}
     for p in endpoint.params:
         given = given_by_name.get(p.name) or []
-        if len(given) > 1:
-            raise invalid(p.name, f"{p.name} is given {len(given)} times; give it once")
         if not given:
             if p.default is not None:
                 values[p.name] = p.default
             continue
-        if given[0] == "":
+        if "" in given:
             raise invalid(p.name, f"{p.name} is empty; give a value or leave it out")
+        if len(given) > 1:
+            if p.kind != "groups":
+                raise invalid(p.name, f"{p.name} is given {len(given)} times; give it once")
+            # A list may also come as the parameter repeated (`groupBy=a&groupBy=b`, what
+            # generated clients send for an array): the same list as `groupBy=a,b`.
+            given = [",".join(given)]
         values[p.name] = PARSERS[p.kind](p, given[0])
     lower, upper = values.get("from"), values.get("to")
     if lower is not None and upper is not None and lower > upper:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
+import io
 import re
 from zoneinfo import ZoneInfo
 
@@ -68,6 +70,48 @@ def test_semicolon_csv_with_other_column_spellings():
     (row,) = parse_export(text, "csv", "tradedoubler", STATUSES)
     assert (row.external_id, row.commission_amount, row.currency) == ("A", "1.5", "EUR")
     assert (row.transacted_at, row.status) == ("2026-01-02T00:00:00Z", "approved")
+
+
+def spreadsheet_csv(delimiter: str, rows: list[list[str]]) -> str:
+    """A CSV as a spreadsheet writes it (csv module: quoting where needed, CRLF lines)."""
+    out = io.StringIO()
+    writer = csv.writer(out, delimiter=delimiter)
+    writer.writerow(
+        ["externalId", "status", "saleAmount", "commissionAmount", "currency", "transactedAt"]
+    )
+    writer.writerows(rows)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("delimiter", [";", "\t"])
+def test_a_comma_decimal_spreadsheet_csv_is_read_exactly(delimiter):
+    """Spreadsheets in comma-decimal locales (fr, de, es...) separate fields with `;` and
+    write `12,30`: the amounts are read digit for digit."""
+    text = spreadsheet_csv(
+        delimiter,
+        [
+            ["S-1", "approved", "1234,50", "12,30", "EUR", "2026-03-04 10:11:12Z"],
+            ["S-2", "pending", "", "-1,5", "EUR", "2026-03-05"],
+            ["S-3", "pending", "99", "0,000001", "EUR", "2026-03-05"],
+        ],
+    )
+    rows = parse_export(text, "csv", "effiliation", STATUSES)
+    assert [(r.sale_amount, r.commission_amount) for r in rows] == [
+        ("1234.50", "12.30"),
+        (None, "-1.5"),
+        ("99", "0.000001"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("delimiter", "amount"),
+    [(",", "12,30"), (";", "1.234,50"), (";", "1 234,50"), (";", "12,30,1"), (";", "1,2e3")],
+)
+def test_a_comma_is_a_decimal_point_only_where_it_cannot_be_anything_else(delimiter, amount):
+    text = spreadsheet_csv(delimiter, [["S-1", "approved", "", amount, "EUR", "2026-03-04"]])
+    with pytest.raises(ExportError) as refused:
+        parse_export(text, "csv", "effiliation", STATUSES)
+    assert [p.field for p in refused.value.problems] == ["commissionAmount"]
 
 
 @pytest.mark.parametrize(
@@ -211,7 +255,8 @@ def test_a_bad_row_names_its_line_and_field():
     text = CSV.replace("0.1,GBP", "0.1O,GBP")
     assert problems_of(text, "csv") == [
         "f:3: commissionAmount: '0.1O' is not a plain decimal number (digits, one '.' as "
-        "decimal separator, no thousands separators, no exponent)"
+        "decimal separator, or ',' in a file separated by ';' or tabs; no thousands "
+        "separators, no exponent)"
     ]
 
 

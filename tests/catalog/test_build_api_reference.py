@@ -147,3 +147,20 @@ def test_the_docs_pages_are_the_only_files_they_add(content: Content) -> None:
 def test_the_page_is_deterministic() -> None:
     assert apireference.render() == apireference.render()
     assert apireference.render().startswith(b"<!doctype html>")
+
+
+def test_each_operation_says_whether_it_needs_a_key(content: Content) -> None:
+    """The directory's optional security (`[{}, apiKey]`) reads as no key needed; account
+    endpoints need one; /openapi.json needs none."""
+    text = built(content).read_text()
+    sections = dict(
+        re.findall(r'<section class="operation" id="([^"]+)">(.*?)</section>', text, re.S)
+    )
+    document = openapi.document()
+    for item in document["paths"].values():
+        for op in item.values():
+            said = sections[op["operationId"]]
+            security = op.get("security", document.get("security"))
+            needs = "Needs <code>Authorization: Bearer" in said
+            assert needs is (security not in ([], None) and {} not in security), op["operationId"]
+    assert "No key needed" in sections["listPrograms"]

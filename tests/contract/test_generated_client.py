@@ -129,6 +129,21 @@ def test_the_account_endpoints(generated: ModuleType, api: Any):
     assert bad.status_code == 400 and bad.parsed.code == "invalid_cursor"
 
 
+def test_the_summary_with_a_list_of_groups(generated: ModuleType, api: Any):
+    """The generated client sends `group_by` as the parameter repeated (its form for an
+    array): the edge answers it as the comma-separated list."""
+    models = module(generated, "models")
+    item = module(generated, "models.summarize_commissions_group_by_item")
+    wanted = [item.SummarizeCommissionsGroupByItem(name) for name in ("month", "network")]
+    totals = module(generated, "api.account.summarize_commissions").sync_detailed(
+        client=api, group_by=wanted
+    )
+    assert totals.status_code == 200, totals.content
+    assert isinstance(totals.parsed, models.CommissionTotals)
+    rows = decimals(totals.content)["data"]
+    assert rows and all(r["month"] and r["network"] and r["status"] is None for r in rows)
+
+
 def test_amounts_stay_decimal(generated: ModuleType, api: Any):
     models = module(generated, "models")
     page = module(generated, "api.account.list_commissions").sync_detailed(client=api, limit=100)

@@ -1,8 +1,9 @@
-"""Every guide's examples, run against a served edge (the sample build, the demo account).
+"""Every example of the docs, run against a served edge (the sample build, the demo account):
+the guides (docs/guides/*.md), the reference and operators' pages (docs/*.md) and the README.
 
-A guide (docs/guides/*.md) shows a request as a `sh` block holding one `curl` command, and
-the answer in the next block: `json` (the body) or `http` (the status line, headers, and
-the body if any). Each request is sent as written, with the shell variables the guides use
+A page shows a request as a `sh` block holding `curl` commands (one a line), and the answer
+in the next block: `json` (the body) or `http` (the status line, headers, and the body if
+any); `"..."` marks what a page shortened. Each request is sent as written, with the shell variables the guides use
 (`API`, `API_KEY`, and `CURSOR` / `ETAG` from the answer before); the answer must have the
 shape the guide shows: every member shown is there with the same JSON type (null standing
 for a member that may be null), the `code` and `status` shown are the ones answered, the
@@ -30,6 +31,9 @@ import pytest
 from contract_support import ROOT, LiveEdge, live_edge
 
 GUIDES = sorted((ROOT / "docs" / "guides").glob("*.md"))
+# Every other page with requests, answers or programs: the reference and the operators'
+# pages, and the README, run by the same rules as the guides.
+DOCS = [*GUIDES, *sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.M | re.S)
 
 
@@ -45,13 +49,15 @@ def blocks(text: str) -> list[tuple[str, str]]:
 
 
 def examples(text: str) -> list[Example]:
-    """The (curl, answer) pairs of a guide, in order."""
+    """The (curl, answer) pairs of a page, in order: a block of several curl commands, one a
+    line, shows one answer that each of them must have the shape of."""
     found = []
     fences = blocks(text)
     for (kind, code), (next_kind, next_code) in pairwise(fences):
         if kind == "sh" and code.lstrip().startswith("curl "):
             assert next_kind in ("json", "http"), f"no answer shown after: {code}"
-            found.append(Example(code.replace("\\\n", " ").strip(), next_kind, next_code))
+            lines = code.replace("\\\n", " ").strip().splitlines()
+            found += [Example(line.strip(), next_kind, next_code) for line in lines]
     return found
 
 
@@ -75,7 +81,7 @@ def send(command: str, variables: dict[str, str]) -> tuple[int, dict[str, str], 
         if word == "-H":
             name, _, value = next(rest).partition(":")
             headers[name.strip()] = value.strip()
-        elif word in ("-s", "-i"):
+        elif word in ("-s", "-i", "-si"):
             continue
         else:
             assert url is None and word.startswith("http"), f"unknown word {word!r}"
@@ -89,6 +95,9 @@ def send(command: str, variables: dict[str, str]) -> tuple[int, dict[str, str], 
         return exc.code, dict(exc.headers), exc.read()
 
 
+ELIDED = "..."
+
+
 def kind_of(value: Any) -> str:
     if value is None:
         return "null"
@@ -100,14 +109,22 @@ def kind_of(value: Any) -> str:
 
 
 def same_shape(shown: Any, answered: Any, where: str = "$") -> list[str]:
-    """Where the answer's shape differs from what the guide shows (empty: it does not)."""
-    if shown is None or answered is None:
-        return []  # a member that may be null
+    """Where the answer's shape differs from what the guide shows (empty: it does not).
+    `"..."` stands for what a page shortened: any value, `{"...": "..."}` any object, and as
+    a list's item, any further items."""
+    if shown is None or answered is None or shown == ELIDED:
+        return []  # a member that may be null, or a shortened value
+    if shown == {ELIDED: ELIDED}:
+        return [] if isinstance(answered, dict) else [f"{where}: shown object"]
+    if isinstance(shown, list):
+        shown = [item for item in shown if item != ELIDED]
     if kind_of(shown) != kind_of(answered):
         return [f"{where}: shown {kind_of(shown)}, answered {kind_of(answered)}"]
     problems = []
     if isinstance(shown, dict):
         for name, value in shown.items():
+            if name == ELIDED:
+                continue  # more members, left out of the page
             if name not in answered:
                 problems.append(f"{where}.{name}: not in the answer")
             elif where == "$" and name in ("code", "status") and value != answered[name]:
@@ -152,21 +169,26 @@ def test_there_are_guides_with_examples():
     assert sum(len(examples(p.read_text("utf-8"))) for p in GUIDES) >= 10
 
 
-@pytest.mark.parametrize("guide", GUIDES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("guide", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_curl_example_answers_as_shown(live: LiveEdge, guide: Path):
-    variables = {"API": live.base_url, "API_KEY": live.key}
+    # The guides call the key API_KEY; the reference pages, KEY.
+    variables = {"API": live.base_url, "API_KEY": live.key, "KEY": live.key}
     for example in examples(guide.read_text("utf-8")):
         status, headers, body = send(example.command, variables)
         check(example, status, headers, body)
         if "ETag" in headers:
             variables["ETAG"] = headers["ETag"]
         if body and status == 200:
-            page = json.loads(body).get("page")
+            answer = json.loads(body)
+            page = answer.get("page")
             if page and page.get("nextCursor"):
                 variables["CURSOR"] = page["nextCursor"]
+            listed = answer.get("data")
+            if isinstance(listed, list) and listed and str(listed[0].get("id")).startswith("com_"):
+                variables["COMMISSION_ID"] = listed[0]["id"]
 
 
-@pytest.mark.parametrize("guide", GUIDES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("guide", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_python_example_runs(live: LiveEdge, guide: Path, tmp_path: Path):
     env = {**os.environ, "API": live.base_url, "API_KEY": live.key}
     for code in python_blocks(guide.read_text("utf-8")):

@@ -4,6 +4,7 @@ demo seed records an honest outcome for each without sending one request."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,11 @@ async def test_a_worker_on_the_demo_seed_sends_no_request(
             AccountSyncStore(store, "demo-worker"),
             credential_opener(Keyring.of(SECRET)),
             map_status,
-            WorkerConfig(worker_id="demo-worker", poll_seconds=0.01),
+            # The seed's runs count as attempts (as a real sync's would): an interval that has
+            # already passed makes every demo connection due at once.
+            WorkerConfig(
+                worker_id="demo-worker", poll_seconds=0.01, interval=-dt.timedelta(hours=1)
+            ),
             settings,
         )
         stop = asyncio.Event()

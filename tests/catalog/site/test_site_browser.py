@@ -5,6 +5,7 @@ Screenshots go to test-artifacts/site/ (their paths are printed) so that people 
 
 from __future__ import annotations
 
+import datetime as dt
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -79,6 +80,11 @@ def test_programme_page(browser, site_server, built_dist, artifacts, capsys):
     url = f"{site_server}/programs/{slug}/"
     open_page(browser, url)
     assert browser.find_element("css selector", "h1").text == "Académie du Code"
+    # The age of the terms is counted to the reader's today, whenever the page was built.
+    verified = browser.find_element("css selector", "time.verified-on").get_attribute("datetime")
+    days = (dt.datetime.now(dt.UTC).date() - dt.date.fromisoformat(verified[:10])).days
+    age = browser.find_element("css selector", ".verified-age").text
+    assert age == {0: "(today)", 1: "(1 day ago)"}.get(days, f"({days} days ago)")
     check_page(browser, url, site_server)
     screenshot(browser, artifacts, "programme", capsys)
 
