@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import hashlib
+import os
 import re
 import sqlite3
 from pathlib import Path
@@ -135,14 +136,15 @@ DDL_HOMES = ("store/schema/", "tests/", "bench/")
 
 def python_files() -> list[Path]:
     """Every .py file of the tree, but virtual environments, caches and hidden folders."""
-    return [
-        path
-        for path in ROOT.rglob("*.py")
-        if not any(
-            part.startswith(".") or part in {"node_modules", "__pycache__", "dist"}
-            for part in path.relative_to(ROOT).parts[:-1]
-        )
-    ]
+    found = []
+    for folder, subfolders, files in os.walk(ROOT):
+        subfolders[:] = [
+            name
+            for name in subfolders
+            if not name.startswith(".") and name not in {"node_modules", "__pycache__", "dist"}
+        ]
+        found += [Path(folder, name) for name in files if name.endswith(".py")]
+    return found
 
 
 def test_no_ddl_outside_the_schema_history():
