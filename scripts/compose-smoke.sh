@@ -60,6 +60,7 @@ AFFDIR_SECRETS_DIR=${work}/secrets
 AFFDIR_IMAGE=${project}:latest
 AFFDIR_VERSION=${version}
 AFFDIR_REVISION=${revision}
+AFFDIR_WEB_SUBNET=${AFFDIR_SMOKE_SUBNET:-172.30.254.0/24}
 EOF
 
 # --- helpers -------------------------------------------------------------------------------
