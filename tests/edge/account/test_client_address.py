@@ -59,5 +59,7 @@ def test_compose_trusts_only_its_own_proxy_network():
     default = ipaddress.ip_network(subnet.split(":-", 1)[1].rstrip("}"))
     assert default.prefixlen >= 24
     assert "nginx" in [
-        name for name, service in compose["services"].items() if "web" in service.get("networks", [])
+        name
+        for name, service in compose["services"].items()
+        if "web" in service.get("networks", [])
     ]
