@@ -26,6 +26,7 @@ from yarl import URL
 
 from agents.apiclient import DEFAULT_TIMEOUT, ApiClient
 from contract.commandline import add_arguments, arg
+from contract.secretfiles import NotPrivate, read_private
 from contract.version import VERSION
 
 KEY_VARIABLE = "AFFDIR_API_KEY"
@@ -80,8 +81,9 @@ def read_key_file(path: Path) -> str:
         # Someone passed the key itself: say so without writing it to a terminal or a log.
         raise UsageError("--key-file takes the path of a file holding the key, not the key")
     try:
-        with path.open("rb") as file:
-            raw = file.read(MAX_KEY_FILE_BYTES + 1)
+        raw = read_private(path, MAX_KEY_FILE_BYTES + 1)
+    except NotPrivate as exc:
+        raise UsageError(f"--key-file: {exc}") from None
     except OSError as exc:
         raise UsageError(f"cannot read --key-file {path}: {exc.strerror}") from None
     if len(raw) > MAX_KEY_FILE_BYTES:

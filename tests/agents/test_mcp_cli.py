@@ -39,6 +39,7 @@ def test_the_key_comes_from_the_environment_or_a_file_which_wins(tmp_path):
     key_file = tmp_path / "key"
     other = "afk_" + "F" * 38
     key_file.write_text(f"{other}\n")
+    key_file.chmod(0o600)
     assert load_settings(["--key-file", str(key_file)], {KEY_VARIABLE: KEY}).key == other
 
 
@@ -50,6 +51,7 @@ def test_the_key_comes_from_the_environment_or_a_file_which_wins(tmp_path):
 def test_an_unusable_key_file_is_refused_without_quoting_it(tmp_path, content):
     key_file = tmp_path / "key"
     key_file.write_bytes(content)
+    key_file.chmod(0o600)
     with pytest.raises(UsageError) as caught:
         load_settings(["--key-file", str(key_file)], {})
     assert str(key_file) in str(caught.value)
@@ -137,3 +139,13 @@ def test_the_command_says_what_is_wrong_and_exits_2():
     )
     assert run.returncode == 2
     assert run.stderr.startswith("affdir-mcp: --api-url 'nowhere'") and run.stdout == ""
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604])
+def test_a_key_file_others_may_open_is_refused_with_its_fix(tmp_path, mode):
+    key_file = tmp_path / "key"
+    key_file.write_text(KEY + "\n")
+    key_file.chmod(mode)
+    with pytest.raises(UsageError) as caught:
+        load_settings(["--key-file", str(key_file)], {})
+    assert f"chmod 600 {key_file}" in str(caught.value) and KEY not in str(caught.value)

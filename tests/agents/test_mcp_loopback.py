@@ -196,6 +196,7 @@ async def test_without_a_key_the_account_tools_say_a_key_is_needed(live_api):
 async def test_a_key_from_a_file_and_a_wrong_one(live_api, tmp_path):
     key_file = tmp_path / "key"
     key_file.write_text(live_api.key + "\n")
+    key_file.chmod(0o600)
     command = mcp_command("--api-url", live_api.base_url, "--key-file", str(key_file))
     async with Client(command) as client:
         answer(await client.call_tool("get_account", {}))
