@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 
-class NotPrivate(PermissionError):
+class NotPrivate(PermissionError):  # noqa: N818 - reads as the refusal it reports
     """A secret's file that someone besides its owner may read or write; the message says
     how to fix it, as ssh's does."""
 
