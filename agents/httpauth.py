@@ -94,16 +94,17 @@ class KeyChecker:
         code = found if isinstance(found, str) else "unavailable"
         message = document.get("message")
         text = message if isinstance(message, str) else f"the API answered {answer.status}"
-        if answer.status in (401, 403):
-            return Verdict(401, code, text)
+        if answer.status in (401, 403):  # 403: a suspended account's key
+            return Verdict(answer.status, code, text)
         if answer.status == 429:
             return Verdict(429, code, text, answer.retry_after or RETRY_AFTER)
         return Verdict(503, code, text, answer.retry_after or RETRY_AFTER)
 
 
 class RequireKey:
-    """ASGI middleware: an HTTP request without a key the edge accepts is answered 401
-    (429 or 503 when the edge cannot say now) and never reaches the MCP server."""
+    """ASGI middleware: an HTTP request without a key the edge accepts is answered 401 (403
+    for a suspended account's, 429 or 503 when the edge cannot say now) and never reaches
+    the MCP server."""
 
     def __init__(self, app: ASGIApp, checker: KeyChecker) -> None:
         self.app = app
