@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from contract.secretfiles import NotPrivate, read_private
 from store.privatefiles import make_private_dirs
 
 SECRET_MIN = 32  # characters of a secret: cursor signatures and credential encryption
@@ -99,7 +100,13 @@ def file_secrets(path: Path, *, create: bool) -> list[bytes]:
         else:
             with os.fdopen(fd, "w") as fh:
                 fh.write(random_secrets.token_urlsafe(48) + "\n")
-    lines = [line.strip() for line in path.read_text().splitlines() if line.strip()]
+    try:
+        text = read_private(path).decode()
+    except NotPrivate as exc:
+        raise SecretError(str(exc)) from None
+    except UnicodeDecodeError:
+        raise SecretError(f"{path}: is not text") from None
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
     if not lines:
         raise SecretError(f"{path}: holds no secret")
     return [check_secret(line, f"{path}: line {n}") for n, line in enumerate(lines, 1)]

@@ -42,7 +42,7 @@ from store.webhooks import (
 )
 from webhooks import signing
 from webhooks.sender import SendSettings, describe, send
-from webhooks.targets import TargetPolicy, connector, url_refusal
+from webhooks.targets import Gate, TargetPolicy, url_refusal
 
 # The `webhook` commands, listed in admin.cli.TABLES.
 COMMANDS = Commands()
@@ -319,13 +319,14 @@ async def webhook_test(store: AccountStore, args: argparse.Namespace, config: Co
     keys = signing.signing_secrets(config.keyring(create=False), await get_sealed(store, uid), now)
     msg_id = f"test_{secrets.token_hex(8)}"
     body = signing.probe_body(msg_id, uid, now)
-    async with signing_session(policy) as session:
+    gate = Gate(policy)
+    async with signing_session(gate) as session:
         attempt = await send(
             session,
             view.url,
             signing.headers(msg_id, body, keys, now),
             body,
-            SendSettings(policy, args.timeout_seconds),
+            SendSettings(gate, args.timeout_seconds),
         )
     result: Result = {
         "id": uid,
@@ -342,9 +343,9 @@ async def webhook_test(store: AccountStore, args: argparse.Namespace, config: Co
     return result
 
 
-def signing_session(policy: TargetPolicy) -> aiohttp.ClientSession:
-    """A session whose connector keeps to `policy`, as the worker's does."""
-    return aiohttp.ClientSession(connector=connector(policy), trust_env=False)
+def signing_session(gate: Gate) -> aiohttp.ClientSession:
+    """A session whose connector reaches only what `gate` checked, as the worker's does."""
+    return aiohttp.ClientSession(connector=gate.connector(), trust_env=False)
 
 
 @COMMANDS.command(

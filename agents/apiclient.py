@@ -98,11 +98,15 @@ class ApiClient:
         as a prefix (an API served under /api answers /api/v1/programs)."""
         return self._base.with_path(self._base.path.rstrip("/") + path, encoded=False)
 
-    async def get(self, path: str, query: Sequence[tuple[str, str]]) -> Answer:
-        """GET `path` with `query`; the answer, or ApiError when there is no usable one."""
+    async def get(
+        self, path: str, query: Sequence[tuple[str, str]], *, key: str | None = None
+    ) -> Answer:
+        """GET `path` with `query`, sending `key` (else the client's own, if any); the
+        answer, or ApiError when there is no usable one."""
         if self._session is None:
             raise RuntimeError("ApiClient used outside `async with`")
-        headers = {"Authorization": f"Bearer {self._key}"} if self._key is not None else {}
+        bearer = key if key is not None else self._key
+        headers = {"Authorization": f"Bearer {bearer}"} if bearer is not None else {}
         where = str(self.url(path).with_query(None))
         try:
             async with self._session.get(

@@ -1,10 +1,12 @@
 """`affdir-mcp`: the MCP server over stdio (the default) or streamable HTTP.
 
     affdir-mcp [--api-url URL] [--key-file PATH] [--transport stdio|http]
-               [--host HOST] [--port PORT] [--timeout SECONDS]
+               [--host HOST] [--port PORT] [--allowed-hosts HOSTS] [--timeout SECONDS]
 
-The API key comes from the environment (AFFDIR_API_KEY) or from a file (--key-file, which
-wins), never from the command line, where other users of the machine could read it.
+Over stdio the API key comes from the environment (AFFDIR_API_KEY) or from a file
+(--key-file, which wins), never from the command line, where other users of the machine
+could read it; without one, only the directory's tools answer. Over HTTP every client sends
+its own key (`Authorization: Bearer`), checked by the edge, and the server holds none.
 """
 
 from __future__ import annotations
@@ -25,10 +27,13 @@ from typing import NoReturn
 from yarl import URL
 
 from agents.apiclient import DEFAULT_TIMEOUT, ApiClient
+from agents.httpauth import LOOPBACK_HOSTS, parse_allowed_hosts
 from contract.commandline import add_arguments, arg
+from contract.secretfiles import NotPrivate, read_private
 from contract.version import VERSION
 
 KEY_VARIABLE = "AFFDIR_API_KEY"
+HOSTS_VARIABLE = "AFFDIR_MCP_ALLOWED_HOSTS"
 KEY_PREFIX = "afk_"  # what every key of the API starts with (docs/api.md, Authentication)
 DEFAULT_API_URL = "http://127.0.0.1:8080"
 DEFAULT_HOST = "127.0.0.1"
@@ -54,6 +59,7 @@ class Settings:
     host: str
     port: int
     timeout: float
+    allowed_hosts: tuple[str, ...] = LOOPBACK_HOSTS
 
 
 def parse_api_url(text: str) -> URL:
@@ -80,8 +86,9 @@ def read_key_file(path: Path) -> str:
         # Someone passed the key itself: say so without writing it to a terminal or a log.
         raise UsageError("--key-file takes the path of a file holding the key, not the key")
     try:
-        with path.open("rb") as file:
-            raw = file.read(MAX_KEY_FILE_BYTES + 1)
+        raw = read_private(path, MAX_KEY_FILE_BYTES + 1)
+    except NotPrivate as exc:
+        raise UsageError(f"--key-file: {exc}") from None
     except OSError as exc:
         raise UsageError(f"cannot read --key-file {path}: {exc.strerror}") from None
     if len(raw) > MAX_KEY_FILE_BYTES:
@@ -153,6 +160,14 @@ ARGUMENTS = (
         help=f"port to listen on with --transport http (default {DEFAULT_PORT})",
     ),
     arg(
+        "--allowed-hosts",
+        metavar="HOSTS",
+        help="with --transport http, the names clients reach this server by, comma-separated "
+        f"(HOST or HOST:PORT; default ${HOSTS_VARIABLE}, else the loopback names when "
+        "--host is a loopback address, else --host itself); requests naming another Host "
+        "or Origin are refused",
+    ),
+    arg(
         "--timeout",
         type=_timeout,
         default=DEFAULT_TIMEOUT,
@@ -176,14 +191,47 @@ def parser() -> argparse.ArgumentParser:
 def load_settings(argv: Sequence[str] | None, environ: Mapping[str, str]) -> Settings:
     """Settings from the flags and the environment; UsageError if one cannot be used."""
     args = parser().parse_args(argv)
+    key = load_key(args.key_file, environ)
+    hosts: tuple[str, ...] = ()
+    if args.transport == "http":
+        if key is not None:
+            raise UsageError(
+                "--transport http uses each client's own key (Authorization: Bearer), checked "
+                f"by the API: unset {KEY_VARIABLE} and --key-file, which would answer anyone"
+            )
+        hosts = allowed_hosts(args.allowed_hosts or environ.get(HOSTS_VARIABLE, ""), args.host)
     return Settings(
         api_url=parse_api_url(args.api_url),
-        key=load_key(args.key_file, environ),
+        key=key,
         transport=args.transport,
         host=args.host,
         port=args.port,
         timeout=args.timeout,
+        allowed_hosts=hosts,
     )
+
+
+def allowed_hosts(text: str, listen: str) -> tuple[str, ...]:
+    """The Host names accepted over HTTP: those given, else the loopback names on a
+    loopback address, else the listening address itself; UsageError if none can be told."""
+    try:
+        given = parse_allowed_hosts(text)
+    except ValueError as exc:
+        raise UsageError(f"--allowed-hosts: {exc}") from None
+    if given:
+        return given
+    if is_loopback(listen):
+        return LOOPBACK_HOSTS
+    try:
+        address = ipaddress.ip_address(listen)
+    except ValueError:
+        return (listen.lower(),)  # a name to listen on is the name clients use
+    if address.is_unspecified:
+        raise UsageError(
+            f"--host {listen} listens on every interface: name the hosts clients reach this "
+            f"server by with --allowed-hosts (or {HOSTS_VARIABLE})"
+        )
+    return (f"[{address}]" if address.version == 6 else str(address),)
 
 
 def is_loopback(host: str) -> bool:
@@ -209,7 +257,7 @@ async def run(settings: Settings) -> None:
             file=sys.stderr,
             flush=True,
         )
-        await serve_http(api, settings.host, settings.port, MCP_PATH)
+        await serve_http(api, settings.host, settings.port, MCP_PATH, settings.allowed_hosts)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -220,11 +268,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"affdir-mcp: {exc}", file=sys.stderr)
         return 2
-    if settings.transport == "http" and not is_loopback(settings.host) and settings.key:
-        logging.getLogger("agents").warning(
-            "listening on %s: whoever reaches this port reads the account of the API key",
-            settings.host,
-        )
     if importlib.util.find_spec("mcp") is None:
         print(
             "affdir-mcp: the MCP SDK is not installed; install the extra: pip install 'affdir[mcp]'",

@@ -20,9 +20,11 @@ import orjson
 import uvicorn
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 
 from agents.apiclient import Answer, ApiClient, ApiError
+from agents.httpauth import KeyChecker, RequireKey, allowed, bearer_key
 from agents.tools import (
     TOOLS,
     Failure,
@@ -106,12 +108,15 @@ def interpret(answer: Answer) -> Success | Failure:
     )
 
 
-async def call(api: ApiClient, spec: ToolSpec, arguments: Mapping[str, Any]) -> Success | Failure:
-    """Check the arguments, refuse an account tool without a key, else ask the API."""
+async def call(
+    api: ApiClient, spec: ToolSpec, arguments: Mapping[str, Any], key: str | None = None
+) -> Success | Failure:
+    """Check the arguments, refuse an account tool without a key, else ask the API with
+    `key` (the HTTP client's own), else the server's key if it has one."""
     failure = check_arguments(spec, arguments)
     if failure is not None:
         return failure
-    if spec.reads_account and not api.has_key:
+    if spec.reads_account and key is None and not api.has_key:
         message = (
             f"{spec.name} reads your account, which needs an API key: start the MCP server "
             "with the key in AFFDIR_API_KEY or in a file named by --key-file"
@@ -119,7 +124,7 @@ async def call(api: ApiClient, spec: ToolSpec, arguments: Mapping[str, Any]) -> 
         return local_failure("missing_api_key", message)
     path, query = to_request(spec, arguments)
     try:
-        answer = await api.get(path, query)
+        answer = await api.get(path, query, key=key)
     except ApiError as exc:
         return Failure(exc.code, exc.message, None)
     return interpret(answer)
@@ -159,8 +164,12 @@ def build_server(api: ApiClient, tools: Sequence[ToolSpec] = TOOLS) -> Server[An
         if spec is None:
             # Not a tool error: the spec answers an unknown tool with a protocol error.
             raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}")
+        # Over HTTP, the key the request carried (RequireKey let only accepted ones in).
+        request = ctx.request
+        headers = getattr(request, "headers", None)
+        key = bearer_key(headers.get("authorization")) if headers is not None else None
         try:
-            outcome = await call(api, spec, params.arguments or {})
+            outcome = await call(api, spec, params.arguments or {}, key)
         except Exception:
             log.exception("tool %s failed", spec.name)
             outcome = Failure("internal_error", f"{spec.name} failed inside the MCP server", None)
@@ -188,10 +197,20 @@ async def serve_stdio(api: ApiClient) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-async def serve_http(api: ApiClient, host: str, port: int, path: str) -> None:
-    """Serve streamable HTTP at http://HOST:PORT/PATH until interrupted (SIGINT, SIGTERM)."""
+async def serve_http(
+    api: ApiClient, host: str, port: int, path: str, allowed_hosts: Sequence[str]
+) -> None:
+    """Serve streamable HTTP at http://HOST:PORT/PATH until interrupted (SIGINT, SIGTERM):
+    only to requests with an API key the edge accepts, whose Host (and Origin, if any)
+    names one of `allowed_hosts` (DNS rebinding)."""
     server = build_server(api)
-    # On a loopback host the SDK also refuses other Host and Origin headers (DNS rebinding).
-    app = server.streamable_http_app(streamable_http_path=path, host=host)
+    host_values, origins = allowed(allowed_hosts)
+    guard = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=host_values, allowed_origins=origins
+    )
+    app = RequireKey(
+        server.streamable_http_app(streamable_http_path=path, transport_security=guard),
+        KeyChecker(api),
+    )
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
     await uvicorn.Server(config).serve()

@@ -50,8 +50,10 @@ version=$(sed -n 's/^version = "\(.*\)"$/\1/p' pyproject.toml | head -n 1)
 revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 mkdir -m 0700 "$work/secrets"
 python3 -c 'import secrets; print(secrets.token_urlsafe(48))' >"$work/secrets/edge_secret.key"
-# Readable by the containers' user (uid 10001); the directory keeps everyone else out.
-chmod 0444 "$work/secrets/edge_secret.key"
+# The containers' user's (uid 10001) and no one else's: a secret file its group or others
+# may open is refused at start. The directory keeps everyone else out.
+chmod 0400 "$work/secrets/edge_secret.key"
+sudo chown 10001:10001 "$work/secrets/edge_secret.key"
 cat >"$work/env" <<EOF
 POSTGRES_PASSWORD=$(python3 -c 'import secrets; print(secrets.token_urlsafe(24))')
 AFFDIR_PUBLIC_URL=http://localhost:${port}
@@ -60,6 +62,7 @@ AFFDIR_SECRETS_DIR=${work}/secrets
 AFFDIR_IMAGE=${project}:latest
 AFFDIR_VERSION=${version}
 AFFDIR_REVISION=${revision}
+AFFDIR_WEB_SUBNET=${AFFDIR_SMOKE_SUBNET:-172.30.254.0/24}
 EOF
 
 # --- helpers -------------------------------------------------------------------------------

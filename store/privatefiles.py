@@ -4,7 +4,8 @@ key hashes, sealed credentials), its backups and the secret file.
 The mode is given when the file or directory is made, never fixed afterwards: a chmod after
 creation leaves a moment in which another user can open it, and an open descriptor keeps
 working after the chmod. The umask can only take bits away from these modes, so they hold
-under any umask. What exists already is left as its owner made it.
+under any umask. What exists already is left as its owner made it; a secret's file that its
+group or others may open is refused when read (`contract.secretfiles`).
 """
 
 from __future__ import annotations

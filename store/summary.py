@@ -26,6 +26,7 @@ returns numeric) and Python joins them into one integer.
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -166,8 +167,8 @@ def _text(day: dt.date | None, width: int = 10, suffix: str = "") -> str | None:
 
 
 def _last_day(day: dt.date) -> dt.date:
-    following = (day.replace(day=28) + dt.timedelta(days=4)).replace(day=1)
-    return following - dt.timedelta(days=1)
+    # No date arithmetic: December 9999 has no following month to step back from.
+    return day.replace(day=calendar.monthrange(day.year, day.month)[1])
 
 
 def spans(
@@ -181,10 +182,14 @@ def spans(
         if until is not None and until <= head_end:
             return [(DAY, since.isoformat(), until.isoformat())]
         out.append((DAY, since.isoformat(), head_end.isoformat()))
+        if head_end == dt.date.max:  # the calendar's last month: nothing follows
+            return out
         since = head_end + dt.timedelta(days=1)
     if until is not None and until != _last_day(until):
         tail_start = until.replace(day=1)
         out.append((DAY, tail_start.isoformat(), until.isoformat()))
+        if tail_start == dt.date.min:  # the calendar's first month: nothing precedes
+            return out
         until = tail_start - dt.timedelta(days=1)
     if since is None or until is None or since <= until:
         out.append((MONTH, _text(since, MONTH.width), _text(until, MONTH.width)))
@@ -197,13 +202,17 @@ def _part_month(query: SummaryQuery, lower: str, upper: str) -> tuple[list[str],
     outside the part, else its daily totals. A month to date is the usual case (nothing is
     dated after today), which then reads one month's totals instead of a row per day; two
     index probes decide, in the statement, so the answer stays one consistent read."""
-    day = dt.date.fromisoformat(lower)
+    day, final = dt.date.fromisoformat(lower), dt.date.fromisoformat(upper)
     first, last = day.replace(day=1), _last_day(day)
     probes, probe_params = [], []
-    for start, end in (
-        (first, day - dt.timedelta(days=1)),
-        (dt.date.fromisoformat(upper) + dt.timedelta(days=1), last),
-    ):
+    # The days of its month outside the part, stepped to only where there are some (the
+    # calendar has no day before 0001-01-01 nor after 9999-12-31).
+    outside = []
+    if first < day:
+        outside.append((first, day - dt.timedelta(days=1)))
+    if final < last:
+        outside.append((final + dt.timedelta(days=1), last))
+    for start, end in outside:
         if start <= end:
             where, more = _filters(query, DAY.name, (start.isoformat(), end.isoformat()))
             probes.append(f"EXISTS (SELECT 1 FROM {DAY.table} WHERE {' AND '.join(where)})")

@@ -72,6 +72,7 @@ def test_a_public_url_is_kept_as_an_origin(given, kept):
 
 def test_a_short_secret_is_refused(tmp_path):
     (tmp_path / "s").write_text("short")
+    (tmp_path / "s").chmod(0o600)
     with pytest.raises(ConfigError, match="at least 32"):
         Config(secret_file=tmp_path / "s").resolved_secret()
 
@@ -156,6 +157,7 @@ def test_every_setting_is_documented(setting):
         (["--database", "{tmp}/not-a-db.sqlite3"], 1, "file is not a database"),
         (["--redis-url", "notredis"], 2, "edge: --redis-url / EDGE_REDIS_URL:"),
         (["--secret-file", "{tmp}/short"], 2, "at least 32 characters"),
+        (["--secret-file", "{tmp}/shared"], 2, "are too open: it holds a secret"),
         (["--secret-file", "/proc/nope/secret"], 1, "edge: cannot start: [Errno 2]"),
     ],
 )
@@ -168,6 +170,9 @@ def test_a_setting_found_unusable_at_start_is_one_line_not_a_traceback(
 
     (tmp_path / "not-a-db.sqlite3").write_text("not a database")
     (tmp_path / "short").write_text("short")
+    (tmp_path / "short").chmod(0o600)
+    (tmp_path / "shared").write_text("s" * 40)
+    (tmp_path / "shared").chmod(0o644)
     argv = [sys.executable, "-m", "edge", "--port", "0", "--dist", str(tmp_path / "dist")]
     argv += ["--database", str(tmp_path / "edge.sqlite3")]
     argv += [a.format(tmp=tmp_path) for a in args]
@@ -205,6 +210,7 @@ def test_a_missing_secret_file_is_made_only_when_asked(tmp_path):
 def test_the_secret_file_holds_the_current_secret_first_then_retired_ones(tmp_path):
     path = tmp_path / "secret.key"
     path.write_text("c" * 40 + "\n\n" + "r" * 40 + "\n")
+    path.chmod(0o600)
     keyring = Config(secret_file=path).keyring(create=False)
     assert keyring.secrets == (b"c" * 40, b"r" * 40) and keyring.current == b"c" * 40
 
@@ -232,6 +238,7 @@ def test_bad_retired_secrets_are_named_but_never_quoted(env, message):
 def test_a_secret_file_line_too_short_is_named_by_its_line(tmp_path):
     path = tmp_path / "secret.key"
     path.write_text("c" * 40 + "\nshort\n")
+    path.chmod(0o600)
     with pytest.raises(ConfigError, match="line 2 must be at least 32"):
         Config(secret_file=path).keyring()
 
@@ -239,3 +246,17 @@ def test_a_secret_file_line_too_short_is_named_by_its_line(tmp_path):
 def test_a_retired_copy_of_the_current_secret_adds_nothing():
     config = load([], {"EDGE_SECRET_KEY": "k" * 40, "EDGE_RETIRED_SECRET_KEYS": "k" * 40})
     assert config.keyring().secrets == (b"k" * 40,)
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604, 0o620, 0o602, 0o660, 0o444, 0o610])
+def test_a_secret_file_others_may_open_is_refused_with_its_fix(tmp_path, mode):
+    path = tmp_path / "secret.key"
+    path.write_text("c" * 40 + "\n")
+    path.chmod(mode)
+    with pytest.raises(ConfigError) as caught:
+        Config(secret_file=path).keyring(create=False)
+    message = str(caught.value)
+    assert f"permissions {mode:04o} for {path} are too open" in message
+    assert f"chmod 600 {path}" in message and "c" * 40 not in message
+    path.chmod(0o400)  # the owner's only: read-only is fine
+    assert Config(secret_file=path).keyring(create=False).current == b"c" * 40

@@ -13,7 +13,7 @@ import aiohttp
 
 from contract.webhooks import MAX_RESPONSE_BYTES, REQUEST_TIMEOUT
 from store.webhooks import Attempt
-from webhooks.targets import TargetPolicy, TargetRefused, url_refusal
+from webhooks.targets import Gate, TargetRefused
 
 MAX_BODY = MAX_RESPONSE_BYTES
 GONE = 410
@@ -21,7 +21,7 @@ GONE = 410
 
 @dataclass(frozen=True, slots=True)
 class SendSettings:
-    policy: TargetPolicy
+    gate: Gate  # checks the URL, resolves it and pins what the connector may reach
     timeout: float = REQUEST_TIMEOUT  # seconds for the whole request, answer included
     max_body: int = MAX_BODY
 
@@ -41,13 +41,15 @@ async def send(
     body: bytes,
     settings: SendSettings,
 ) -> Attempt:
-    """POST `body` to `url` once and say how it went."""
-    refusal = url_refusal(url, settings.policy)
-    if refusal is not None:
-        return Attempt(None, f"refused: {refusal}", False)
+    """POST `body` to `url` once and say how it went. The URL is checked and its name
+    resolved now, every time: `session` must connect through `settings.gate.connector()`."""
+    try:
+        target = await settings.gate.admit(url)
+    except TargetRefused as exc:
+        return Attempt(None, f"refused: {exc}", False)
     try:
         async with session.post(
-            url,
+            target.url,
             data=body,
             headers=headers,
             allow_redirects=False,

@@ -45,7 +45,7 @@ from store.webhooks import (
 from webhooks import signing
 from webhooks.schedule import RetryPolicy, next_attempt
 from webhooks.sender import GONE, SendSettings, describe, send
-from webhooks.targets import TargetPolicy, connector
+from webhooks.targets import Gate, TargetPolicy
 
 log = logging.getLogger("webhooks.worker")
 
@@ -83,6 +83,11 @@ class Worker:
     clock: Callable[[], dt.datetime] = utc_now
     rng: random.Random = field(default_factory=random.Random)
     draining: dict[int, asyncio.Task[None]] = field(default_factory=dict)
+    gate: Gate | None = None  # None: one keeping to `settings.policy`
+
+    def __post_init__(self) -> None:
+        if self.gate is None:
+            self.gate = Gate(self.settings.policy)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Deliver until `stop` is set."""
@@ -98,12 +103,15 @@ class Worker:
             finally:
                 await self.stop_draining()
 
+    @property
+    def _gate(self) -> Gate:
+        assert self.gate is not None  # set by __post_init__
+        return self.gate
+
     def session(self) -> aiohttp.ClientSession:
         """The HTTP session of the deliveries: its connector keeps to the target policy."""
         return aiohttp.ClientSession(
-            connector=connector(
-                self.settings.policy, limit=0, limit_per_host=self.settings.per_endpoint
-            ),
+            connector=self._gate.connector(limit=0, limit_per_host=self.settings.per_endpoint),
             # Never the process's proxy settings: a proxy would connect where it likes.
             trust_env=False,
             headers={"User-Agent": "affdir-webhooks"},
@@ -217,7 +225,7 @@ class Worker:
         body = signing.job_body(job)
         started = self.clock()
         headers = signing.headers(job.event_id, body, secrets, started)
-        settings = SendSettings(self.settings.policy, self.settings.request_timeout)
+        settings = SendSettings(self._gate, self.settings.request_timeout)
         attempt = await send(session, target.url, headers, body, settings)
         try:
             await self.record(target, job, attempt, started)

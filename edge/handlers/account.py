@@ -268,7 +268,10 @@ async def commissions(request: web.Request) -> web.Response:
     secret = request.app[appkeys.SECRET]
     after = None
     if "cursor" in params:
-        after = cursor_position(cursor.decode(secret, params["cursor"], COMMISSIONS.name, filters))
+        token = params["cursor"]
+        after = cursor_position(
+            cursor.decode(secret, token, COMMISSIONS.name, filters, principal.account_uid)
+        )
     limit: int = params["limit"]
     query = CommissionQuery(
         account_uid=principal.account_uid,  # the only account any query ever reads
@@ -295,7 +298,11 @@ async def commissions(request: web.Request) -> web.Response:
     if has_more:
         last = rows[-1]
         next_cursor = cursor.encode(
-            secret, COMMISSIONS.name, filters, [last.transacted_at, last.seq]
+            secret,
+            COMMISSIONS.name,
+            filters,
+            [last.transacted_at, last.seq],
+            principal.account_uid,
         )
         headers["Link"] = link_next(request, next_cursor)
     body = orjson.dumps(

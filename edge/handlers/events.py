@@ -70,7 +70,10 @@ async def events(request: web.Request) -> web.Response:
     secret = request.app[appkeys.SECRET]
     after = None
     if "cursor" in params:
-        after = cursor_position(cursor.decode(secret, params["cursor"], EVENTS.name, filters))
+        token = params["cursor"]
+        after = cursor_position(
+            cursor.decode(secret, token, EVENTS.name, filters, principal.account_uid)
+        )
     config = request.app[appkeys.CONFIG]
     limit: int = params["limit"]
     query = EventQuery(
@@ -97,9 +100,13 @@ async def events(request: web.Request) -> web.Response:
     # other types.
     next_cursor: str | None = params.get("cursor")
     if page.scanned_to is not None:
-        next_cursor = cursor.encode(secret, EVENTS.name, filters, [page.scanned_to])
+        next_cursor = cursor.encode(
+            secret, EVENTS.name, filters, [page.scanned_to], principal.account_uid
+        )
     elif rows:
-        next_cursor = cursor.encode(secret, EVENTS.name, filters, [rows[-1].seq])
+        next_cursor = cursor.encode(
+            secret, EVENTS.name, filters, [rows[-1].seq], principal.account_uid
+        )
     if has_more and next_cursor is not None:
         headers["Link"] = link_next(request, next_cursor)
     body = orjson.dumps(

@@ -1,9 +1,10 @@
 """The client's address, as every per-address count reads it (refused keys, anonymous reads).
 
 The client address is the connection's peer, or, when the peer is one of
-`--trusted-proxies`, the nearest address of `X-Forwarded-For` that is not a trusted proxy
+`--trusted-proxies`, the right-most address of `X-Forwarded-For` that is not a trusted proxy
 (a client can write anything in that header; only what a trusted proxy appended is
-believed). IPv6 addresses count per /64, the block one host usually holds.
+believed). Hops may carry a port (`203.0.113.7:51234`, `[2001:db8::1]:443`), as some
+proxies and load balancers write them. IPv6 addresses count per /64, the block one host usually holds.
 """
 
 from __future__ import annotations
@@ -34,12 +35,28 @@ def parse_networks(text: str) -> tuple[Network, ...]:
 
 
 def _address(text: str | None) -> Address | None:
+    """The address of one hop as proxies write it: `a.b.c.d`, `a.b.c.d:port`, an IPv6
+    address bare or bracketed, `[v6]:port`; None for anything else."""
     if not text:
         return None
+    hop = text.strip()
+    if hop.startswith("["):
+        inside, bracket, rest = hop[1:].partition("]")
+        if not bracket or (rest and not (rest.startswith(":") and _is_port(rest[1:]))):
+            return None
+        hop = inside
+    elif hop.count(":") == 1:  # IPv4 with a port (a bare IPv6 address has several colons)
+        hop, _, port = hop.partition(":")
+        if not _is_port(port):
+            return None
     try:
-        return ipaddress.ip_address(text.strip())
+        return ipaddress.ip_address(hop)
     except ValueError:
         return None
+
+
+def _is_port(text: str) -> bool:
+    return text.isascii() and text.isdigit() and len(text) <= 5 and int(text) <= 65535
 
 
 def client_address(

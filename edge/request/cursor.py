@@ -1,12 +1,15 @@
 """Opaque, signed page cursors (pure functions).
 
-A cursor carries the sort key of the last row of a page. It is bound to the endpoint and
-to the filters it was made with (not to `limit`), and signed with the edge's secret so a
-tampered or foreign cursor is refused instead of silently starting somewhere else. The
+A cursor carries the sort key of the last row of a page. It is bound to the endpoint, to
+the filters it was made with (not to `limit`) and, on an account's endpoints, to the
+account it was issued to, and signed with the edge's secret so a tampered, foreign or
+another account's cursor is refused instead of silently starting somewhere else. The
 current secret signs; every configured one verifies, so cursors outlive a secret's rotation
 until the retired secret is removed.
 
-Wire form: base64url(orjson([endpoint, filters digest, *position])) "." base64url(mac).
+Wire form: base64url(orjson([version, endpoint, filters digest, *position])) "."
+base64url(mac); an account's cursor is version 2, [2, endpoint, account, filters digest,
+*position].
 Every integer of a position is a signed 64-bit one (a row id, a score), as the databases
 store them: one outside that range is not a cursor this API made, whoever signed it.
 """
@@ -27,7 +30,8 @@ from accounts.keyring import Keyring
 from edge.http.errors import ApiError
 
 _MAC_BYTES = 12
-_VERSION = 1
+_VERSION = 1  # the directory's: no account
+_ACCOUNT_VERSION = 2  # an account's: bound to it
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
@@ -61,10 +65,18 @@ def _secrets(secrets: Keyring | bytes) -> tuple[bytes, ...]:
 
 
 def encode(
-    secrets: Keyring | bytes, endpoint: str, filters: Mapping[str, Any], position: list[Any]
+    secrets: Keyring | bytes,
+    endpoint: str,
+    filters: Mapping[str, Any],
+    position: list[Any],
+    account: str | None = None,
 ) -> str:
-    """A cursor that resumes after `position` (the last row's sort key)."""
-    payload = orjson.dumps([_VERSION, endpoint, filters_digest(filters), *position])
+    """A cursor that resumes after `position` (the last row's sort key), for `account`'s
+    pages only when given."""
+    head: list[Any] = (
+        [_VERSION, endpoint] if account is None else [_ACCOUNT_VERSION, endpoint, account]
+    )
+    payload = orjson.dumps([*head, filters_digest(filters), *position])
     return _b64(payload) + "." + _b64(_mac(_secrets(secrets)[0], payload))
 
 
@@ -74,9 +86,14 @@ def _not_ours() -> ApiError:
 
 
 def decode(
-    secrets: Keyring | bytes, token: str, endpoint: str, filters: Mapping[str, Any]
+    secrets: Keyring | bytes,
+    token: str,
+    endpoint: str,
+    filters: Mapping[str, Any],
+    account: str | None = None,
 ) -> list[Any]:
-    """The position in a cursor; ApiError(invalid_cursor) unless made here, for these filters."""
+    """The position in a cursor; ApiError(invalid_cursor) unless made here, for these
+    filters and (when given) for this account."""
     body, dot, sig = token.partition(".")
     if not dot or not body or not sig or not token.isascii():
         raise _not_ours()
@@ -93,15 +110,19 @@ def decode(
         raise _not_ours()
     position: list[Any]
     try:
-        version, made_for, digest, *position = orjson.loads(payload)
-    except (orjson.JSONDecodeError, ValueError, TypeError):
+        version, made_for, *rest = orjson.loads(payload)
+        issued_to = rest.pop(0) if version == _ACCOUNT_VERSION else None
+        digest, *position = rest
+    except (orjson.JSONDecodeError, ValueError, TypeError, IndexError):
         raise _not_ours() from None
-    if version != _VERSION or made_for != endpoint:
+    if version not in (_VERSION, _ACCOUNT_VERSION) or made_for != endpoint:
         raise ApiError(
             "invalid_cursor",
             f"cursor was made for another endpoint, not {endpoint}",
             param="cursor",
         )
+    if issued_to != account:
+        raise ApiError("invalid_cursor", "cursor was issued to another account", param="cursor")
     if digest != filters_digest(filters):
         raise ApiError(
             "invalid_cursor",

@@ -39,6 +39,7 @@ def test_the_key_comes_from_the_environment_or_a_file_which_wins(tmp_path):
     key_file = tmp_path / "key"
     other = "afk_" + "F" * 38
     key_file.write_text(f"{other}\n")
+    key_file.chmod(0o600)
     assert load_settings(["--key-file", str(key_file)], {KEY_VARIABLE: KEY}).key == other
 
 
@@ -50,6 +51,7 @@ def test_the_key_comes_from_the_environment_or_a_file_which_wins(tmp_path):
 def test_an_unusable_key_file_is_refused_without_quoting_it(tmp_path, content):
     key_file = tmp_path / "key"
     key_file.write_bytes(content)
+    key_file.chmod(0o600)
     with pytest.raises(UsageError) as caught:
         load_settings(["--key-file", str(key_file)], {})
     assert str(key_file) in str(caught.value)
@@ -137,3 +139,58 @@ def test_the_command_says_what_is_wrong_and_exits_2():
     )
     assert run.returncode == 2
     assert run.stderr.startswith("affdir-mcp: --api-url 'nowhere'") and run.stdout == ""
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604])
+def test_a_key_file_others_may_open_is_refused_with_its_fix(tmp_path, mode):
+    key_file = tmp_path / "key"
+    key_file.write_text(KEY + "\n")
+    key_file.chmod(mode)
+    with pytest.raises(UsageError) as caught:
+        load_settings(["--key-file", str(key_file)], {})
+    assert f"chmod 600 {key_file}" in str(caught.value) and KEY not in str(caught.value)
+
+
+def test_over_http_the_server_holds_no_key_of_its_own(tmp_path):
+    with pytest.raises(UsageError, match="each client's own key"):
+        load_settings(["--transport", "http"], {KEY_VARIABLE: KEY})
+    key_file = tmp_path / "key"
+    key_file.write_text(KEY)
+    key_file.chmod(0o600)
+    with pytest.raises(UsageError, match="each client's own key") as caught:
+        load_settings(["--transport", "http", "--key-file", str(key_file)], {})
+    assert KEY not in str(caught.value)
+    # stdio keeps its key (one local client, the process that started it) or none.
+    assert load_settings([], {KEY_VARIABLE: KEY}).key == KEY
+
+
+@pytest.mark.parametrize(
+    ("flags", "environ", "hosts"),
+    [
+        ([], {}, ("127.0.0.1", "localhost", "[::1]")),
+        (["--host", "::1"], {}, ("127.0.0.1", "localhost", "[::1]")),
+        (["--host", "192.0.2.5"], {}, ("192.0.2.5",)),
+        (["--host", "2001:db8::5"], {}, ("[2001:db8::5]",)),
+        (["--host", "mcp.internal"], {}, ("mcp.internal",)),
+        (["--allowed-hosts", "MCP.example.com, mcp.example.com:8443"], {},
+         ("mcp.example.com", "mcp.example.com:8443")),
+        (["--host", "0.0.0.0"], {"AFFDIR_MCP_ALLOWED_HOSTS": "a.example,[2001:db8::1]"},
+         ("a.example", "[2001:db8::1]")),
+    ],
+)  # fmt: skip
+def test_the_allowed_hosts(flags, environ, hosts):
+    assert load_settings(["--transport", "http", *flags], environ).allowed_hosts == hosts
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--host", "0.0.0.0"], "name the hosts"),
+        (["--host", "::"], "name the hosts"),
+        (["--allowed-hosts", "a.example/x"], "not a host name"),
+        (["--allowed-hosts", "2001:db8::1"], "in brackets"),
+    ],
+)
+def test_allowed_hosts_that_cannot_be_used(flags, message):
+    with pytest.raises(UsageError, match=message):
+        load_settings(["--transport", "http", *flags], {})

@@ -5,22 +5,25 @@ failure ends as a tool error carrying the API's code."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import aiohttp
 import orjson
 import pytest
 from mcp import Client, MCPError
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 from mcp_support import ROOT, LiveApi, api_get, mcp_command
 from mcp_types import CallToolResult, TextContent
 from support.redisserver import free_port
+from yarl import URL
 
 from agents.tools import TOOLS, input_schema
 from contract import endpoints as e
@@ -196,6 +199,7 @@ async def test_without_a_key_the_account_tools_say_a_key_is_needed(live_api):
 async def test_a_key_from_a_file_and_a_wrong_one(live_api, tmp_path):
     key_file = tmp_path / "key"
     key_file.write_text(live_api.key + "\n")
+    key_file.chmod(0o600)
     command = mcp_command("--api-url", live_api.base_url, "--key-file", str(key_file))
     async with Client(command) as client:
         answer(await client.call_tool("get_account", {}))
@@ -228,23 +232,29 @@ def _wait_for_port(port: int, process: subprocess.Popen[bytes], within: float = 
     raise AssertionError(f"affdir-mcp not listening on {port} after {within} s")
 
 
-@pytest.fixture
-def mcp_over_http(live_api: LiveApi) -> Iterator[str]:
-    """`python -m agents --transport http` on a free loopback port: its MCP URL. It must
-    stop cleanly on SIGTERM, having written neither a traceback nor the key."""
+def serve_mcp_over_http(live_api: LiveApi, *extra: str) -> tuple[subprocess.Popen[bytes], int]:
+    """`python -m agents --transport http` on a free loopback port, holding no key."""
     port = free_port()
     command = [sys.executable, "-m", "agents", "--transport", "http", "--port", str(port)]
-    command += ["--api-url", live_api.base_url]
+    command += ["--api-url", live_api.base_url, *extra]
     process = subprocess.Popen(
         command,
         cwd=ROOT,
-        env={"PATH": "/usr/bin:/bin", "AFFDIR_API_KEY": live_api.key, "PYTHONPATH": str(ROOT)},
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)},
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
+    _wait_for_port(port, process)
+    return process, port
+
+
+@contextlib.contextmanager
+def served_mcp(live_api: LiveApi, *extra: str) -> Iterator[str]:
+    """The server's MCP URL; it must stop cleanly on SIGTERM, having written neither a
+    traceback nor a key."""
+    process, port = serve_mcp_over_http(live_api, *extra)
     try:
-        _wait_for_port(port, process)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         process.terminate()
@@ -254,25 +264,91 @@ def mcp_over_http(live_api: LiveApi) -> Iterator[str]:
     assert b"Traceback" not in stderr and live_api.key.encode() not in stderr
 
 
+@pytest.fixture
+def mcp_over_http(live_api: LiveApi) -> Iterator[str]:
+    with served_mcp(live_api) as url:
+        yield url
+
+
+@contextlib.asynccontextmanager
+async def keyed(url: str, key: str) -> AsyncIterator[Any]:
+    """An MCP client transport to `url` sending `key` as its Bearer token."""
+    async with (
+        create_mcp_http_client(headers={"Authorization": f"Bearer {key}"}) as http_client,
+        streamable_http_client(url, http_client=http_client) as streams,
+    ):
+        yield streams
+
+
+LISTING = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+
 async def test_streamable_http_serves_the_same_tools(live_api: LiveApi, mcp_over_http: str):
-    async with Client(mcp_over_http) as client:
+    async with Client(keyed(mcp_over_http, live_api.key)) as client:
         names = [tool.name for tool in (await client.list_tools()).tools]
         result = await client.call_tool("get_program", {"slug": "factureo"})
+        account = answer(await client.call_tool("get_account", {}))
     assert names == [spec.name for spec in TOOLS]
     http = await api_get(live_api, "/v1/programs/factureo")
     assert answer(result) == http.json()
+    # The account of the key the client sent: the server holds none of its own.
+    assert account == (await api_get(live_api, "/v1/me")).json()
 
 
-async def test_over_http_a_foreign_host_or_origin_is_refused(mcp_over_http: str):
-    """A web page reaching the loopback port through DNS rebinding gets nothing."""
-    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
-    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+@pytest.mark.parametrize(
+    "authorization",
+    [None, "Bearer", "Bearer afk_" + "Z" * 38, "Basic dXNlcjpwYXNz", "bearer  "],
+    ids=["none", "empty", "unknown-key", "basic", "blank"],
+)
+async def test_over_http_a_request_without_an_accepted_key_is_refused(
+    live_api: LiveApi, mcp_over_http: str, authorization: str | None
+):
+    headers = dict(MCP_HEADERS)
+    if authorization is not None:
+        headers["Authorization"] = authorization
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(mcp_over_http, json=LISTING, headers=headers) as response,
+    ):
+        body = await response.json()
+        assert response.status == 401
+        assert response.headers["WWW-Authenticate"].startswith("Bearer")
+    assert body["code"] in ("missing_api_key", "invalid_api_key")
+    with pytest.raises(Exception):  # noqa: B017 - the client's own error, whatever it is
+        async with Client(keyed(mcp_over_http, "afk_" + "Z" * 38)) as client:
+            await client.list_tools()
+
+
+async def test_over_http_a_foreign_host_or_origin_is_refused(live_api: LiveApi, mcp_over_http: str):
+    """A web page reaching the loopback port through DNS rebinding gets nothing, even
+    with a key."""
+    headers = {**MCP_HEADERS, "Authorization": f"Bearer {live_api.key}"}
     async with aiohttp.ClientSession() as session:
         for extra, status in [
             ({"Host": "evil.example"}, 421),
             ({"Origin": "http://evil.example"}, 403),
         ]:
             async with session.post(
-                mcp_over_http, json=listing, headers={**headers, **extra}
+                mcp_over_http, json=LISTING, headers={**headers, **extra}
             ) as response:
                 assert response.status == status
+
+
+async def test_over_http_the_allowed_hosts_are_configurable(live_api: LiveApi):
+    headers = {**MCP_HEADERS, "Authorization": f"Bearer {live_api.key}"}
+    with served_mcp(live_api, "--allowed-hosts", "mcp.example.test,other.test:443") as url:
+        port = URL(url).port
+        async with aiohttp.ClientSession() as session:
+            for host, passes in [
+                (f"mcp.example.test:{port}", True),
+                ("mcp.example.test", True),
+                ("other.test:443", True),
+                ("other.test:444", False),
+                (f"127.0.0.1:{port}", False),  # no longer allowed once hosts are named
+            ]:
+                async with session.post(
+                    url, json=LISTING, headers={**headers, "Host": host}
+                ) as response:
+                    # Past the guard, a listing before `initialize` is the protocol's 400.
+                    assert response.status == (400 if passes else 421), host

@@ -5,6 +5,7 @@ database of the previous version gains its aggregates when it upgrades."""
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
 import random
 import sqlite3
@@ -366,13 +367,58 @@ def test_a_period_is_whole_months_and_part_months_exactly(since, until):
     assert sorted(covered) == wanted
 
 
+CALENDAR_ENDS = [
+    (dt.date(1, 1, 1), dt.date(1, 4, 30)),
+    (dt.date(9999, 9, 1), dt.date(9999, 12, 31)),
+]
+
+
+@pytest.mark.parametrize(("first", "last"), CALENDAR_ENDS, ids=["year-1", "year-9999"])
+def test_a_period_at_either_end_of_the_calendar_is_covered_exactly(first, last):
+    """The same as above where no day lies before or after the drawn ones: 0001-01-01 and
+    9999-12-31 have no neighbour to step to."""
+    near = st.one_of(st.none(), st.dates(first, last))
+
+    @given(near, near)
+    def run(since, until):
+        if since is not None and until is not None and since > until:
+            return
+        covered: list[dt.date] = []
+        for grain, lower, upper in spans(since, until):
+            day = first
+            while True:
+                key = day.isoformat()[: grain.width]
+                inside = (lower is None or key >= lower) and (upper is None or key <= upper)
+                if inside and (grain.name == "day" or day.day == 1):
+                    covered += [day] if grain.name == "day" else month_days(day)
+                if day == last:
+                    break
+                day += dt.timedelta(days=1)
+        days = [first + dt.timedelta(days=n) for n in range((last - first).days + 1)]
+        wanted = [
+            d for d in days if (since is None or d >= since) and (until is None or d <= until)
+        ]
+        assert sorted(covered) == wanted
+
+    run()
+
+
+@given(
+    st.one_of(st.none(), st.dates()),
+    st.one_of(st.none(), st.dates()),
+    st.sampled_from([(), ("month",), ("day",), ("month", "network"), ("status", "day")]),
+)
+def test_the_summary_statement_is_made_for_any_period_of_the_calendar(since, until, group_by):
+    if since is not None and until is not None and since > until:
+        return
+    query = SummaryQuery("acc_x", group_by, since=since, until=until)
+    sql, params = summary.summary_json_sql(query)
+    assert sql and all(isinstance(p, str | int) for p in params)
+
+
 def month_days(start: dt.date) -> list[dt.date]:
-    out = []
-    day = start
-    while day.month == start.month:
-        out.append(day)
-        day += dt.timedelta(days=1)
-    return out
+    length = calendar.monthrange(start.year, start.month)[1]
+    return [start.replace(day=n) for n in range(1, length + 1)]
 
 
 @given(st.integers(min_value=-(10**30) + 1, max_value=10**30 - 1))

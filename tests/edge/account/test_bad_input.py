@@ -67,8 +67,10 @@ async def test_bad_commission_queries(edge_client, seeded, query, code, param):
     await check_error(resp, 400, code, param, COMMISSIONS.statuses)
 
 
-def forged(secret: bytes, endpoint: str, filters: dict, position: list) -> str:
-    return cursor.encode(secret, endpoint, filters, position)
+def forge(
+    secret: bytes, endpoint: str, filters: dict, position: list, account: str | None = None
+) -> str:
+    return cursor.encode(secret, endpoint, filters, position, account)
 
 
 @pytest.mark.parametrize(
@@ -84,13 +86,31 @@ def forged(secret: bytes, endpoint: str, filters: dict, position: list) -> str:
         # OverflowError of the SQLite binding as a 500.
         ("row id 2**63", "not one this API issued"),
         ("row id 2**64-1", "not one this API issued"),
+        # Bound to its account: a directory cursor or another account's is refused.
+        ("no account", "another account"),
+        ("other account", "another account"),
     ],
 )
 async def test_foreign_and_forged_cursors(edge_client, seeded, account_config, case, message):
     secret = account_config.secret_key.encode()
     filters = {"network": "awin", "status": None, "from": None, "to": None}
+    ours = seeded.uid
+
+    def forged(*args: object, account: str | None = ours) -> str:
+        return forge(*args, account)  # type: ignore[arg-type]
+
     good = forged(secret, "commissions", filters, ["2026-01-01T00:00:00Z", 5])
     token = {
+        "no account": forged(
+            secret, "commissions", filters, ["2026-01-01T00:00:00Z", 5], account=None
+        ),
+        "other account": forged(
+            secret,
+            "commissions",
+            filters,
+            ["2026-01-01T00:00:00Z", 5],
+            account="acc_someoneelse00000",
+        ),
         "tampered": good[:-2] + ("AA" if not good.endswith("AA") else "BB"),
         "other filters": forged(
             secret, "commissions", {**filters, "network": "cj"}, ["2026-01-01T00:00:00Z", 5]
