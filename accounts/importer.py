@@ -487,11 +487,14 @@ def read_csv(
                 where = ", ".join(str(i + 1) for i in unnamed)
                 problems.append(Problem(start, "row", f"a value in unnamed column {where}"))
                 continue
-            record = {c: cell for c, cell in zip(columns, row, strict=True) if c is not None}
+            record: dict[str, object] = {
+                c: cell for c, cell in zip(columns, row, strict=True) if c is not None
+            }
             if delimiter != ",":
                 for name in AMOUNT_COLUMNS:
-                    if name in record:
-                        record[name] = decimal_point(record[name])
+                    cell = record.get(name)
+                    if isinstance(cell, str):
+                        record[name] = decimal_point(cell)
             yield start, record
     except csv.Error as exc:
         problems.append(Problem(line, "row", f"not valid CSV: {exc}"))
