@@ -32,20 +32,28 @@ from agents.tools import (
     check_arguments,
     input_schema,
     local_failure,
+    output_schema,
     to_request,
 )
 
 log = logging.getLogger("agents")
 
 NAME = "affdir"
-INSTRUCTIONS = (
-    "Tools over the affdir API: a directory of affiliate programmes (search_programs, "
-    "get_program) and, with an API key, the calling account and its commissions "
-    "(get_account, list_commissions). Answers are the API's JSON. Lists are paged: pass "
-    "page.nextCursor back as `cursor` with the same filters. A failed call answers the "
-    "API's error: branch on its `code`. Commission amounts are in their own currency: "
-    "never add amounts of different currencies."
-)
+
+
+def instructions(tools: Sequence[ToolSpec] = TOOLS) -> str:
+    """What the server tells an agent first: every tool by name, which need a key, and the
+    rules of the answers."""
+    public = ", ".join(spec.name for spec in tools if not spec.reads_account)
+    account = ", ".join(spec.name for spec in tools if spec.reads_account)
+    return (
+        f"Tools over the affdir API: a directory of affiliate programmes ({public}) and, "
+        f"with an API key, the calling account, its commissions, their totals and its events "
+        f"({account}). Answers are the API's JSON, as each tool's output schema says. Lists "
+        "are paged: pass page.nextCursor back as `cursor` with the same filters. A failed "
+        "call answers the API's error: branch on its `code`. Commission amounts are in their "
+        "own currency: never add amounts of different currencies."
+    )
 
 
 @dataclass(frozen=True)
@@ -70,6 +78,7 @@ def describe(spec: ToolSpec) -> types.Tool:
         title=spec.title,
         description=spec.description,
         input_schema=input_schema(spec),
+        output_schema=output_schema(spec),
         annotations=types.ToolAnnotations(
             title=spec.title,
             read_only_hint=True,
@@ -183,7 +192,7 @@ def build_server(api: ApiClient, tools: Sequence[ToolSpec] = TOOLS) -> Server[An
         NAME,
         version=version(),
         title="affdir affiliate programme directory",
-        instructions=INSTRUCTIONS,
+        instructions=instructions(tools),
         get_tool_input_schema=tool_schema,
         on_list_tools=list_tools,
         on_call_tool=call_tool,

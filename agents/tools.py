@@ -19,7 +19,7 @@ from jsonschema import Draft202012Validator
 
 from contract import endpoints as e
 from contract.endpoints import Endpoint, Param
-from contract.openapi import PATH_PARAMETERS, param_schema
+from contract.openapi import OPERATION_IDS, PATH_PARAMETERS, document, param_schema
 from contract.vocabulary import ERROR_CODES
 
 
@@ -205,6 +205,59 @@ def input_schema(spec: ToolSpec) -> dict[str, Any]:
         "properties": properties,
         "required": path_names(spec.endpoint),
         "additionalProperties": False,
+    }
+
+
+_SCHEMAS = "#/components/schemas/"
+
+
+def _refs(node: Any) -> set[str]:
+    """The component schemas `node` names with `$ref`, directly."""
+    if isinstance(node, dict):
+        found = (
+            {node["$ref"][len(_SCHEMAS) :]}
+            if str(node.get("$ref", "")).startswith(_SCHEMAS)
+            else set()
+        )
+        for value in node.values():
+            found |= _refs(value)
+        return found
+    if isinstance(node, list):
+        return set().union(*(_refs(item) for item in node)) if node else set()
+    return set()
+
+
+def _as_defs(node: Any) -> Any:
+    """`node` with its component references made local (`#/$defs/Name`)."""
+    if isinstance(node, dict):
+        return {
+            key: "#/$defs/" + value[len(_SCHEMAS) :]
+            if key == "$ref" and isinstance(value, str) and value.startswith(_SCHEMAS)
+            else _as_defs(value)
+            for key, value in node.items()
+        }
+    if isinstance(node, list):
+        return [_as_defs(item) for item in node]
+    return node
+
+
+def output_schema(spec: ToolSpec, api: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON Schema of the tool's result: its endpoint's 200 answer as the OpenAPI
+    document declares it, self-contained (the schemas it refers to under `$defs`)."""
+    api = api or document()
+    operation = api["paths"][spec.endpoint.path]["get"]
+    assert operation["operationId"] == OPERATION_IDS[spec.endpoint.name]
+    answer = operation["responses"]["200"]["content"]["application/json"]["schema"]
+    schemas = api["components"]["schemas"]
+    wanted, todo = set(), _refs(answer)
+    while todo:
+        name = todo.pop()
+        wanted.add(name)
+        todo |= _refs(schemas[name]) - wanted
+    return {
+        "type": "object",
+        **_as_defs(answer),
+        "$defs": {name: _as_defs(schemas[name]) for name in sorted(wanted)},
     }
 
 

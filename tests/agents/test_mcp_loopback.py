@@ -18,6 +18,7 @@ from typing import Any
 import aiohttp
 import orjson
 import pytest
+from jsonschema import Draft202012Validator
 from mcp import Client, MCPError
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 from mcp_support import ROOT, LiveApi, api_get, mcp_command
@@ -25,7 +26,8 @@ from mcp_types import CallToolResult, TextContent
 from support.redisserver import free_port
 from yarl import URL
 
-from agents.tools import TOOLS, input_schema
+from agents.server import instructions
+from agents.tools import TOOLS, input_schema, output_schema
 from contract import endpoints as e
 
 REQUEST_ID = re.compile(r"req_[0-9a-f]{24}")
@@ -65,6 +67,7 @@ async def test_lists_the_tools_with_the_contracts_parameters(live_api: LiveApi):
     for spec in TOOLS:
         tool = by_name[spec.name]
         assert tool.input_schema == input_schema(spec)
+        assert tool.output_schema == output_schema(spec)
         assert tool.annotations is not None and tool.annotations.read_only_hint is True
     search = by_name["search_programs"].input_schema
     assert list(search["properties"]) == [p.name for p in e.PROGRAMS.params]
@@ -143,6 +146,36 @@ async def test_every_tool_answers_what_the_api_answers(live_api: LiveApi):
         http = await api_get(live_api, "/v1/events", {"type": "commission.created", "limit": "3"})
         assert http.status == 200 and events == http.json() and len(events["data"]) == 3
         assert {event["type"] for event in events["data"]} == {"commission.created"}
+
+
+# One call of each tool whose answer has every kind of member its schema declares.
+SAMPLE_CALLS = {
+    "search_programs": {"limit": 5},
+    "count_programs": {},
+    "get_program": {"slug": "factureo"},
+    "get_account": {},
+    "list_commissions": {"limit": 50},
+    "sum_commissions": {"groupBy": ["network", "status", "month"]},
+    "list_events": {"limit": 20},
+}
+
+
+async def test_every_answer_is_valid_against_its_tools_output_schema(live_api: LiveApi):
+    """What an agent is told a tool answers (its outputSchema) is what it answers."""
+    assert set(SAMPLE_CALLS) == {spec.name for spec in TOOLS}
+    async with Client(mcp_command("--api-url", live_api.base_url, key=live_api.key)) as client:
+        for spec in TOOLS:
+            result = await client.call_tool(spec.name, SAMPLE_CALLS[spec.name])
+            assert not result.is_error, text_of(result)
+            schema = output_schema(spec)
+            Draft202012Validator.check_schema(schema)
+            problems = [e.message for e in Draft202012Validator(schema).iter_errors(answer(result))]
+            assert problems == [], spec.name
+
+
+def test_the_instructions_name_every_tool():
+    told = instructions()
+    assert all(re.search(rf"\b{spec.name}\b", told) for spec in TOOLS), told
 
 
 async def test_the_apis_errors_are_tool_errors(live_api: LiveApi):
