@@ -237,8 +237,9 @@ COMMANDS.group("network", "connect networks, record syncs")
 COMMANDS.group("commissions", "import commissions")
 COMMANDS.group("credentials", "stored network credentials")
 COMMANDS.group("events", "the event feed")
-ACCOUNT = arg("--account", required=True, metavar="UID")
-NETWORK = arg("--network", required=True, metavar="ID")
+# Every command about one account names it the same way.
+ACCOUNT = arg("--account", required=True, metavar="UID", help="the account's uid (acc_...)")
+NETWORK = arg("--network", required=True, metavar="ID", help="the network's id (awin, cj, ...)")
 
 
 @COMMANDS.command(
@@ -253,34 +254,40 @@ async def account_create(store: AccountStore, args: argparse.Namespace, _: Confi
 
 
 @COMMANDS.command(
-    "account set-plan", "change an account's plan", arg("uid"), arg("plan", choices=v.PLANS)
+    "account set-plan",
+    "change an account's plan",
+    ACCOUNT,
+    arg("--plan", required=True, choices=v.PLANS, help="the new plan"),
 )
 async def account_set_plan(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
-    await store.write(accounts.set_plan, args.uid, args.plan)
-    return {"uid": args.uid, "plan": args.plan, "text": f"{args.uid}: plan {args.plan}"}
+    await store.write(accounts.set_plan, args.account, args.plan)
+    return {"uid": args.account, "plan": args.plan, "text": f"{args.account}: plan {args.plan}"}
 
 
 @COMMANDS.command(
     "account suspend",
     "suspend an account: /v1/me answers 403, every other endpoint 401",
-    arg("uid"),
+    ACCOUNT,
 )
 async def account_suspend(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
-    await store.write(accounts.set_suspended, args.uid, True)
-    return {"uid": args.uid, "suspended": True, "text": f"{args.uid}: suspended"}
+    await store.write(accounts.set_suspended, args.account, True)
+    return {"uid": args.account, "suspended": True, "text": f"{args.account}: suspended"}
 
 
-@COMMANDS.command("account unsuspend", "lift a suspension", arg("uid"))
+@COMMANDS.command("account unsuspend", "lift a suspension", ACCOUNT)
 async def account_unsuspend(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
-    await store.write(accounts.set_suspended, args.uid, False)
-    return {"uid": args.uid, "suspended": False, "text": f"{args.uid}: active"}
+    await store.write(accounts.set_suspended, args.account, False)
+    return {"uid": args.account, "suspended": False, "text": f"{args.account}: active"}
 
 
-@COMMANDS.command("account show", "show an account (never credentials)", arg("uid"))
+@COMMANDS.command("account show", "show an account (never credentials)", ACCOUNT)
 async def account_show(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
-    account = await store.read(accounts.find, args.uid)
+    account = await store.read(accounts.find, args.account)
     if account is None:
-        raise CommandError(f"no account {args.uid}")
+        raise CommandError(
+            f"no account {args.account}; `account create --plan free|pro` makes one and "
+            "prints its uid"
+        )
     summary = account_summary(account)
     return {**summary, "text": orjson.dumps(summary, option=orjson.OPT_INDENT_2).decode()}
 

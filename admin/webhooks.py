@@ -199,7 +199,7 @@ async def get_sealed(store: AccountStore, uid: str) -> SealedSecrets:
 @COMMANDS.command(
     "webhook add",
     "add an endpoint to an account; prints its secret once",
-    arg("account", metavar="ACCOUNT"),
+    arg("--account", required=True, metavar="UID", help="the account the endpoint receives"),
     arg("url", metavar="URL", help="https:// to a public host"),
     LOOPBACK,
 )
@@ -218,7 +218,7 @@ async def webhook_add(store: AccountStore, args: argparse.Namespace, config: Con
 @COMMANDS.command(
     "webhook list",
     "list endpoints, every account's or one's",
-    arg("account", metavar="ACCOUNT", nargs="?"),
+    arg("--account", metavar="UID", help="only this account's (default: every account's)"),
 )
 async def webhook_list(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
     views = await store.read(list_endpoints, args.account)

@@ -170,7 +170,7 @@ def webhook_urls(verdict: Verdict, database: str, account: str) -> None:
     for url in HOSTILE_URLS:
         for loopback in ([], ["--allow-loopback"]):
             done = subprocess.run(
-                [sys.executable, "-m", "admin", "webhook", "add", account, url, *loopback],
+                [sys.executable, "-m", "admin", "webhook", "add", "--account", account, url, *loopback],
                 cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
             )  # fmt: skip
             verdict.check(

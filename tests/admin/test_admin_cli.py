@@ -331,7 +331,7 @@ def test_credentials_come_from_stdin_and_are_stored_encrypted(env, capsys, tmp_p
         "--json",
     )
     assert status == 0
-    status, out, _ = cli(capsys, "account", "show", uid, "--json")
+    status, out, _ = cli(capsys, "account", "show", "--account", uid, "--json")
     shown = json.loads(out)
     assert shown["networks"][0]["status"] == "ok" and "PLAINTEXT" not in out
 
@@ -339,16 +339,16 @@ def test_credentials_come_from_stdin_and_are_stored_encrypted(env, capsys, tmp_p
 def test_account_commands(env, capsys):
     _, uid, _ = cli(capsys, "account", "create", "--plan", "free")
     uid = uid.strip()
-    assert cli(capsys, "account", "set-plan", uid, "pro")[0] == 0
-    assert cli(capsys, "account", "suspend", uid)[0] == 0
+    assert cli(capsys, "account", "set-plan", "--account", uid, "--plan", "pro")[0] == 0
+    assert cli(capsys, "account", "suspend", "--account", uid)[0] == 0
     status, out, _ = cli(capsys, "--json", "capability", "enable", "--account", uid, "monetisation")
     assert status == 0 and json.loads(out)["enabled"] is True and json.loads(out)["enabled_at"]
-    assert cli(capsys, "account", "unsuspend", uid)[0] == 0
-    status, out, _ = cli(capsys, "account", "show", uid, "--json")
+    assert cli(capsys, "account", "unsuspend", "--account", uid)[0] == 0
+    status, out, _ = cli(capsys, "account", "show", "--account", uid, "--json")
     shown = json.loads(out)
     assert (shown["plan"], shown["suspended"]) == ("pro", False)
     assert shown["capabilities"]["monetisation"]["enabled"] is True
-    status, _, err = cli(capsys, "account", "set-plan", "acc_nobody", "pro")
+    status, _, err = cli(capsys, "account", "set-plan", "--account", "acc_nobody", "--plan", "pro")
     assert status == 1 and "no account" in err
     status, _, err = cli(capsys, "key", "revoke", "afk_unknown1")
     assert status == 1 and "no key" in err
@@ -651,9 +651,9 @@ def test_a_whole_key_from_stdin_revokes_itself_and_is_never_printed(env):
 @pytest.mark.parametrize(
     "argv",
     [
-        ["--secret-key", SECRET, "account", "show", "acc_x"],
-        ["account", "show", "acc_x", "--secret-key=" + SECRET],
-        ["--secret-key", "account", "show", "acc_x"],
+        ["--secret-key", SECRET, "account", "show", "--account", "acc_x"],
+        ["account", "show", "--account", "acc_x", "--secret-key=" + SECRET],
+        ["--secret-key", "account", "show", "--account", "acc_x"],
     ],
     ids=["before", "after-with-equals", "bare"],
 )
@@ -668,7 +668,9 @@ def test_a_secret_on_the_admin_command_line_is_refused(env, argv):
 
 
 def test_a_database_url_with_a_password_on_the_command_line_is_refused(env):
-    done = run_cli(env, "account", "show", "acc_x", "--database", "postgresql://u:pw-x@h/db")
+    done = run_cli(
+        env, "account", "show", "--account", "acc_x", "--database", "postgresql://u:pw-x@h/db"
+    )
     assert done.returncode == 2
     err = done.stderr.decode()
     assert "pw-x" not in err and "--database: a password in the URL shows in `ps`" in err

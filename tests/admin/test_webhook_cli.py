@@ -43,14 +43,16 @@ def account(capsys: pytest.CaptureFixture[str]) -> str:
 
 
 def add(capsys: pytest.CaptureFixture[str], uid: str, url: str, *extra: str) -> dict:
-    status, out, err = cli(capsys, "webhook", "add", uid, url, "--json", *extra)
+    status, out, err = cli(capsys, "webhook", "add", "--account", uid, url, "--json", *extra)
     assert status == 0, err
     return json.loads(out)
 
 
 def test_the_secret_is_shown_once_and_stored_encrypted(env, capsys, stored_bytes):
     uid = account(capsys)
-    status, out, _ = cli(capsys, "webhook", "add", uid, "https://hooks.example.com/affdir")
+    status, out, _ = cli(
+        capsys, "webhook", "add", "--account", uid, "https://hooks.example.com/affdir"
+    )
     assert status == 0
     endpoint, secret, note = out.strip().split("\n")
     assert secret.startswith("whsec_") and "shown once" in note
@@ -82,10 +84,10 @@ def test_the_secret_is_shown_once_and_stored_encrypted(env, capsys, stored_bytes
 )
 def test_add_refuses_urls_it_would_never_deliver_to(env, capsys, url, extra, message):
     uid = account(capsys)
-    status, out, err = cli(capsys, "webhook", "add", uid, url, *extra)
+    status, out, err = cli(capsys, "webhook", "add", "--account", uid, url, *extra)
     assert status == 1 and message in err, err
     assert out == ""
-    assert cli(capsys, "webhook", "list", uid)[1].strip() == "(no webhook endpoints)"
+    assert cli(capsys, "webhook", "list", "--account", uid)[1].strip() == "(no webhook endpoints)"
 
 
 @pytest.mark.parametrize(
@@ -168,7 +170,7 @@ async def test_test_sends_a_signed_event_and_prints_the_outcome(env):
         status, out, err = await run_admin(env, "account", "create", "--plan", "pro")
         uid = out.strip()
         status, out, err = await run_admin(
-            env, "webhook", "add", uid, receiver.url, "--allow-loopback", "--json"
+            env, "webhook", "add", "--account", uid, receiver.url, "--allow-loopback", "--json"
         )
         assert status == 0, err
         endpoint = json.loads(out)
