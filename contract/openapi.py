@@ -384,7 +384,8 @@ def _header(name: str, required: bool = False) -> dict[str, Any]:
 
 HEADERS: dict[str, dict[str, Any]] = {
     "X-Request-Id": {
-        "description": "Identifier of this request; equals `requestId` in error bodies.",
+        "description": "Identifier of this request; equals `requestId` in error bodies. "
+        "Not on a public answer (a directory 200 or 304 without a key).",
         "schema": {"type": "string", "pattern": REQUEST_ID_PATTERN},
     },
     rl.LIMIT: {
@@ -423,7 +424,9 @@ HEADERS: dict[str, dict[str, Any]] = {
         "schema": {"type": "string"},
     },
     "Link": {
-        "description": 'The next page\'s full URL, as `<URL>; rel="next"`, when there is one.',
+        "description": 'The next page\'s URL, as `<URL>; rel="next"`, when there is one: '
+        "absolute under the server's public URL when it has one, else relative to the "
+        "request's URL.",
         "schema": {"type": "string"},
     },
     "WWW-Authenticate": {
@@ -451,10 +454,13 @@ def error_codes(endpoint: Endpoint, status: int) -> list[str]:
 
 
 def _headers(endpoint: Endpoint, status: int) -> dict[str, Any]:
-    headers = {"X-Request-Id": _header("X-Request-Id", required=True)}
+    # A public answer (a 200 or 304 of the directory without a key) is replayed by shared
+    # caches to everyone: it carries neither the request id nor the limits (edge.http.publiccache).
+    per_client = not (endpoint.anonymous and status in (200, 304))
+    headers = {"X-Request-Id": _header("X-Request-Id", required=per_client)}
     if not endpoint.public and status != 401:
         for name in RATE_HEADERS:
-            headers[name] = _header(name, required=status in RATE_COUNTED)
+            headers[name] = _header(name, required=per_client and status in RATE_COUNTED)
     if status in (429, 503):
         headers["Retry-After"] = _header("Retry-After", required=True)
     if status == 401:
