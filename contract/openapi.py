@@ -168,6 +168,10 @@ def field_schema(f: Field) -> dict[str, Any]:
             if "enum" in schema:
                 schema["enum"] = [*schema["enum"], None]
     schema["description"] = f.description
+    if f.detail:
+        schema["description"] += (
+            " On the by-slug answer; in a list only with `include=scoreBreakdown`."
+        )
     return schema
 
 
@@ -198,7 +202,8 @@ def open_field_schema(f: Field) -> dict[str, Any]:
 
 
 def resource_schema(resource: Resource) -> dict[str, Any]:
-    """An object with every member required (the spec: all fields are always present)."""
+    """An object whose members are required but those omitted when empty and the details
+    a list leaves out (the spec's fields are always present)."""
     return {
         "type": "object",
         "description": resource.description,
@@ -208,7 +213,7 @@ def resource_schema(resource: Resource) -> dict[str, Any]:
             else field_schema(f)
             for f in resource.fields
         },
-        "required": list(resource.names),
+        "required": list(resource.always),
         # Open: a member added in a later version must not break a client's generated
         # models. The tests still refuse any member the spec does not list.
     }

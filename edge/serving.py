@@ -23,7 +23,7 @@ import os
 import signal
 import sys
 from collections.abc import Coroutine
-from typing import IO, Any
+from typing import Any
 
 from aiohttp import web
 
@@ -109,16 +109,14 @@ class EdgeRunner(web.AppRunner):
         return EdgeConnections(server, self.handler_args)  # type: ignore[return-value]
 
 
-def make_runner(
-    config: Config, app: web.Application | None = None, *, stream: IO[bytes] | None = None
-) -> EdgeRunner:
-    """The runner of the edge app for `config`; with `--access-log`, its lines go to
-    `stream` (stderr by default) through an `AccessLog`."""
+def make_runner(config: Config, app: web.Application | None = None) -> EdgeRunner:
+    """The runner of the edge app for `config`; with `--access-log`, its lines go to stderr
+    through an `AccessLog`."""
     access = None
     handler_args: dict[str, Any] = {"access_log": None}
     if config.access_log:
-        out = stream if stream is not None else sys.stderr.buffer
-        access = AccessLog(out, json_lines=log_format(config, sys.stderr) == "json")
+        json_lines = log_format(config, sys.stderr) == "json"
+        access = AccessLog(sys.stderr.buffer, json_lines=json_lines)
         # aiohttp logs only with a logger given; the lines bypass it (edge.http.accesslog).
         handler_args = {
             "access_log": logging.getLogger(LOGGER),

@@ -173,6 +173,9 @@ class Build:
     index: Index
     searcher: Searcher
     documents: dict[str, Document]  # slug -> by-slug answer
+    # By rank: the list row, the row's bytes before its details (shardformat.list_head), a
+    # view of the row: the lists and the by-slug answers share one copy of the rows.
+    heads: list[bytes | memoryview]
     list_tag: bytes  # seed of the list pages' entity tags: build id and cursor secret
     loaded_at: float
     pages: PageCache = field(repr=False, compare=False)
@@ -215,6 +218,7 @@ def prepare(directory: Directory, secret: bytes) -> Build:
         index=index,
         searcher=Searcher.of(directory, index.sort_keys),
         documents=documents,
+        heads=[shardformat.list_head(row) for row in directory.rows],
         list_tag=list_tag,
         loaded_at=time.time(),
         pages=PageCache(PAGE_CACHE_BYTES),

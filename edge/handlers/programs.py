@@ -17,7 +17,14 @@ import orjson
 from aiohttp import web
 
 from accounts.keyring import Keyring
-from contract.endpoints import DIRECTORY_FILTERS, JSON, PROGRAM, PROGRAM_FACETS, PROGRAMS
+from contract.endpoints import (
+    DIRECTORY_FILTERS,
+    JSON,
+    PROGRAM,
+    PROGRAM_FACETS,
+    PROGRAMS,
+    SCORE_BREAKDOWN,
+)
 from contract.searchindex import CREATED_AT, NAME, SCORE
 from contract.vocabulary import SCORE_MAX, SCORE_MIN
 from edge import appkeys, links
@@ -125,7 +132,8 @@ def list_etag(build: Build, query: dict[str, Any]) -> str:
     hashing the body. The normalised values are used, so `market=fr` and `market=FR` share
     it; the cursor string stands for its position.
     """
-    canonical = "\x1f".join([str(query.get(name)) for name in (*FILTERS, "limit", "cursor")])
+    named = (*FILTERS, "include", "limit", "cursor")
+    canonical = "\x1f".join([str(query.get(name)) for name in named])
     digest = hashlib.blake2b(build.list_tag + canonical.encode(), digest_size=12).hexdigest()
     return f'"{digest}"'
 
@@ -143,20 +151,20 @@ def next_link(request: web.Request, next_cursor: str) -> str:
     return f"{request.path}?{'&'.join(pairs)}"
 
 
-def page_body(
-    rows: Sequence[bytes | memoryview],
-    ranks: Sequence[int],
-    limit: int,
-    has_more: bool,
-    next_cursor: str | None,
-) -> bytes:
-    """`{"data":[rows...],"page":{...}}` from pre-serialised rows.
+def page_rows(build: Build, ranks: Sequence[int], details: bool) -> bytes:
+    """The rows of a page, joined: each as a list row (its bytes before its details, then
+    `}`), or whole with `details` (include=scoreBreakdown). Views of the build's rows, joined
+    once: nothing is parsed or serialised."""
+    if details:
+        return b",".join([build.directory.rows[rank] for rank in ranks])
+    if not ranks:
+        return b""
+    return b"},".join([build.heads[rank] for rank in ranks]) + b"}"
 
-    Two joins (the rows, then the frame): chained `+` would copy the ~25 kB body once per
-    piece; measured faster than one join over a list built row by row.
-    """
+
+def page_body(data: bytes, limit: int, has_more: bool, next_cursor: str | None) -> bytes:
+    """`{"data":[rows...],"page":{...}}` around the joined rows (`page_rows`)."""
     page = orjson.dumps({"limit": limit, "hasMore": has_more, "nextCursor": next_cursor})
-    data = b",".join([rows[rank] for rank in ranks])
     return b"".join((b'{"data":[', data, b'],"page":', page, b"}"))
 
 
@@ -172,7 +180,6 @@ def render_page(request: web.Request, build: Build | None) -> RenderedPage:
             "the directory is not loaded yet; retry later",
             request.app[appkeys.CONFIG].retry_after,
         )
-    directory = build.directory
     limit: int = query["limit"]
     ranks, has_more = select_rows(build, wanted, after, limit)
     next_cursor = link = None
@@ -180,7 +187,8 @@ def render_page(request: web.Request, build: Build | None) -> RenderedPage:
         position = position_of(build, wanted.sort, ranks[-1])
         next_cursor = cursor.encode(secret, PROGRAMS.name, filters, position)
         link = next_link(request, next_cursor)
-    body = page_body(directory.rows, ranks, limit, has_more, next_cursor)
+    details = query.get("include") == SCORE_BREAKDOWN
+    body = page_body(page_rows(build, ranks, details), limit, has_more, next_cursor)
     return RenderedPage(body=body, etag=list_etag(build, query), next_link=link)
 
 
