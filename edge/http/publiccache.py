@@ -8,7 +8,7 @@ page and kept with the page's headers.
 
 A public answer carries only what is the same for every reader: the request steps leave
 their per-client headers (`X-Request-Id`, `RateLimit-*`) off any answer that `is_public`
-says a shared cache may keep; errors are `no-store`, so they keep theirs
+says a shared cache may keep (the OpenAPI document and the site's pages too); errors are `no-store`, so they keep theirs
 (docs/guides/caching.md lists the headers of each).
 """
 
@@ -29,5 +29,7 @@ def cache_control(principal: Principal | None) -> str:
 
 def is_public(headers: Mapping[str, str]) -> bool:
     """Whether an answer with these headers may be kept by a shared cache and replayed to
-    other readers (so may carry nothing about the one who asked)."""
-    return headers.get("Cache-Control") == PUBLIC_CACHE_CONTROL
+    other readers (its `Cache-Control` says `public`: a directory answer without a key, the
+    OpenAPI document, a page of the site), so may carry nothing about the one who asked."""
+    control = headers.get("Cache-Control")
+    return control is not None and "public" in (d.strip() for d in control.split(","))

@@ -260,7 +260,8 @@ async def test_the_edge_serves_the_same_bytes_without_a_key(edge_client):
     assert resp.headers["Content-Type"] == "application/json"
     assert resp.headers["Cache-Control"] == "public, max-age=300"
     assert await resp.read() == openapi.render()
-    assert resp.headers["X-Request-Id"].startswith("req_")
+    # Public: a shared cache replays it to everyone, so it names no request.
+    assert "X-Request-Id" not in resp.headers
     etag = resp.headers["ETag"]
     assert etag.startswith('"') and etag.endswith('"')
 
