@@ -459,9 +459,10 @@ def error_codes(endpoint: Endpoint, status: int) -> list[str]:
 
 
 def _headers(endpoint: Endpoint, status: int) -> dict[str, Any]:
-    # A public answer (a 200 or 304 of the directory without a key) is replayed by shared
-    # caches to everyone: it carries neither the request id nor the limits (edge.http.publiccache).
-    per_client = not (endpoint.anonymous and status in (200, 304))
+    # A public answer (a 200 or 304 of the directory without a key, of this document) is
+    # replayed by shared caches to everyone: it carries neither the request id nor the
+    # limits (edge.http.publiccache).
+    per_client = not ((endpoint.anonymous or endpoint.public) and status in (200, 304))
     headers = {"X-Request-Id": _header("X-Request-Id", required=per_client)}
     if not endpoint.public and status != 401:
         for name in RATE_HEADERS:
