@@ -37,13 +37,13 @@ from accounts.crypto import encrypt_credentials
 from accounts.demo import DEMO_UID, seed_store
 from accounts.importer import ExportError, detect_format, read_export, text_lines, zone_named
 from accounts.keyring import RefusePasswordURL, RefuseSecret, SecretError, check_secret
+from accounts.settings import ConfigError, StoreConfig, store_config_from_env
 from accounts.statusmap import load_status_map
 from admin import connections, webhooks
 from admin.commands import EXIT, CommandError, Result
 from contract import vocabulary as v
 from contract.commandline import Commands, add_arguments, add_commands, arg
 from contract.version import version_line
-from edge.config import Config, ConfigError, from_env
 from store import (
     SCHEMA_VERSION,
     AccountStore,
@@ -247,7 +247,7 @@ NETWORK = arg("--network", required=True, metavar="ID")
     arg("--email", default=None, help="e-mail address (optional)"),
     arg("--plan", required=True, choices=v.PLANS),
 )
-async def account_create(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+async def account_create(store: AccountStore, args: argparse.Namespace, _: StoreConfig) -> Result:
     uid = await store.write(accounts.create, args.email, args.plan)
     return {"uid": uid, "email": args.email, "plan": args.plan, "text": uid}
 
@@ -255,7 +255,7 @@ async def account_create(store: AccountStore, args: argparse.Namespace, _: Confi
 @COMMANDS.command(
     "account set-plan", "change an account's plan", arg("uid"), arg("plan", choices=v.PLANS)
 )
-async def account_set_plan(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+async def account_set_plan(store: AccountStore, args: argparse.Namespace, _: StoreConfig) -> Result:
     await store.write(accounts.set_plan, args.uid, args.plan)
     return {"uid": args.uid, "plan": args.plan, "text": f"{args.uid}: plan {args.plan}"}
 
@@ -265,19 +265,21 @@ async def account_set_plan(store: AccountStore, args: argparse.Namespace, _: Con
     "suspend an account: /v1/me answers 403, every other endpoint 401",
     arg("uid"),
 )
-async def account_suspend(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+async def account_suspend(store: AccountStore, args: argparse.Namespace, _: StoreConfig) -> Result:
     await store.write(accounts.set_suspended, args.uid, True)
     return {"uid": args.uid, "suspended": True, "text": f"{args.uid}: suspended"}
 
 
 @COMMANDS.command("account unsuspend", "lift a suspension", arg("uid"))
-async def account_unsuspend(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+async def account_unsuspend(
+    store: AccountStore, args: argparse.Namespace, _: StoreConfig
+) -> Result:
     await store.write(accounts.set_suspended, args.uid, False)
     return {"uid": args.uid, "suspended": False, "text": f"{args.uid}: active"}
 
 
 @COMMANDS.command("account show", "show an account (never credentials)", arg("uid"))
-async def account_show(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+async def account_show(store: AccountStore, args: argparse.Namespace, _: StoreConfig) -> Result:
     account = await store.read(accounts.find, args.uid)
     if account is None:
         raise CommandError(f"no account {args.uid}")
@@ -298,7 +300,7 @@ async def account_show(store: AccountStore, args: argparse.Namespace, _: Config)
     ACCOUNT,
     arg("capability", choices=v.CAPABILITIES),
 )
-async def capability_set(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+async def capability_set(store: AccountStore, args: argparse.Namespace, _: StoreConfig) -> Result:
     enabled = args.action == "enable"
     state = await store.write(accounts.set_capability, args.account, args.capability, enabled)
     return {
@@ -315,7 +317,7 @@ async def capability_set(store: AccountStore, args: argparse.Namespace, _: Confi
     ACCOUNT,
     arg("--label", required=True),
 )
-async def key_create(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+async def key_create(store: AccountStore, args: argparse.Namespace, _: StoreConfig) -> Result:
     issued = apikeys.generate_key()
     key = await store.write(
         accounts.create_key, args.account, issued.key_hash, issued.prefix, args.label, ("read",)
@@ -328,7 +330,7 @@ async def key_create(store: AccountStore, args: argparse.Namespace, _: Config) -
 
 
 @COMMANDS.command("key list", "list an account's keys (prefix, label, scopes, state)", ACCOUNT)
-async def key_list(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+async def key_list(store: AccountStore, args: argparse.Namespace, _: StoreConfig) -> Result:
     keys = await store.read(accounts.list_keys, args.account)
     rows = [
         f"{k.id}  {k.prefix}  {k.state:<7}  {k.created_at}  {' '.join(k.scopes)}  {k.label}"
@@ -359,7 +361,7 @@ def _read_key_input() -> str:
     "from stdin with `-` (effective within the edge's key cache)",
     arg("prefix_or_id", metavar="ID_OR_PREFIX|-"),
 )
-async def key_revoke(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+async def key_revoke(store: AccountStore, args: argparse.Namespace, _: StoreConfig) -> Result:
     from_stdin = args.prefix_or_id == "-"
     given = (await asyncio.to_thread(_read_key_input) if from_stdin else args.prefix_or_id).strip()
     if apikeys.is_well_formed(apikeys.MARKER + given):
@@ -432,7 +434,9 @@ def read_credentials(source: str) -> bytes:
         help="the account's currency at the network, for networks whose records carry none (cj)",
     ),
 )
-async def network_connect(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
+async def network_connect(
+    store: AccountStore, args: argparse.Namespace, config: StoreConfig
+) -> Result:
     plaintext = await asyncio.to_thread(read_credentials, args.credentials_file)
     try:
         connections.check_credentials(args.network, plaintext, args.currency)
@@ -458,7 +462,9 @@ async def network_connect(store: AccountStore, args: argparse.Namespace, config:
     "list connections and how their last sync ended",
     arg("--account", metavar="UID", help="one account's only"),
 )
-async def network_list(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
+async def network_list(
+    store: AccountStore, args: argparse.Namespace, config: StoreConfig
+) -> Result:
     return await connections.network_list(store, args, config)
 
 
@@ -468,7 +474,9 @@ async def network_list(store: AccountStore, args: argparse.Namespace, config: Co
     ACCOUNT,
     NETWORK,
 )
-async def network_show(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
+async def network_show(
+    store: AccountStore, args: argparse.Namespace, config: StoreConfig
+) -> Result:
     try:
         return await connections.network_show(store, args, config)
     except connections.CommandRefusedError as exc:
@@ -496,7 +504,9 @@ async def network_show(store: AccountStore, args: argparse.Namespace, config: Co
     not_done="nothing synced",
     maybe_done="windows committed before the stop are kept; run it again to finish (safe)",
 )
-async def network_sync(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
+async def network_sync(
+    store: AccountStore, args: argparse.Namespace, config: StoreConfig
+) -> Result:
     urls = {}
     for pair in args.base_url:
         network, sep, url = pair.partition("=")
@@ -520,7 +530,9 @@ async def network_sync(store: AccountStore, args: argparse.Namespace, config: Co
         for name in ("accounts", "programs", "transactions")
     ),
 )
-async def network_record_sync(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+async def network_record_sync(
+    store: AccountStore, args: argparse.Namespace, _: StoreConfig
+) -> Result:
     await store.write(
         store_connections.record_sync,
         args.account,
@@ -546,7 +558,7 @@ async def network_record_sync(store: AccountStore, args: argparse.Namespace, _: 
     maybe_done="some batches are re-encrypted; run it again to finish (safe)",
 )
 async def credentials_reencrypt(
-    store: AccountStore, args: argparse.Namespace, config: Config
+    store: AccountStore, args: argparse.Namespace, config: StoreConfig
 ) -> Result:
     return await connections.credentials_reencrypt(store, config.keyring(create=False), args.batch)
 
@@ -567,7 +579,9 @@ async def credentials_reencrypt(
     maybe_done="the import may or may not have been applied; running it again is safe "
     "(rows are upserted by externalId)",
 )
-async def commissions_import(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+async def commissions_import(
+    store: AccountStore, args: argparse.Namespace, _: StoreConfig
+) -> Result:
     source = "<stdin>" if args.file == "-" else args.file
     fmt = args.format or detect_format(args.file)
     with contextlib.ExitStack() as files:
@@ -617,7 +631,9 @@ EVENTS_PARTLY = "some events may be deleted; run it again to finish (safe)"
     not_done=EVENTS_PARTLY,
     maybe_done=EVENTS_PARTLY,
 )
-async def events_prune(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
+async def events_prune(
+    store: AccountStore, args: argparse.Namespace, config: StoreConfig
+) -> Result:
     days = args.retention_days or config.events_retention_days
     horizon = retention_horizon(utc_now(), days)
     deleted = await prune_events(store, horizon)
@@ -639,7 +655,7 @@ DEMO_PARTLY = "the demo account may be partly seeded; run demo again"
     not_done=DEMO_PARTLY,
     maybe_done=DEMO_PARTLY,
 )
-async def demo(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
+async def demo(store: AccountStore, args: argparse.Namespace, config: StoreConfig) -> Result:
     key = await seed_store(store, config.resolved_secret(create=False), args.commissions)
     return {
         "uid": DEMO_UID,
@@ -650,7 +666,7 @@ async def demo(store: AccountStore, args: argparse.Namespace, config: Config) ->
     }
 
 
-def _sqlite_file(config: Config, command: str) -> Path:
+def _sqlite_file(config: StoreConfig, command: str) -> Path:
     """The SQLite file of the configured store; PostgreSQL has its own tools for this."""
     if "://" in config.database and not config.database.startswith("sqlite:"):
         raise CommandError(
@@ -681,7 +697,7 @@ def _backup_result(info: backup_files.BackupInfo, verb: str) -> Result:
     not_done="no backup written",
     maybe_done="no backup written",
 )
-async def backup(_: AccountStore | None, args: argparse.Namespace, config: Config) -> Result:
+async def backup(_: AccountStore | None, args: argparse.Namespace, config: StoreConfig) -> Result:
     database = _sqlite_file(config, "backup")
     target = Path(args.file)
     info = await asyncio.to_thread(backup_files.backup, database, target, overwrite=args.force)
@@ -696,7 +712,7 @@ async def backup(_: AccountStore | None, args: argparse.Namespace, config: Confi
     not_done="nothing restored",
     maybe_done="the restore is all or nothing: check with `account show`",
 )
-async def restore(_: AccountStore | None, args: argparse.Namespace, config: Config) -> Result:
+async def restore(_: AccountStore | None, args: argparse.Namespace, config: StoreConfig) -> Result:
     database = _sqlite_file(config, "restore")
     info = await asyncio.to_thread(
         backup_files.restore, Path(args.file), database, latest_schema=SCHEMA_VERSION
@@ -733,7 +749,7 @@ def _schema_text(status: SchemaStatus, verb: str, migrations: Sequence[Migration
     not_done="no migration applied",
     maybe_done="each migration is applied whole or not at all: check with `migrate --status`",
 )
-async def migrate(_: AccountStore | None, args: argparse.Namespace, config: Config) -> Result:
+async def migrate(_: AccountStore | None, args: argparse.Namespace, config: StoreConfig) -> Result:
     """Apply the pending schema migrations and say which; `--status`: only say which are
     pending (exit status PENDING_STATUS when any is)."""
     timeout = max(config.store_timeout, ADMIN_TIMEOUT)
@@ -841,8 +857,8 @@ def read_secret_stdin() -> str:
     return secret
 
 
-def load_config(args: argparse.Namespace, environ: dict[str, str] | None = None) -> Config:
-    config = from_env(os.environ if environ is None else environ)
+def load_config(args: argparse.Namespace, environ: dict[str, str] | None = None) -> StoreConfig:
+    config = store_config_from_env(os.environ if environ is None else environ)
     changes: dict[str, Any] = {}
     if getattr(args, "database", None):
         changes["database"] = args.database
@@ -858,7 +874,9 @@ def load_config(args: argparse.Namespace, environ: dict[str, str] | None = None)
     return dataclasses.replace(config, **changes)
 
 
-async def run(args: argparse.Namespace, config: Config, stopper: Stopper | None = None) -> Result:
+async def run(
+    args: argparse.Namespace, config: StoreConfig, stopper: Stopper | None = None
+) -> Result:
     """Run the command on the store; Interrupted when a stop signal came before its change."""
     task = asyncio.current_task()
     assert task is not None

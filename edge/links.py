@@ -11,12 +11,22 @@ then starts with it, whatever the request says (docs/configuration.md).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from aiohttp import web
 
-if TYPE_CHECKING:
-    from edge.config import Config
+
+class Origin(Protocol):
+    """What links need of the configuration (edge.config.Config has it): the configured
+    origin, else the address and port to fall back on."""
+
+    @property
+    def public_url(self) -> str | None: ...
+    @property
+    def host(self) -> str: ...
+    @property
+    def port(self) -> int: ...
+
 
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 AUTHORITY_RE = re.compile(
@@ -31,7 +41,7 @@ def valid_authority(host: str | None) -> bool:
     return host is not None and len(host) <= MAX_AUTHORITY and bool(AUTHORITY_RE.fullmatch(host))
 
 
-def request_origin(request: web.Request, config: Config) -> str:
+def request_origin(request: web.Request, config: Origin) -> str:
     """`scheme://authority` for absolute links in the answer to `request`."""
     if config.public_url:
         return config.public_url
@@ -41,7 +51,7 @@ def request_origin(request: web.Request, config: Config) -> str:
     return f"{request.scheme}://{host}"
 
 
-def _local_authority(request: web.Request, config: Config) -> str:
+def _local_authority(request: web.Request, config: Origin) -> str:
     """The address and port this connection reached (the configured ones if unknown)."""
     transport = request.transport
     sockname = transport.get_extra_info("sockname") if transport is not None else None
