@@ -55,32 +55,13 @@ def modules() -> dict[str, Path]:
     return found
 
 
-def _statements(tree: ast.AST, *, typing_blocks: bool) -> list[ast.AST]:
-    """Every node of `tree`, leaving out `if TYPE_CHECKING:` blocks unless asked."""
-    nodes: list[ast.AST] = []
-    pending = [tree]
-    while pending:
-        node = pending.pop()
-        nodes.append(node)
-        if (
-            not typing_blocks
-            and isinstance(node, ast.If)
-            and isinstance(node.test, ast.Name)
-            and node.test.id == "TYPE_CHECKING"
-        ):
-            pending.extend(node.orelse)
-            continue
-        pending.extend(ast.iter_child_nodes(node))
-    return nodes
-
-
-def imports_of(name: str, path: Path, *, typing_blocks: bool = True) -> set[str]:
+def imports_of(name: str, path: Path) -> set[str]:
     """Every project module `path` imports, wherever the import statement stands (those
-    for type checkers only left out unless `typing_blocks`)."""
+    for type checkers only included)."""
     tree = ast.parse(path.read_text(), str(path))
     is_package = path.name == "__init__.py"
     found: set[str] = set()
-    for node in _statements(tree, typing_blocks=typing_blocks):
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
