@@ -3,10 +3,11 @@ worker, the webhook delivery worker): one definition, so both read and refuse th
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Mapping
 from pathlib import Path
 
-from accounts.keyring import RefusePasswordURL, RefuseSecret
+from accounts.keyring import Keyring, RefusePasswordURL, RefuseSecret, keyring_from_env
 from contract.commandline import Arg, arg
 
 
@@ -31,3 +32,13 @@ def store_arguments(environ: Mapping[str, str]) -> tuple[Arg, ...]:
             instead="set EDGE_SECRET_KEY, or name the edge's secret file with --secret-file",
         ),
     )
+
+
+def keyring_of(
+    args: argparse.Namespace, environ: Mapping[str, str], *, create: bool = False
+) -> Keyring:
+    """The edge's secrets as `store_arguments` and the EDGE_* variables name them
+    (`--secret-file` over EDGE_SECRET_FILE); SecretError when they cannot be used."""
+    if args.secret_file is not None:
+        environ = {**environ, "EDGE_SECRET_FILE": str(args.secret_file)}
+    return keyring_from_env(environ, create=create)

@@ -37,13 +37,13 @@ from accounts.crypto import encrypt_credentials
 from accounts.demo import DEMO_UID, seed_store
 from accounts.importer import ExportError, detect_format, read_export, text_lines, zone_named
 from accounts.keyring import RefusePasswordURL, RefuseSecret, SecretError, check_secret
+from accounts.settings import ConfigError, StoreConfig, store_config_from_env
 from accounts.statusmap import load_status_map
 from admin import connections, webhooks
 from admin.commands import EXIT, CommandError, Result
 from contract import vocabulary as v
 from contract.commandline import Commands, add_arguments, add_commands, arg
 from contract.version import version_line
-from edge.config import Config, ConfigError, from_env
 from store import (
     SCHEMA_VERSION,
     AccountStore,
@@ -248,7 +248,7 @@ NETWORK = arg("--network", required=True, metavar="ID", help="the network's id (
     arg("--email", default=None, help="e-mail address (optional)"),
     arg("--plan", required=True, choices=v.PLANS),
 )
-async def account_create(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+async def account_create(store: AccountStore, args: argparse.Namespace, _: StoreConfig) -> Result:
     uid = await store.write(accounts.create, args.email, args.plan)
     return {"uid": uid, "email": args.email, "plan": args.plan, "text": uid}
 
@@ -259,7 +259,7 @@ async def account_create(store: AccountStore, args: argparse.Namespace, _: Confi
     ACCOUNT,
     arg("--plan", required=True, choices=v.PLANS, help="the new plan"),
 )
-async def account_set_plan(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+async def account_set_plan(store: AccountStore, args: argparse.Namespace, _: StoreConfig) -> Result:
     await store.write(accounts.set_plan, args.account, args.plan)
     return {"uid": args.account, "plan": args.plan, "text": f"{args.account}: plan {args.plan}"}
 
@@ -269,19 +269,21 @@ async def account_set_plan(store: AccountStore, args: argparse.Namespace, _: Con
     "suspend an account: /v1/me answers 403, every other endpoint 401",
     ACCOUNT,
 )
-async def account_suspend(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+async def account_suspend(store: AccountStore, args: argparse.Namespace, _: StoreConfig) -> Result:
     await store.write(accounts.set_suspended, args.account, True)
     return {"uid": args.account, "suspended": True, "text": f"{args.account}: suspended"}
 
 
 @COMMANDS.command("account unsuspend", "lift a suspension", ACCOUNT)
-async def account_unsuspend(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+async def account_unsuspend(
+    store: AccountStore, args: argparse.Namespace, _: StoreConfig
+) -> Result:
     await store.write(accounts.set_suspended, args.account, False)
     return {"uid": args.account, "suspended": False, "text": f"{args.account}: active"}
 
 
 @COMMANDS.command("account show", "show an account (never credentials)", ACCOUNT)
-async def account_show(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+async def account_show(store: AccountStore, args: argparse.Namespace, _: StoreConfig) -> Result:
     account = await store.read(accounts.find, args.account)
     if account is None:
         raise CommandError(
@@ -305,7 +307,7 @@ async def account_show(store: AccountStore, args: argparse.Namespace, _: Config)
     ACCOUNT,
     arg("capability", choices=v.CAPABILITIES),
 )
-async def capability_set(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+async def capability_set(store: AccountStore, args: argparse.Namespace, _: StoreConfig) -> Result:
     enabled = args.action == "enable"
     state = await store.write(accounts.set_capability, args.account, args.capability, enabled)
     return {
@@ -322,7 +324,7 @@ async def capability_set(store: AccountStore, args: argparse.Namespace, _: Confi
     ACCOUNT,
     arg("--label", required=True),
 )
-async def key_create(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+async def key_create(store: AccountStore, args: argparse.Namespace, _: StoreConfig) -> Result:
     issued = apikeys.generate_key()
     key = await store.write(
         accounts.create_key, args.account, issued.key_hash, issued.prefix, args.label, ("read",)
@@ -335,7 +337,7 @@ async def key_create(store: AccountStore, args: argparse.Namespace, _: Config) -
 
 
 @COMMANDS.command("key list", "list an account's keys (prefix, label, scopes, state)", ACCOUNT)
-async def key_list(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+async def key_list(store: AccountStore, args: argparse.Namespace, _: StoreConfig) -> Result:
     keys = await store.read(accounts.list_keys, args.account)
     rows = [
         f"{k.id}  {k.prefix}  {k.state:<7}  {k.created_at}  {' '.join(k.scopes)}  {k.label}"
@@ -366,7 +368,7 @@ def _read_key_input() -> str:
     "from stdin with `-` (effective within the edge's key cache)",
     arg("prefix_or_id", metavar="ID_OR_PREFIX|-"),
 )
-async def key_revoke(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+async def key_revoke(store: AccountStore, args: argparse.Namespace, _: StoreConfig) -> Result:
     from_stdin = args.prefix_or_id == "-"
     given = (await asyncio.to_thread(_read_key_input) if from_stdin else args.prefix_or_id).strip()
     if apikeys.is_well_formed(apikeys.MARKER + given):
@@ -439,7 +441,9 @@ def read_credentials(source: str) -> bytes:
         help="the account's currency at the network, for networks whose records carry none (cj)",
     ),
 )
-async def network_connect(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
+async def network_connect(
+    store: AccountStore, args: argparse.Namespace, config: StoreConfig
+) -> Result:
     plaintext = await asyncio.to_thread(read_credentials, args.credentials_file)
     try:
         connections.check_credentials(args.network, plaintext, args.currency)
@@ -465,7 +469,9 @@ async def network_connect(store: AccountStore, args: argparse.Namespace, config:
     "list connections and how their last sync ended",
     arg("--account", metavar="UID", help="one account's only"),
 )
-async def network_list(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
+async def network_list(
+    store: AccountStore, args: argparse.Namespace, config: StoreConfig
+) -> Result:
     return await connections.network_list(store, args, config)
 
 
@@ -475,7 +481,9 @@ async def network_list(store: AccountStore, args: argparse.Namespace, config: Co
     ACCOUNT,
     NETWORK,
 )
-async def network_show(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
+async def network_show(
+    store: AccountStore, args: argparse.Namespace, config: StoreConfig
+) -> Result:
     try:
         return await connections.network_show(store, args, config)
     except connections.CommandRefusedError as exc:
@@ -503,7 +511,9 @@ async def network_show(store: AccountStore, args: argparse.Namespace, config: Co
     not_done="nothing synced",
     maybe_done="windows committed before the stop are kept; run it again to finish (safe)",
 )
-async def network_sync(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
+async def network_sync(
+    store: AccountStore, args: argparse.Namespace, config: StoreConfig
+) -> Result:
     urls = {}
     for pair in args.base_url:
         network, sep, url = pair.partition("=")
@@ -527,7 +537,9 @@ async def network_sync(store: AccountStore, args: argparse.Namespace, config: Co
         for name in ("accounts", "programs", "transactions")
     ),
 )
-async def network_record_sync(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+async def network_record_sync(
+    store: AccountStore, args: argparse.Namespace, _: StoreConfig
+) -> Result:
     await store.write(
         store_connections.record_sync,
         args.account,
@@ -553,7 +565,7 @@ async def network_record_sync(store: AccountStore, args: argparse.Namespace, _: 
     maybe_done="some batches are re-encrypted; run it again to finish (safe)",
 )
 async def credentials_reencrypt(
-    store: AccountStore, args: argparse.Namespace, config: Config
+    store: AccountStore, args: argparse.Namespace, config: StoreConfig
 ) -> Result:
     return await connections.credentials_reencrypt(store, config.keyring(create=False), args.batch)
 
@@ -574,7 +586,9 @@ async def credentials_reencrypt(
     maybe_done="the import may or may not have been applied; running it again is safe "
     "(rows are upserted by externalId)",
 )
-async def commissions_import(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+async def commissions_import(
+    store: AccountStore, args: argparse.Namespace, _: StoreConfig
+) -> Result:
     source = "<stdin>" if args.file == "-" else args.file
     fmt = args.format or detect_format(args.file)
     with contextlib.ExitStack() as files:
@@ -624,7 +638,9 @@ EVENTS_PARTLY = "some events may be deleted; run it again to finish (safe)"
     not_done=EVENTS_PARTLY,
     maybe_done=EVENTS_PARTLY,
 )
-async def events_prune(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
+async def events_prune(
+    store: AccountStore, args: argparse.Namespace, config: StoreConfig
+) -> Result:
     days = args.retention_days or config.events_retention_days
     horizon = retention_horizon(utc_now(), days)
     deleted = await prune_events(store, horizon)
@@ -646,7 +662,7 @@ DEMO_PARTLY = "the demo account may be partly seeded; run demo again"
     not_done=DEMO_PARTLY,
     maybe_done=DEMO_PARTLY,
 )
-async def demo(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
+async def demo(store: AccountStore, args: argparse.Namespace, config: StoreConfig) -> Result:
     key = await seed_store(store, config.resolved_secret(create=False), args.commissions)
     return {
         "uid": DEMO_UID,
@@ -657,7 +673,7 @@ async def demo(store: AccountStore, args: argparse.Namespace, config: Config) ->
     }
 
 
-def _sqlite_file(config: Config, command: str) -> Path:
+def _sqlite_file(config: StoreConfig, command: str) -> Path:
     """The SQLite file of the configured store; PostgreSQL has its own tools for this."""
     if "://" in config.database and not config.database.startswith("sqlite:"):
         raise CommandError(
@@ -688,7 +704,7 @@ def _backup_result(info: backup_files.BackupInfo, verb: str) -> Result:
     not_done="no backup written",
     maybe_done="no backup written",
 )
-async def backup(_: AccountStore | None, args: argparse.Namespace, config: Config) -> Result:
+async def backup(_: AccountStore | None, args: argparse.Namespace, config: StoreConfig) -> Result:
     database = _sqlite_file(config, "backup")
     target = Path(args.file)
     info = await asyncio.to_thread(backup_files.backup, database, target, overwrite=args.force)
@@ -703,7 +719,7 @@ async def backup(_: AccountStore | None, args: argparse.Namespace, config: Confi
     not_done="nothing restored",
     maybe_done="the restore is all or nothing: check with `account show`",
 )
-async def restore(_: AccountStore | None, args: argparse.Namespace, config: Config) -> Result:
+async def restore(_: AccountStore | None, args: argparse.Namespace, config: StoreConfig) -> Result:
     database = _sqlite_file(config, "restore")
     info = await asyncio.to_thread(
         backup_files.restore, Path(args.file), database, latest_schema=SCHEMA_VERSION
@@ -740,7 +756,7 @@ def _schema_text(status: SchemaStatus, verb: str, migrations: Sequence[Migration
     not_done="no migration applied",
     maybe_done="each migration is applied whole or not at all: check with `migrate --status`",
 )
-async def migrate(_: AccountStore | None, args: argparse.Namespace, config: Config) -> Result:
+async def migrate(_: AccountStore | None, args: argparse.Namespace, config: StoreConfig) -> Result:
     """Apply the pending schema migrations and say which; `--status`: only say which are
     pending (exit status PENDING_STATUS when any is)."""
     timeout = max(config.store_timeout, ADMIN_TIMEOUT)
@@ -848,8 +864,8 @@ def read_secret_stdin() -> str:
     return secret
 
 
-def load_config(args: argparse.Namespace, environ: dict[str, str] | None = None) -> Config:
-    config = from_env(os.environ if environ is None else environ)
+def load_config(args: argparse.Namespace, environ: dict[str, str] | None = None) -> StoreConfig:
+    config = store_config_from_env(os.environ if environ is None else environ)
     changes: dict[str, Any] = {}
     if getattr(args, "database", None):
         changes["database"] = args.database
@@ -865,7 +881,9 @@ def load_config(args: argparse.Namespace, environ: dict[str, str] | None = None)
     return dataclasses.replace(config, **changes)
 
 
-async def run(args: argparse.Namespace, config: Config, stopper: Stopper | None = None) -> Result:
+async def run(
+    args: argparse.Namespace, config: StoreConfig, stopper: Stopper | None = None
+) -> Result:
     """Run the command on the store; Interrupted when a stop signal came before its change."""
     task = asyncio.current_task()
     assert task is not None

@@ -17,10 +17,10 @@ import aiohttp
 
 from accounts.crypto import CredentialsError, is_current
 from accounts.keyring import Keyring
+from accounts.settings import StoreConfig
 from admin.commands import CommandError, Result
 from contract.commandline import Commands, arg, number
 from contract.webhooks import REQUEST_TIMEOUT
-from edge.config import Config
 from store import AccountStore
 from store.base import format_timestamp, utc_now
 from store.core import new_id
@@ -203,7 +203,7 @@ async def get_sealed(store: AccountStore, uid: str) -> SealedSecrets:
     arg("url", metavar="URL", help="https:// to a public host"),
     LOOPBACK,
 )
-async def webhook_add(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
+async def webhook_add(store: AccountStore, args: argparse.Namespace, config: StoreConfig) -> Result:
     policy = TargetPolicy(allow_loopback=args.allow_loopback)
     view, secret = await register(
         store, config.keyring(create=False), args.account, args.url, policy, utc_now()
@@ -220,7 +220,7 @@ async def webhook_add(store: AccountStore, args: argparse.Namespace, config: Con
     "list endpoints, every account's or one's",
     arg("--account", metavar="UID", help="only this account's (default: every account's)"),
 )
-async def webhook_list(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+async def webhook_list(store: AccountStore, args: argparse.Namespace, _: StoreConfig) -> Result:
     views = await store.read(list_endpoints, args.account)
     return {
         "endpoints": [endpoint_json(v) for v in views],
@@ -234,7 +234,7 @@ async def webhook_list(store: AccountStore, args: argparse.Namespace, _: Config)
     ENDPOINT,
     arg("--limit", type=int, default=SHOWN_DELIVERIES, metavar="N"),
 )
-async def webhook_show(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+async def webhook_show(store: AccountStore, args: argparse.Namespace, _: StoreConfig) -> Result:
     uid = endpoint_id(args.id)
     view = await store.read(get_endpoint, uid)
     deliveries = await store.read(recent_deliveries, uid, args.limit)
@@ -256,7 +256,7 @@ async def webhook_show(store: AccountStore, args: argparse.Namespace, _: Config)
     ENDPOINT,
     arg("--reason", default="disabled by an operator", metavar="TEXT"),
 )
-async def webhook_disable(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+async def webhook_disable(store: AccountStore, args: argparse.Namespace, _: StoreConfig) -> Result:
     uid = endpoint_id(args.id)
     view = await store.write(disable_endpoint, uid, args.reason, format_timestamp(utc_now()))
     return {**endpoint_json(view), "text": f"{uid}: disabled ({view.disabled_reason})"}
@@ -265,7 +265,7 @@ async def webhook_disable(store: AccountStore, args: argparse.Namespace, _: Conf
 @COMMANDS.command(
     "webhook enable", "deliver to a disabled endpoint again (pending first)", ENDPOINT
 )
-async def webhook_enable(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+async def webhook_enable(store: AccountStore, args: argparse.Namespace, _: StoreConfig) -> Result:
     uid = endpoint_id(args.id)
     view = await store.write(enable_endpoint, uid, format_timestamp(utc_now()))
     return {**endpoint_json(view), "text": f"{uid}: enabled; {view.pending} deliveries pending"}
@@ -283,7 +283,9 @@ async def webhook_enable(store: AccountStore, args: argparse.Namespace, _: Confi
         help="how long requests carry the old secret's signature too (default 24; 0: none)",
     ),
 )
-async def webhook_rotate(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
+async def webhook_rotate(
+    store: AccountStore, args: argparse.Namespace, config: StoreConfig
+) -> Result:
     uid = endpoint_id(args.id)
     overlap = dt.timedelta(hours=args.overlap)
     view, secret = await rotate(store, config.keyring(create=False), uid, overlap, utc_now())
@@ -310,7 +312,9 @@ async def webhook_rotate(store: AccountStore, args: argparse.Namespace, config: 
     not_done="nothing sent",
     maybe_done="the test event may have been sent",
 )
-async def webhook_test(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
+async def webhook_test(
+    store: AccountStore, args: argparse.Namespace, config: StoreConfig
+) -> Result:
     uid = endpoint_id(args.id)
     view = await store.read(get_endpoint, uid)
     policy = TargetPolicy(allow_loopback=args.allow_loopback)
@@ -354,7 +358,7 @@ def signing_session(gate: Gate) -> aiohttp.ClientSession:
     ENDPOINT,
     arg("--since", required=True, type=_instant, metavar="INSTANT"),
 )
-async def webhook_replay(store: AccountStore, args: argparse.Namespace, _: Config) -> Result:
+async def webhook_replay(store: AccountStore, args: argparse.Namespace, _: StoreConfig) -> Result:
     uid = endpoint_id(args.id)
     count = await store.write(replay_since, uid, args.since, format_timestamp(utc_now()))
     return {
@@ -416,6 +420,6 @@ async def reencrypt(store: AccountStore, keyring: Keyring, batch: int = REENCRYP
     maybe_done="some endpoints are re-encrypted; run it again to finish (safe)",
 )
 async def webhook_reencrypt(
-    store: AccountStore, args: argparse.Namespace, config: Config
+    store: AccountStore, args: argparse.Namespace, config: StoreConfig
 ) -> Result:
     return await reencrypt(store, config.keyring(create=False), args.batch)

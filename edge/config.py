@@ -1,7 +1,8 @@
 """The edge's typed configuration: defaults, then `EDGE_*` environment variables, then flags.
 
 Every setting is one `Setting` in `SETTINGS`; the command line, the environment reader and
-docs/configuration.md (checked by a test) all come from that table.
+docs/configuration.md (checked by a test) all come from that table. The account store's
+settings are shared with the admin CLI and the workers (accounts.settings).
 """
 
 from __future__ import annotations
@@ -13,30 +14,29 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from accounts.keyring import (
-    Keyring,
-    RefusePasswordURL,
-    RefuseSecret,
-    SecretError,
-    check_secret,
-    load_keyring,
+from accounts.keyring import RefusePasswordURL, RefuseSecret
+from accounts.settings import (
+    DATABASE,
+    EVENTS_RETENTION,
+    MAX_SECONDS,
+    RETIRED_SECRET_KEYS,
+    SECRET_FILE,
+    SECRET_KEY,
+    STORE_TIMEOUT,
+    ConfigError,
+    Setting,
+    StoreConfig,
+    apply_env,
+    at_least_one,
+    parse_setting,
+    positive_float,
 )
 from contract.commandline import Arg, add_arguments, arg
 from contract.version import version_line
-from contract.vocabulary import (
-    ANONYMOUS_PLAN,
-    DEFAULT_RATE_LIMITS,
-    EVENTS_RETENTION_DAYS,
-    EVENTS_RETENTION_DAYS_MAX,
-)
+from contract.vocabulary import ANONYMOUS_PLAN, DEFAULT_RATE_LIMITS
 from edge.http.clientaddress import Network, parse_networks
 from edge.links import valid_authority
-
-
-class ConfigError(ValueError):
-    """A setting has a value that cannot be used."""
 
 
 def _rate(text: str) -> tuple[int, int]:
@@ -63,15 +63,6 @@ LOG_FORMATS = ("json", "text")
 PROG = "affdir-edge"  # the console script; also what `python -m edge` calls itself
 # Settings holding a URL that may carry a password (refused on the command line).
 URL_SETTINGS = frozenset({"database", "redis_url"})
-MAX_SECONDS = 86_400.0  # a day: no timeout, cache or interval of the edge needs more
-
-
-def _positive_float(text: str) -> float:
-    # `not <=` also refuses nan; inf would overflow the timers and make a key cache eternal.
-    value = float(text)
-    if not 0 < value <= MAX_SECONDS:
-        raise ConfigError(f"{text!r} must be a positive number of seconds, at most {MAX_SECONDS:g}")
-    return value
 
 
 def _seconds_or_zero(text: str) -> float:
@@ -86,26 +77,6 @@ def _port(text: str) -> int:
     if not 0 <= value <= 65535:
         raise ConfigError(f"port {text!r} is not in 0..65535")
     return value
-
-
-def _secret(text: str) -> str:
-    # The message never quotes the value: it is a secret, even when a bad one.
-    try:
-        check_secret(text)
-    except SecretError as exc:
-        raise ConfigError(str(exc)) from None
-    return text
-
-
-def _secrets(text: str) -> tuple[str, ...]:
-    """Comma-separated secrets (a generated secret never holds a comma)."""
-    parts = tuple(part.strip() for part in text.split(",") if part.strip())
-    for number, part in enumerate(parts, 1):
-        try:
-            check_secret(part, f"secret {number} of the list")
-        except SecretError as exc:
-            raise ConfigError(str(exc)) from None
-    return parts
 
 
 def _networks(text: str) -> tuple[Network, ...]:
@@ -133,51 +104,15 @@ def _log_format(text: str) -> str:
     return value
 
 
-def _at_least_one(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise ConfigError(f"{text!r} must be a whole number >= 1")
-    return value
-
-
-def _retention_days(text: str) -> int:
-    value = _at_least_one(text)
-    if value > EVENTS_RETENTION_DAYS_MAX:
-        raise ConfigError(f"{text!r} must be at most {EVENTS_RETENTION_DAYS_MAX} days")
-    return value
-
-
 @dataclass(frozen=True)
-class Setting:
-    name: str  # attribute of Config; env EDGE_<NAME>, flag --<name with dashes>
-    parse: Any
-    help: str
-    # A secret: read from the environment (or a file) only. Its flag exists to refuse a
-    # value with a clear message: a command line shows in `ps` and in shell history.
-    secret: bool = False
-    # Where else the value may come from, named by the refusal.
-    instead: str = ""
-
-    @property
-    def env(self) -> str:
-        return "EDGE_" + self.name.upper()
-
-    @property
-    def flag(self) -> str:
-        return "--" + self.name.replace("_", "-")
-
-
-@dataclass(frozen=True)
-class Config:
-    """Everything the edge needs to start; immutable once made."""
+class Config(StoreConfig):
+    """Everything the edge needs to start; immutable once made. The account store's
+    settings (`database`, the secrets, `store_timeout`, `events_retention_days`) are those
+    of every process that opens it (accounts.settings)."""
 
     host: str = "127.0.0.1"
     port: int = 8080
     dist: Path = Path("dist")
-    database: str = "var/edge.sqlite3"
-    secret_key: str | None = None
-    secret_file: Path = Path("var/secret.key")
-    retired_secret_keys: tuple[str, ...] = ()
     rate_limit_free: tuple[int, int] = DEFAULT_RATE_LIMITS["free"]
     rate_limit_pro: tuple[int, int] = DEFAULT_RATE_LIMITS["pro"]
     rate_limit_anonymous: tuple[int, int] = DEFAULT_RATE_LIMITS[ANONYMOUS_PLAN]
@@ -186,9 +121,7 @@ class Config:
     key_cache_seconds: float = 5.0
     key_stale_seconds: float = 600.0
     reload_interval: float = 1.0
-    store_timeout: float = 2.0
     retry_after: int = 5
-    events_retention_days: int = EVENTS_RETENTION_DAYS
     cors_origins: str = "*"
     public_url: str | None = None
     serve_site: bool = False
@@ -215,59 +148,15 @@ class Config:
             ANONYMOUS_PLAN: self.rate_limit_anonymous,
         }
 
-    def resolved_secret(self, *, create: bool = True) -> bytes:
-        """The current secret (see `keyring`)."""
-        return self.keyring(create=create).current
-
-    def keyring(self, *, create: bool = True) -> Keyring:
-        """The secrets: the configured one, else the secret file's (created with one new
-        secret on first use, unless `create` is False: then a missing file is a
-        ConfigError), then the retired ones still accepted.
-
-        The secret file holds one secret per line, the current one first: an operator
-        rotates by putting a new line in front (docs/deploy.md, "Rotating the secret")."""
-        try:
-            return load_keyring(
-                self.secret_key, self.secret_file, self.retired_secret_keys, create=create
-            )
-        except SecretError as exc:
-            raise ConfigError(str(exc)) from None
-
 
 SETTINGS: tuple[Setting, ...] = (
     Setting("host", str, "Interface to listen on."),
     Setting("port", _port, "TCP port to listen on."),
     Setting("dist", Path, "The build output directory (written by build.py) to serve."),
-    Setting(
-        "database",
-        str,
-        "Account store: a SQLite file path (or sqlite:///path), or a postgresql:// URL.",
-    ),
-    Setting(
-        "secret_key",
-        _secret,
-        "Secret for cursor signatures and credential encryption (32+ characters), from the "
-        "environment only. Give every edge process the same one. Unset: read from "
-        "--secret-file.",
-        secret=True,
-        instead="set EDGE_SECRET_KEY, or put the secret in a file named by --secret-file",
-    ),
-    Setting(
-        "secret_file",
-        Path,
-        "Where the secrets are kept when EDGE_SECRET_KEY is unset, one per line, the current "
-        "one first; created (mode 600, its directory 700) with one secret on first start.",
-    ),
-    Setting(
-        "retired_secret_keys",
-        _secrets,
-        "Retired secrets, comma-separated, from the environment only: still accepted for "
-        "cursors and stored credentials, never used to sign or encrypt. Remove one once "
-        "`affdir-admin credentials reencrypt` reports nothing left under it.",
-        secret=True,
-        instead="set EDGE_RETIRED_SECRET_KEYS, or put them on the lines after the current "
-        "secret in the file named by --secret-file",
-    ),
+    DATABASE,
+    SECRET_KEY,
+    SECRET_FILE,
+    RETIRED_SECRET_KEYS,
     Setting("rate_limit_free", _rate, "Rate limit of free-plan keys, REQUESTS/SECONDS."),
     Setting("rate_limit_pro", _rate, "Rate limit of pro-plan keys, REQUESTS/SECONDS."),
     Setting(
@@ -291,7 +180,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "key_cache_seconds",
-        _positive_float,
+        positive_float,
         "How long an API key lookup is cached; a revoked key stops working within this bound.",
     ),
     Setting(
@@ -302,21 +191,12 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "reload_interval",
-        _positive_float,
+        positive_float,
         "Seconds between checks of dist/manifest.json for a new build.",
     ),
-    Setting(
-        "store_timeout",
-        _positive_float,
-        "Seconds before an account store call gives up (the request then answers 503).",
-    ),
-    Setting("retry_after", _at_least_one, "Retry-After seconds sent with 503 answers."),
-    Setting(
-        "events_retention_days",
-        _retention_days,
-        f"Days an event stays readable in GET /v1/events, 1 to {EVENTS_RETENTION_DAYS_MAX}; "
-        "older ones are never answered.",
-    ),
+    STORE_TIMEOUT,
+    Setting("retry_after", at_least_one, "Retry-After seconds sent with 503 answers."),
+    EVENTS_RETENTION,
     Setting("cors_origins", str, "Allowed CORS origins: * or a comma-separated list."),
     Setting(
         "public_url",
@@ -330,11 +210,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("redis_url", str, "redis:// URL of a shared rate-limit store; unset: in memory."),
     Setting(
         "redis_timeout",
-        _positive_float,
+        positive_float,
         "Seconds a rate-limit call to Redis may take; past it, or with Redis down, limits "
         "are counted per process until Redis answers again.",
     ),
-    Setting("workers", _at_least_one, "Worker processes sharing the port."),
+    Setting("workers", at_least_one, "Worker processes sharing the port."),
     Setting(
         "metrics_port",
         _port,
@@ -351,21 +231,9 @@ SETTINGS: tuple[Setting, ...] = (
 )
 
 
-def _parse(setting: Setting, raw: str) -> Any:
-    where = setting.env if setting.secret else f"{setting.flag} / {setting.env}"
-    try:
-        return setting.parse(raw)
-    except ConfigError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
-    except (TypeError, ValueError):
-        shown = "the value" if setting.secret else repr(raw)
-        raise ConfigError(f"{where}: cannot use {shown}") from None
-
-
 def from_env(environ: Mapping[str, str], base: Config | None = None) -> Config:
     """Apply the EDGE_* variables present in `environ` over `base` (or the defaults)."""
-    changes = {s.name: _parse(s, environ[s.env]) for s in SETTINGS if environ.get(s.env)}
-    return dataclasses.replace(base or Config(), **changes)
+    return apply_env(base or Config(), environ, SETTINGS)
 
 
 def argument(setting: Setting) -> Arg:
@@ -393,7 +261,7 @@ def load(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     args = parser.parse_args(argv)
     config = from_env(os.environ if environ is None else environ)
     given = {
-        s.name: _parse(s, getattr(args, s.name))
+        s.name: parse_setting(s, getattr(args, s.name))
         for s in SETTINGS
         if not s.secret and getattr(args, s.name)
     }
@@ -412,3 +280,6 @@ def load(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
             "one worker's memory cannot; run Redis, or one worker"
         )
     return config
+
+
+__all__ = ["SETTINGS", "Config", "ConfigError", "Setting", "argument", "from_env", "load"]

@@ -15,11 +15,11 @@ import logging
 import signal
 import time
 from collections.abc import AsyncIterator, Callable
-from functools import partial
 from pathlib import Path
 
 from aiohttp import web
 
+from accounts.settings import start_store
 from edge import appkeys
 from edge.auth.authenticator import CachedAuthenticator
 from edge.auth.failures import AuthFailures
@@ -27,9 +27,7 @@ from edge.auth.public import PublicCallers
 from edge.directory.pages import DirectoryState, add_sighup
 from edge.http.limiter import MemoryLimiter
 from edge.metrics import CountingStore, serve_metrics
-from store import open_store, reached_over_network
 from store.base import StoreError
-from store.handle import StoreHandle
 
 log = logging.getLogger("edge")
 
@@ -53,12 +51,8 @@ async def store_context(app: web.Application) -> AsyncIterator[None]:
     reason (an unknown URL scheme, a SQLite file that is not a database) is a setting to
     fix: the edge refuses to start."""
     config = app[appkeys.CONFIG]
-    handle = StoreHandle(
-        partial(open_store, config.database, timeout=config.store_timeout),
-        retry=reached_over_network(config.database),
-    )
     try:
-        await handle.start()
+        handle = await start_store(config.database, timeout=config.store_timeout)
     except StoreError as exc:
         log.error("cannot start: %s", exc)
         raise

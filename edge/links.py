@@ -13,10 +13,16 @@ host name (docs/configuration.md).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from edge.config import Config
+
+class Origin(Protocol):
+    """What links need of the configuration (edge.config.Config has it): the configured
+    public origin, if any."""
+
+    @property
+    def public_url(self) -> str | None: ...
+
 
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 AUTHORITY_RE = re.compile(
@@ -31,12 +37,12 @@ def valid_authority(host: str | None) -> bool:
     return host is not None and len(host) <= MAX_AUTHORITY and bool(AUTHORITY_RE.fullmatch(host))
 
 
-def link_origin(config: Config) -> str:
+def link_origin(config: Origin) -> str:
     """What a link's path is written after: `--public-url`, or nothing (a relative
     reference)."""
     return config.public_url or ""
 
 
-def next_link(config: Config, path_and_query: str) -> str:
+def next_link(config: Origin, path_and_query: str) -> str:
     """The `Link` header value of a next page at `path_and_query` (`/v1/...?...`)."""
     return f'<{link_origin(config)}{path_and_query}>; rel="next"'

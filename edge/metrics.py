@@ -34,6 +34,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import Collector
 
+from contract.process import serve_side_app
 from contract.version import BUILD_INFO_METRIC, VERSION
 from store import connections
 from store.base import StoreError
@@ -255,15 +256,7 @@ async def serve_metrics(
     metrics: Metrics, store: Callable[[], AccountStore | None], host: str, port: int
 ) -> AsyncIterator[None]:
     """Serve `metrics_app` on host:port while the context is entered."""
-    runner = web.AppRunner(metrics_app(metrics, store), access_log=None)
-    await runner.setup()
-    try:
-        site = web.TCPSite(runner, host, port)
-        await site.start()
-        address = runner.addresses[0]
-        metrics.port = address[1]
-        shown = f"[{address[0]}]" if ":" in address[0] else address[0]
+    async with serve_side_app(metrics_app(metrics, store), host, port) as (shown, bound):
+        metrics.port = bound
         log.info("metrics on http://%s:%d%s", shown, metrics.port, METRICS_PATH)
         yield
-    finally:
-        await runner.cleanup()

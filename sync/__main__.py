@@ -15,22 +15,21 @@ import contextlib
 import datetime as dt
 import logging
 import os
-import signal
 import socket
 import sys
 from collections.abc import Mapping, Sequence
-from functools import partial
 from pathlib import Path
 
-from accounts.commandline import store_arguments
-from accounts.keyring import SecretError, keyring_from_env
+from accounts.commandline import keyring_of, store_arguments
+from accounts.keyring import SecretError
+from accounts.settings import start_store
 from accounts.statusmap import MapStatus, load_status_map
 from contract.commandline import Arg, add_arguments, arg
 from contract.logformat import LOG_FORMATS
+from contract.process import stop_on_signals
 from contract.version import VERSION, version_line
 from contract.vocabulary import EVENTS_RETENTION_DAYS, EVENTS_RETENTION_DAYS_MAX
-from store import StoreError, open_store, reached_over_network
-from store.handle import StoreHandle
+from store import StoreError
 from sync.connectors import CONNECTORS
 from sync.events import Unobserved
 from sync.health import Progress, default_stall_seconds
@@ -160,24 +159,17 @@ def base_urls(pairs: Sequence[str]) -> dict[str, str]:
 
 
 async def serve(args: argparse.Namespace) -> int:
-    environ = dict(os.environ)
-    if args.secret_file is not None:
-        environ["EDGE_SECRET_FILE"] = str(args.secret_file)
     try:
-        keyring = keyring_from_env(environ)
+        keyring = keyring_of(args, os.environ)
         map_status = status_mapper(args.status_map)
         urls = base_urls(args.base_url)
     except (SecretError, ValueError, OSError) as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
     # A PostgreSQL store that is down (a database restart during a deploy) is waited for:
-    # the worker starts, and syncs once the store answers (store.handle).
-    store = StoreHandle(
-        partial(open_store, args.database, writable=True, readers=1, timeout=30.0),
-        retry=reached_over_network(args.database),
-    )
+    # the worker starts, and syncs once the store answers.
     try:
-        await store.start()
+        store = await start_store(args.database, timeout=30.0, writable=True)
     except (StoreError, OSError) as exc:
         print(f"{PROG}: cannot open the account store: {exc}", file=sys.stderr)
         return 1
@@ -196,13 +188,9 @@ async def serve(args: argparse.Namespace) -> int:
         SyncSettings(base_urls=urls, backfill=dt.timedelta(days=args.backfill_days)),
         events=metrics or Unobserved(),
     )
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
-    logging.getLogger("sync").info("%s %s %s started", PROG, VERSION, args.worker_id)
     try:
-        async with contextlib.AsyncExitStack() as monitoring:
+        async with stop_on_signals() as stop, contextlib.AsyncExitStack() as monitoring:
+            logging.getLogger("sync").info("%s %s %s started", PROG, VERSION, args.worker_id)
             if metrics is not None:
                 try:
                     await monitoring.enter_async_context(

@@ -21,6 +21,7 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST
 from prometheus_client.exposition import generate_latest
 
+from contract.process import serve_side_app
 from store import AccountStore
 from sync.health import health
 from sync.metrics import SyncMetrics
@@ -67,14 +68,8 @@ async def serve_monitor(
     metrics: SyncMetrics, store: AccountStore, host: str, port: int
 ) -> AsyncIterator[None]:
     """Serve `monitor_app` on host:port while the context is entered."""
-    runner = web.AppRunner(monitor_app(metrics, store), access_log=None)
-    await runner.setup()
-    try:
-        site = web.TCPSite(runner, host, port)
-        await site.start()
-        address = runner.addresses[0]
-        metrics.port = address[1]
-        shown = f"[{address[0]}]" if ":" in address[0] else address[0]
+    async with serve_side_app(monitor_app(metrics, store), host, port) as (shown, bound):
+        metrics.port = bound
         log.info(
             "metrics and health on http://%s:%d (%s, %s)",
             shown,
@@ -83,5 +78,3 @@ async def serve_monitor(
             HEALTHZ,
         )
         yield
-    finally:
-        await runner.cleanup()

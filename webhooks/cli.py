@@ -6,27 +6,28 @@ when a sync is restarted, and the worker scales (several may share one store: de
 are leased) apart from them. It opens the account store the edge reads (`--database`,
 default `EDGE_DATABASE`) and the edge's secrets (`EDGE_SECRET_KEY` or `EDGE_SECRET_FILE`,
 and `EDGE_RETIRED_SECRET_KEYS`), which open the endpoints' signing secrets, then delivers
-until SIGTERM or SIGINT. docs/deploy.md tells how to run it.
+until SIGTERM or SIGINT. A PostgreSQL store that is down when it starts is waited for
+(accounts.settings.start_store). docs/deploy.md tells how to run it.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import logging
 import os
-import signal
 import socket
 import sys
 from collections.abc import Mapping, Sequence
 
-from accounts.commandline import store_arguments
-from accounts.keyring import SecretError, keyring_from_env
+from accounts.commandline import keyring_of, store_arguments
+from accounts.keyring import SecretError
+from accounts.settings import start_store
 from contract.commandline import Arg, add_arguments, arg, number
+from contract.process import stop_on_signals
 from contract.version import version_line
 from contract.webhooks import REQUEST_TIMEOUT
-from store import StoreError, open_store
+from store import StoreError
 from webhooks.targets import TargetPolicy
 from webhooks.worker import Worker, WorkerSettings
 
@@ -34,6 +35,7 @@ PROG = "affdir-webhooks"
 
 
 SECONDS = number(float, 0, 86400, above=True, unit="seconds")
+STORE_TIMEOUT = 2.0  # seconds a store call waits for a connection, a lock or a read
 COUNT = number(int, 1, 1000)
 
 
@@ -88,11 +90,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 
 
 async def serve(args: argparse.Namespace) -> int:
-    environ = dict(os.environ)
-    if args.secret_file is not None:
-        environ["EDGE_SECRET_FILE"] = str(args.secret_file)
     try:
-        keyring = keyring_from_env(environ, create=False)
+        keyring = keyring_of(args, os.environ)
     except SecretError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
@@ -106,21 +105,15 @@ async def serve(args: argparse.Namespace) -> int:
         poll_seconds=args.poll_seconds,
     )
     try:
-        store = await open_store(args.database, writable=True, readers=1)
+        store = await start_store(args.database, timeout=STORE_TIMEOUT, writable=True)
     except StoreError as exc:
         print(f"{PROG}: cannot start: {exc}", file=sys.stderr)
         return 1
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
     try:
-        logging.getLogger("webhooks").info("delivering as %s", settings.worker_id)
-        await Worker(store, keyring, settings).run(stop)
+        async with stop_on_signals() as stop:
+            logging.getLogger("webhooks").info("delivering as %s", settings.worker_id)
+            await Worker(store, keyring, settings).run(stop)
     finally:
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            with contextlib.suppress(Exception):
-                loop.remove_signal_handler(signum)
         await store.close()
     return 0
 
