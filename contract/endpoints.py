@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from contract import searchindex, textsearch
+from contract import exports, searchindex, textsearch
 from contract import vocabulary as v
 from contract.resources import RANKED_GROUPS, SUMMARY_GROUPS
 
@@ -49,6 +49,8 @@ class Endpoint:
     complete_list: bool = False
     # With complete_list: some answers (a ranked summary) are pages, with `page` beside.
     paged_sometimes: bool = False
+    # True: also answers as a CSV or NDJSON export (contract.exports), every row at once.
+    exports: bool = False
 
 
 LIMIT = Param(
@@ -191,6 +193,25 @@ ME = Endpoint(
     resource="Account",
 )
 
+FORMAT = Param(
+    "format",
+    "enum",
+    "The answer's format: json (the default), or an export of every matching row, streamed: "
+    "csv (RFC 4180, a header row) or ndjson (one JSON object a line). Overrides Accept "
+    f"({exports.CSV}, {exports.NDJSON}).",
+    enum=exports.FORMATS,
+    example="csv",
+)
+DIALECT = Param(
+    "dialect",
+    "enum",
+    "The CSV dialect (format=csv only): rfc4180 (the default: `,` between cells, `12.30`) or "
+    "excel-eu (spreadsheets in comma-decimal locales: `;` between cells, `12,30`, a UTF-8 "
+    "byte order mark first).",
+    enum=tuple(exports.DIALECTS),
+    example="excel-eu",
+)
+
 COMMISSIONS = Endpoint(
     name="commissions",
     path="/v1/commissions",
@@ -234,10 +255,13 @@ COMMISSIONS = Endpoint(
         ),
         LIMIT,
         CURSOR,
+        FORMAT,
+        DIALECT,
     ),
     statuses=(400, 401, 429, 503),
     resource="Commission",
     is_list=True,
+    exports=True,
 )
 
 # The longest period a summary by day covers: its rows stay bounded without pages.
@@ -251,7 +275,7 @@ COMMISSION_SUMMARY = Endpoint(
     "grouped by status. Grouped by program or subId: largest commission first within each "
     "currency, in cursor pages.",
     params=(
-        *(p for p in COMMISSIONS.params if p.name not in ("limit", "cursor")),
+        *(p for p in COMMISSIONS.params if p.name not in ("limit", "cursor", "format", "dialect")),
         Param(
             "groupBy",
             "groups",
@@ -279,11 +303,14 @@ COMMISSION_SUMMARY = Endpoint(
             f"Opaque cursor taken from page.nextCursor of the previous call (a grouping by "
             f"{' or '.join(RANKED_GROUPS)}).",
         ),
+        FORMAT,
+        DIALECT,
     ),
     statuses=(400, 401, 429, 503),
     resource="CommissionTotal",
     complete_list=True,
     paged_sometimes=True,
+    exports=True,
 )
 
 COMMISSION = Endpoint(

@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from contract import examples as recorded
+from contract import exports
 from contract import ratelimit as rl
 from contract import vocabulary as v
 from contract import webhooks as wh
@@ -443,6 +444,10 @@ HEADERS: dict[str, dict[str, Any]] = {
         "description": 'The next page\'s full URL, as `<URL>; rel="next"`, when there is one.',
         "schema": {"type": "string"},
     },
+    "Content-Disposition": {
+        "description": 'An export\'s file name, as `attachment; filename="commissions.csv"`.',
+        "schema": {"type": "string"},
+    },
     "WWW-Authenticate": {
         "description": "The authentication scheme to use: Bearer.",
         "schema": {"type": "string", "pattern": "^Bearer"},
@@ -484,6 +489,8 @@ def _headers(endpoint: Endpoint, status: int) -> dict[str, Any]:
         headers["Cache-Control"] = _header("Cache-Control")
         if endpoint.is_list or endpoint.paged_sometimes:
             headers["Link"] = _header("Link")
+        if endpoint.exports:
+            headers["Content-Disposition"] = _header("Content-Disposition")
     return headers
 
 
@@ -551,12 +558,36 @@ def with_examples(
     return responses
 
 
+def export_content(endpoint: Endpoint) -> dict[str, Any]:
+    """The export media types of a 200 (contract.exports): streamed text, every row."""
+    return {
+        exports.CSV: {
+            "schema": {
+                "type": "string",
+                "description": f"RFC 4180 CSV (format=csv, or Accept: {exports.CSV}): a header "
+                f"row of the {endpoint.resource} members, then one row each, every matching "
+                "row; null is an empty cell, amounts as stored. dialect=excel-eu: `;` "
+                "between cells, a decimal comma, a UTF-8 byte order mark first.",
+            }
+        },
+        exports.NDJSON: {
+            "schema": {
+                "type": "string",
+                "description": f"One {endpoint.resource} JSON object a line (format=ndjson, "
+                f"or Accept: {exports.NDJSON}), every matching row.",
+            }
+        },
+    }
+
+
 def operation(endpoint: Endpoint, examples: recorded.Examples | None = None) -> dict[str, Any]:
     ok: dict[str, Any] = {
         "description": endpoint.summary,
         "headers": _headers(endpoint, 200),
         "content": {JSON: {"schema": _ref("schemas", envelope_name(endpoint))}},
     }
+    if endpoint.exports:
+        ok["content"].update(export_content(endpoint))
     links = _links(endpoint)
     if links:
         ok["links"] = links
