@@ -71,8 +71,6 @@ FILTERS = (
     "subId",
     "updatedSince",
 )
-# What a ranked summary's cursor is bound to besides the filters.
-SUMMARY_BINDING = (*FILTERS, "groupBy")
 # One answer for unknown, malformed and other accounts' ids.
 NO_SUCH_COMMISSION = "the account has no commission with this id"
 
@@ -163,9 +161,7 @@ def check_program_filter(params: dict[str, Any]) -> None:
         )
 
 
-def summary_query(
-    account_uid: str, params: dict[str, Any], after: tuple[Any, ...] | None = None
-) -> SummaryQuery:
+def summary_query(account_uid: str, params: dict[str, Any]) -> SummaryQuery:
     """The store's query of validated summary parameters. A summary by day needs a bounded
     period (its rows come in one answer, without pages): invalid_parameter on groupBy.
     limit and cursor page only a grouping by program or subId: invalid_parameter otherwise."""
@@ -206,7 +202,6 @@ def summary_query(
         sub_id=params.get("subId"),
         # One more than asked: hasMore is then exact, never an empty page.
         limit=params.get("limit", LIMIT_DEFAULT) + 1 if ranked else None,
-        after=after,
     )
 
 

@@ -435,10 +435,12 @@ async def test_a_page_is_gzipped_when_the_client_accepts_it(edge_client, dataset
     body = gzip.decompress(raw) if coded else raw
     assert body == await plain.read()
     assert len(raw) < len(body) or not coded
-    # Whatever the coding: the answer varies on it, no validator, the same Link.
+    # Whatever the coding: the answer varies on it (and on Accept, which may ask for an
+    # export), no validator, the same Link.
     for answer in (plain, resp):
         assert {v.strip() for v in answer.headers["Vary"].split(",")} == {
             "Authorization",
+            "Accept",
             "Accept-Encoding",
         }
         assert "ETag" not in answer.headers
