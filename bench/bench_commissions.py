@@ -14,7 +14,8 @@
 3. One client over loopback (keep-alive, sequential): p50/p99 of the first page and of a
    page 1,000 pages deep (its cursor built directly from the row where that page starts,
    and checked against following 1,000 cursors), with no filter and with network+status,
-   of a 100-row page, of /v1/commissions/summary by month and network (the totals tables,
+   of a 100-row page, of /v1/commissions/summary by month and network and of a month by
+   programme and by sub-id (40 programmes, 5,000 sub-ids; the totals tables,
    kept by the triggers, filled after the bulk load as the indexes are built), and
    of /v1/me (same middlewares, no store call).
 4. Concurrent load with wrk: the first page, the deep page, /v1/me, and the bare handler
@@ -54,6 +55,12 @@ STATUSES = ("pending", "approved", "declined", "paid")
 CURRENCIES = ("EUR", "EUR", "EUR", "GBP", "USD", "CHF")
 BARE_BODY = b'{"data":[],"page":{"limit":25,"hasMore":false,"nextCursor":null}}'
 PAGE = 25
+# The measured account's programmes (40, as a publisher with a few networks has) and
+# sub-ids (5,000: one per page of a large site; a fifth of the commissions carry none).
+PROGRAMMES = 40
+SUB_IDS = 5_000
+SUMMARY_PROGRAM = "summary, groupBy=program, one month"
+SUMMARY_SUB_ID = "summary, groupBy=subId, one month"
 SUMMARY = "summary, groupBy=month,network"  # the whole history: 18 months
 SUMMARY_QUARTER = "summary, groupBy=month,network, one quarter"
 # "What did I earn last month, per network": a whole month, from the monthly totals.
@@ -66,6 +73,8 @@ SUMMARY_RATIOS = (
     ("one quarter", SUMMARY_QUARTER),
     ("one month", SUMMARY_MONTH),
     ("month to date", SUMMARY_TO_DATE),
+    ("by program, one month", SUMMARY_PROGRAM),
+    ("by subId, one month", SUMMARY_SUB_ID),
 )
 
 
@@ -93,7 +102,7 @@ def generate(path: Path, accounts: int, commissions: int, others: int, seed: int
     # by row by the triggers, which are recreated after the load.
     triggers = conn.execute(
         "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' "
-        "AND name LIKE 'commission_totals_%'"
+        "AND (name LIKE 'commission_totals_%' OR name LIKE 'commission_dims_%')"
     ).fetchall()
     conn.execute("PRAGMA synchronous = OFF")
     conn.execute("BEGIN")
@@ -130,8 +139,8 @@ def generate(path: Path, accounts: int, commissions: int, others: int, seed: int
                 account,
                 NETWORKS[n % len(NETWORKS)],
                 f"t{n}",
-                "Programme",
-                "p1",
+                f"Programme {n % PROGRAMMES}",
+                f"p{n % PROGRAMMES}",
                 rng.choice(STATUSES),
                 "raw",
                 f"{amount * 10 // 100}.{amount % 100:02d}",
@@ -139,7 +148,7 @@ def generate(path: Path, accounts: int, commissions: int, others: int, seed: int
                 rng.choice(CURRENCIES),
                 None,
                 time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when)),
-                None,
+                None if rng.random() < 0.2 else f"s{rng.randrange(SUB_IDS)}",
                 now,
                 now,
             )
@@ -155,9 +164,10 @@ def generate(path: Path, accounts: int, commissions: int, others: int, seed: int
         conn.executemany(insert, rows(account, others))
     for _, sql in indexes:
         conn.execute(sql)
-    for statement in statements("sqlite", upto=4)[3]:
-        if statement.startswith("INSERT INTO commission_"):  # the backfills
-            conn.execute(statement)
+    for step in (3, 6):  # steps 4 and 7: the totals, and those by programme and sub-id
+        for statement in statements("sqlite")[step]:
+            if statement.startswith("INSERT INTO commission_"):  # the backfills
+                conn.execute(statement)
     for _, sql in triggers:
         conn.execute(sql)
     conn.execute("COMMIT")
@@ -342,6 +352,8 @@ def params(args: argparse.Namespace) -> dict[str, int]:
         "others": args.others,
         "seed": args.seed,
         "schema": LATEST,
+        "programmes": PROGRAMMES,
+        "sub_ids": SUB_IDS,
     }
 
 
@@ -473,6 +485,9 @@ def measured_pages(database: Path, depth: int) -> dict[str, str]:
         SUMMARY_MONTH: "/v1/commissions/summary?groupBy=network&from=2026-05-01&to=2026-05-31",
         SUMMARY_TO_DATE: "/v1/commissions/summary?groupBy=network,status"
         "&from=2026-06-01&to=2026-06-24",
+        # The top 25 of a month: every programme's or sub-id's total of May, ranked.
+        SUMMARY_PROGRAM: "/v1/commissions/summary?groupBy=program&from=2026-05-01&to=2026-05-31",
+        SUMMARY_SUB_ID: "/v1/commissions/summary?groupBy=subId&from=2026-05-01&to=2026-05-31",
         # Part-months at both ends: daily totals beside the monthly ones.
         "summary, groupBy=month,network, 2025-04-15 to 2025-07-14": (
             "/v1/commissions/summary?groupBy=month,network&from=2025-04-15&to=2025-07-14"

@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from contract import examples as recorded
+from contract import exports
 from contract import ratelimit as rl
 from contract import vocabulary as v
 from contract import webhooks as wh
@@ -238,6 +239,17 @@ def envelope_schema(endpoint: Endpoint) -> dict[str, Any]:
             },
             "required": ["data", "page"],
         }
+    if endpoint.complete_list and endpoint.paged_sometimes:
+        return {
+            "type": "object",
+            "description": f"Every {endpoint.resource} of the answer in one; or, for a "
+            "grouping by program or subId, a page of them and where the page stands.",
+            "properties": {
+                "data": {"type": "array", "items": item},
+                "page": _ref("schemas", "PageInfo"),
+            },
+            "required": ["data"],
+        }
     if endpoint.complete_list:
         return {
             "type": "object",
@@ -440,6 +452,10 @@ HEADERS: dict[str, dict[str, Any]] = {
         "request's URL.",
         "schema": {"type": "string"},
     },
+    "Content-Disposition": {
+        "description": 'An export\'s file name, as `attachment; filename="commissions.csv"`.',
+        "schema": {"type": "string"},
+    },
     "WWW-Authenticate": {
         "description": "The authentication scheme to use: Bearer.",
         "schema": {"type": "string", "pattern": "^Bearer"},
@@ -483,8 +499,10 @@ def _headers(endpoint: Endpoint, status: int) -> dict[str, Any]:
         headers["ETag"] = _header("ETag", required=True)
     if status == 200:
         headers["Cache-Control"] = _header("Cache-Control")
-        if endpoint.is_list:
+        if endpoint.is_list or endpoint.paged_sometimes:
             headers["Link"] = _header("Link")
+        if endpoint.exports:
+            headers["Content-Disposition"] = _header("Content-Disposition")
     return headers
 
 
@@ -505,7 +523,7 @@ def error_response(endpoint: Endpoint, status: int) -> dict[str, Any]:
 
 def _links(endpoint: Endpoint) -> dict[str, Any]:
     """Where a 200 answer leads: the next page, and a listed programme by its slug."""
-    if not endpoint.is_list:
+    if not (endpoint.is_list or endpoint.paged_sometimes):
         return {}
     # Only what every answer holds: a `$request.query.<filter>` expression names nothing
     # when the request had no such filter. The filters go along as the request had them.
@@ -552,12 +570,36 @@ def with_examples(
     return responses
 
 
+def export_content(endpoint: Endpoint) -> dict[str, Any]:
+    """The export media types of a 200 (contract.exports): streamed text, every row."""
+    return {
+        exports.CSV: {
+            "schema": {
+                "type": "string",
+                "description": f"RFC 4180 CSV (format=csv, or Accept: {exports.CSV}): a header "
+                f"row of the {endpoint.resource} members, then one row each, every matching "
+                "row; null is an empty cell, amounts as stored. dialect=excel-eu: `;` "
+                "between cells, a decimal comma, a UTF-8 byte order mark first.",
+            }
+        },
+        exports.NDJSON: {
+            "schema": {
+                "type": "string",
+                "description": f"One {endpoint.resource} JSON object a line (format=ndjson, "
+                f"or Accept: {exports.NDJSON}), every matching row.",
+            }
+        },
+    }
+
+
 def operation(endpoint: Endpoint, examples: recorded.Examples | None = None) -> dict[str, Any]:
     ok: dict[str, Any] = {
         "description": endpoint.summary,
         "headers": _headers(endpoint, 200),
         "content": {JSON: {"schema": _ref("schemas", envelope_name(endpoint))}},
     }
+    if endpoint.exports:
+        ok["content"].update(export_content(endpoint))
     links = _links(endpoint)
     if links:
         ok["links"] = links

@@ -11,8 +11,10 @@ endpoint here has an ETag, so the coding changes no validator.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import orjson
@@ -26,8 +28,13 @@ from contract.endpoints import (
     ME,
     SUMMARY_DAY_PERIOD_MAX,
 )
+from contract.exports import CSV_FORMAT, DIALECTS, EXPORT_CHUNK, JSON_FORMAT, RFC4180, Dialect
+from contract.resources import COMMISSION as COMMISSION_RESOURCE
+from contract.resources import COMMISSION_TOTAL, RANKED_GROUPS
+from contract.vocabulary import LIMIT_DEFAULT
 from edge import appkeys, links
 from edge.auth.authenticate import Principal, unverifiable
+from edge.handlers import export
 from edge.http.errors import ApiError, invalid, not_found, unavailable
 from edge.http.expect import ignore_expectation
 from edge.http.httpcache import GZIP_MIN_BYTES, VARY, accepts_gzip, gzip_bytes
@@ -52,7 +59,17 @@ from store.summary import SummaryQuery, SummaryRow
 log = logging.getLogger("edge.account")
 
 PRIVATE_HEADERS = {"Cache-Control": "private, no-store", "Vary": f"Authorization, {VARY}"}
-FILTERS = ("network", "status", "from", "to", "updatedSince")
+# The endpoints that also export: Accept picks the format too.
+EXPORT_HEADERS = {**PRIVATE_HEADERS, "Vary": f"Authorization, Accept, {VARY}"}
+FILTERS = (
+    "network",
+    "status",
+    "from",
+    "to",
+    "programExternalId",
+    "subId",
+    "updatedSince",
+)
 # One answer for unknown, malformed and other accounts' ids.
 NO_SUCH_COMMISSION = "the account has no commission with this id"
 
@@ -66,8 +83,16 @@ def amount(text: str) -> orjson.Fragment:
     return orjson.Fragment(text)
 
 
-def commission_json(row: CommissionRow) -> dict[str, Any]:
-    """A Commission, members in spec order."""
+def amount_text(text: str) -> str:
+    """A stored decimal string as it is, checked as `amount` checks it (a CSV cell)."""
+    if not AMOUNT_RE.fullmatch(text):
+        raise ValueError(f"stored amount {text!r} is not a decimal number")
+    return text
+
+
+def commission_json(row: CommissionRow, number: Callable[[str], Any] = amount) -> dict[str, Any]:
+    """A Commission, members in spec order; amounts by `number` (JSON number fragments, or
+    the stored text as it is for a CSV export)."""
     return {
         "id": commission_id(row.seq),
         "network": row.network,
@@ -76,8 +101,8 @@ def commission_json(row: CommissionRow) -> dict[str, Any]:
         "programExternalId": row.program_external_id,
         "status": row.status,
         "rawStatus": row.raw_status,
-        "saleAmount": None if row.sale_amount is None else amount(row.sale_amount),
-        "commissionAmount": amount(row.commission_amount),
+        "saleAmount": None if row.sale_amount is None else number(row.sale_amount),
+        "commissionAmount": number(row.commission_amount),
         "currency": row.currency,
         "clickedAt": row.clicked_at,
         "transactedAt": row.transacted_at,
@@ -105,17 +130,21 @@ def commission_detail_json(detail: CommissionDetail) -> dict[str, Any]:
     return body
 
 
-def total_json(row: SummaryRow) -> dict[str, Any]:
-    """A CommissionTotal, members in resource order; exact sums as JSON numbers."""
+def total_json(row: SummaryRow, number: Callable[[str], Any] = amount) -> dict[str, Any]:
+    """A CommissionTotal, members in resource order; exact sums by `number` (JSON numbers,
+    or the text as it is for a CSV export)."""
     return {
         "network": row.network,
         "status": row.status,
         "day": row.day,
         "month": row.month,
+        "programExternalId": row.program_external_id,
+        "programName": row.program_name,
+        "subId": row.sub_id,
         "currency": row.currency,
         "count": row.count,
-        "commission": amount(row.commission),
-        "sale": None if row.sale is None else amount(row.sale),
+        "commission": number(row.commission),
+        "sale": None if row.sale is None else number(row.sale),
     }
 
 
@@ -123,10 +152,29 @@ def total_json(row: SummaryRow) -> dict[str, Any]:
 EXCLUDED_FROM_TOTALS = "declined"
 
 
+def check_program_filter(params: dict[str, Any]) -> None:
+    """A programme id is the network's own: without network it names nothing for sure."""
+    if "programExternalId" in params and "network" not in params:
+        raise invalid(
+            "programExternalId", "programExternalId needs network: ids are each network's own"
+        )
+
+
 def summary_query(account_uid: str, params: dict[str, Any]) -> SummaryQuery:
     """The store's query of validated summary parameters. A summary by day needs a bounded
-    period (its rows come in one answer, without pages): invalid_parameter on groupBy."""
+    period (its rows come in one answer, without pages): invalid_parameter on groupBy.
+    limit and cursor page only a grouping by program or subId: invalid_parameter otherwise."""
     group_by: tuple[str, ...] = params.get("groupBy", ())
+    check_program_filter(params)
+    ranked = any(name in RANKED_GROUPS for name in group_by)
+    if not ranked:
+        for name in ("limit", "cursor"):
+            if name in params:
+                raise invalid(
+                    name,
+                    f"{name} pages only a summary grouped by {' or '.join(RANKED_GROUPS)}; "
+                    "the others come in one answer",
+                )
     since: dt.date | None = params.get("from")
     until: dt.date | None = params.get("to")
     if "day" in group_by and (
@@ -149,6 +197,10 @@ def summary_query(account_uid: str, params: dict[str, Any]) -> SummaryQuery:
         excluded=()
         if params.get("status") is not None or "status" in group_by
         else (EXCLUDED_FROM_TOTALS,),
+        program_external_id=params.get("programExternalId"),
+        sub_id=params.get("subId"),
+        # One more than asked: hasMore is then exact, never an empty page.
+        limit=params.get("limit", LIMIT_DEFAULT) + 1 if ranked else None,
     )
 
 
@@ -260,10 +312,70 @@ async def me(request: web.Request) -> web.Response:
     return json_response(request, body, PRIVATE_HEADERS)
 
 
-async def commissions(request: web.Request) -> web.Response:
-    """One keyset page of the caller's commissions, newest first."""
+def unreadable(exc: StoreUnavailable, request: web.Request) -> ApiError:
+    """The 503 of a store that cannot be read."""
+    log.warning("commissions unavailable: %s", exc)
+    return unavailable(
+        "commissions cannot be read right now; retry later",
+        request.app[appkeys.CONFIG].retry_after,
+    )
+
+
+async def export_commissions(
+    request: web.Request, query: CommissionQuery, export_format: str, dialect: Dialect
+) -> web.StreamResponse:
+    """Every commission of `query`'s filters, newest first, streamed a keyset chunk at a
+    time (edge.handlers.export)."""
+    store = request.app[appkeys.STORE]
+    number = amount_text if export_format == CSV_FORMAT else amount
+    chunk = dataclasses.replace(query, limit=EXPORT_CHUNK, after=None)
+    try:
+        rows = await store.read(store_commissions.page, chunk)
+    except StoreUnavailable as exc:
+        raise unreadable(exc, request) from None
+
+    async def rest(rows: list[CommissionRow]) -> AsyncIterator[list[dict[str, Any]]]:
+        while len(rows) == EXPORT_CHUNK:
+            last = rows[-1]
+            after = dataclasses.replace(chunk, after=(last.transacted_at, last.seq))
+            rows = await store.read(store_commissions.page, after)
+            yield [commission_json(row, number) for row in rows]
+
+    return await export.stream(
+        request,
+        endpoint=COMMISSIONS.name,
+        export_format=export_format,
+        dialect=dialect,
+        resource=COMMISSION_RESOURCE,
+        headers=EXPORT_HEADERS,
+        first=[commission_json(row, number) for row in rows],
+        rest=rest(rows),
+    )
+
+
+async def commissions(request: web.Request) -> web.StreamResponse:
+    """One keyset page of the caller's commissions, newest first; or all of them as an
+    export (format=csv|ndjson, or Accept)."""
     principal: Principal = request[appkeys.PRINCIPAL]
     params = parse_query(COMMISSIONS, request.query.items())
+    check_program_filter(params)
+    export_format = export.chosen_format(params, request.headers.get("Accept", ""))
+    if export_format != JSON_FORMAT:
+        # `limit` has a default: only one the client gave is refused.
+        export.refuse_paging(request.query.keys())
+        query = CommissionQuery(
+            account_uid=principal.account_uid,
+            limit=EXPORT_CHUNK,
+            network=params.get("network"),
+            status=params.get("status"),
+            since=params.get("from"),
+            until=params.get("to"),
+            updated_since=updated_since(params.get("updatedSince")),
+            program_external_id=params.get("programExternalId"),
+            sub_id=params.get("subId"),
+        )
+        dialect = DIALECTS[params.get("dialect", RFC4180.name)]
+        return await export_commissions(request, query, export_format, dialect)
     filters = {name: params.get(name) for name in FILTERS}
     secret = request.app[appkeys.SECRET]
     after = None
@@ -282,19 +394,17 @@ async def commissions(request: web.Request) -> web.Response:
         until=params.get("to"),
         updated_since=updated_since(params.get("updatedSince")),
         after=after,
+        program_external_id=params.get("programExternalId"),
+        sub_id=params.get("subId"),
     )
     try:
         rows = await request.app[appkeys.STORE].read(store_commissions.page, query)
     except StoreUnavailable as exc:
-        log.warning("commissions unavailable: %s", exc)
-        raise unavailable(
-            "commissions cannot be read right now; retry later",
-            request.app[appkeys.CONFIG].retry_after,
-        ) from None
+        raise unreadable(exc, request) from None
     has_more = len(rows) > limit
     rows = rows[:limit]
     next_cursor = None
-    headers = dict(PRIVATE_HEADERS)
+    headers = dict(EXPORT_HEADERS)
     if has_more:
         last = rows[-1]
         next_cursor = cursor.encode(
@@ -314,21 +424,75 @@ async def commissions(request: web.Request) -> web.Response:
     return json_response(request, body, headers)
 
 
-async def commission_summary(request: web.Request) -> web.Response:
-    """The caller's commission totals per group and currency, all in one answer."""
+async def commission_summary(request: web.Request) -> web.StreamResponse:
+    """The caller's commission totals per group and currency: all in one answer, or, by
+    program or subId, largest commission first in cursor pages; or every row as an export
+    (format=csv|ndjson, or Accept)."""
     principal: Principal = request[appkeys.PRINCIPAL]
     params = parse_query(COMMISSION_SUMMARY, request.query.items())
+    export_format = export.chosen_format(params, request.headers.get("Accept", ""))
+    if export_format != JSON_FORMAT:
+        export.refuse_paging(params)
+        # Every row, in the order of the JSON answer (ranked ones too, unpaged).
+        query = dataclasses.replace(summary_query(principal.account_uid, params), limit=None)
+        try:
+            rows = await request.app[appkeys.STORE].read(summary.totals, query)
+        except StoreUnavailable as exc:
+            raise unreadable(exc, request) from None
+        number = amount_text if export_format == CSV_FORMAT else amount
+        items = [total_json(row, number) for row in rows]
+
+        async def rest() -> AsyncIterator[list[dict[str, Any]]]:
+            for start in range(EXPORT_CHUNK, len(items), EXPORT_CHUNK):
+                yield items[start : start + EXPORT_CHUNK]
+
+        return await export.stream(
+            request,
+            endpoint=COMMISSION_SUMMARY.name,
+            export_format=export_format,
+            dialect=DIALECTS[params.get("dialect", RFC4180.name)],
+            resource=COMMISSION_TOTAL,
+            headers=EXPORT_HEADERS,
+            first=items[:EXPORT_CHUNK],
+            rest=rest(),
+        )
+    binding = {name: params.get(name) for name in FILTERS}
+    binding["groupBy"] = ",".join(params.get("groupBy", ())) or None
+    secret = request.app[appkeys.SECRET]
     query = summary_query(principal.account_uid, params)  # the key's account only
+    if "cursor" in params:
+        position = cursor.decode(secret, params["cursor"], COMMISSION_SUMMARY.name, binding)
+        after = summary.rank_of(position, query.columns)
+        if after is None:
+            raise ApiError("invalid_cursor", "cursor is not one this API issued", param="cursor")
+        query = dataclasses.replace(query, after=after)
     try:
         rows = await request.app[appkeys.STORE].read(summary.totals, query)
     except StoreUnavailable as exc:
-        log.warning("commission summary unavailable: %s", exc)
-        raise unavailable(
-            "commissions cannot be read right now; retry later",
-            request.app[appkeys.CONFIG].retry_after,
-        ) from None
-    body = orjson.dumps({"data": [total_json(row) for row in rows]})
-    return json_response(request, body, PRIVATE_HEADERS)
+        raise unreadable(exc, request) from None
+    headers = dict(EXPORT_HEADERS)
+    if query.limit is None:
+        body = orjson.dumps({"data": [total_json(row) for row in rows]})
+        return json_response(request, body, headers)
+    limit = query.limit - 1
+    has_more = len(rows) > limit
+    rows = rows[:limit]
+    next_cursor = None
+    if has_more:
+        next_cursor = cursor.encode(
+            secret,
+            COMMISSION_SUMMARY.name,
+            binding,
+            summary.position(rows[-1], query.columns),
+        )
+        headers["Link"] = link_next(request, next_cursor)
+    body = orjson.dumps(
+        {
+            "data": [total_json(row) for row in rows],
+            "page": {"limit": limit, "hasMore": has_more, "nextCursor": next_cursor},
+        }
+    )
+    return json_response(request, body, headers)
 
 
 async def commission(request: web.Request) -> web.Response:

@@ -387,6 +387,26 @@ async def test_a_bad_updated_since_is_an_invalid_parameter(edge_client, seeded, 
 
 
 @pytest.mark.parametrize(
+    "params",
+    [
+        {"programExternalId": "1234"},
+        {"programExternalId": "1234", "status": "approved"},
+        {"programExternalId": ""},
+        {"programExternalId": "x" * 201, "network": "awin"},
+        {"subId": ""},
+        {"subId": "a\x01b"},
+    ],
+)
+async def test_a_bad_programme_or_sub_id_filter_names_its_parameter(edge_client, seeded, params):
+    """A programme id is each network's own: alone it is refused, not answered for all."""
+    client = await edge_client()
+    response = await client.get("/v1/commissions", params=params, headers=seeded.auth)
+    assert response.status == 400
+    body = await response.json()
+    assert (body["code"], body["param"]) == ("invalid_parameter", next(iter(params)))
+
+
+@pytest.mark.parametrize(
     ("accept", "coded"),
     [
         ("gzip", True),
@@ -414,10 +434,12 @@ async def test_a_page_is_gzipped_when_the_client_accepts_it(edge_client, dataset
     body = gzip.decompress(raw) if coded else raw
     assert body == await plain.read()
     assert len(raw) < len(body) or not coded
-    # Whatever the coding: the answer varies on it, no validator, the same Link.
+    # Whatever the coding: the answer varies on it (and on Accept, which may ask for an
+    # export), no validator, the same Link.
     for answer in (plain, resp):
         assert {v.strip() for v in answer.headers["Vary"].split(",")} == {
             "Authorization",
+            "Accept",
             "Accept-Encoding",
         }
         assert "ETag" not in answer.headers
