@@ -139,8 +139,10 @@ def sign_in(driver: Any, url: str, key: str, size: tuple[int, int] = (1280, 900)
 
 def rendered(driver: Any) -> None:
     WebDriverWait(driver, 30).until(
-        lambda d: d.execute_script("return document.documentElement.dataset.rendered")
-        or d.find_element("id", "dash-error").text
+        lambda d: (
+            d.execute_script("return document.documentElement.dataset.rendered")
+            or d.find_element("id", "dash-error").text
+        )
     )
     assert driver.find_element("id", "dash-error").text == ""
 
