@@ -22,7 +22,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-WINDOW = (1100, 1000)
+WINDOW = (1100, 1100)
+# One currency: its totals, then its chart of the months, within the first screen.
+VIEW = "#currency=EUR"
 FLAGS = (
     "--headless",
     "--no-sandbox",
@@ -91,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
                 driver.execute_script(
                     "sessionStorage.setItem('affdir.apiKey', arguments[0])", key.group(1)
                 )
-                driver.get(base + "/app/")
+                driver.get(base + "/app/" + VIEW)
                 WebDriverWait(driver, 30).until(
                     lambda d: d.execute_script("return document.documentElement.dataset.rendered")
                 )

@@ -322,6 +322,7 @@
   function load(key) {
     var mine = ++generation;
     var view = readView();
+    show(true);
     $("view-from").value = view.from;
     $("view-to").value = view.to;
     $("dash-error").textContent = "";
@@ -424,7 +425,6 @@
     if (!key) return;
     api(key, "me").then(function () {
       sessionStorage.setItem(KEY_SLOT, key);
-      show(true);
       return load(key);
     }).catch(function (e) {
       $("key-error").textContent = e instanceof ApiError ? e.message : "The API could not be reached.";
@@ -445,5 +445,5 @@
     if (key) load(key);
   });
   var saved = sessionStorage.getItem(KEY_SLOT);
-  if (saved) { show(true); load(saved); } else { show(false); }
+  if (saved) load(saved); else show(false);
 })();
