@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from contract import searchindex, textsearch
 from contract import vocabulary as v
-from contract.resources import SUMMARY_GROUPS
+from contract.resources import RANKED_GROUPS, SUMMARY_GROUPS
 
 # The media type of every answer with a body: the data, the errors, the OpenAPI document.
 JSON = "application/json"
@@ -47,6 +47,8 @@ class Endpoint:
     anonymous: bool = False
     # True: `data` is an array of the resource, the whole answer in one (no page).
     complete_list: bool = False
+    # With complete_list: some answers (a ranked summary) are pages, with `page` beside.
+    paged_sometimes: bool = False
 
 
 LIMIT = Param(
@@ -215,6 +217,14 @@ COMMISSIONS = Endpoint(
             example="2025-12-31",
         ),
         Param(
+            "programExternalId",
+            "string",
+            "Restrict to one programme, by its id at the network (exact match); only "
+            "together with network, since ids are the network's own.",
+            example="1234",
+        ),
+        Param("subId", "string", "Restrict to one sub-id (exact match).", example="blog-home"),
+        Param(
             "updatedSince",
             "instant",
             "Only rows whose stored state changed (added, or any field updated by a sync or an "
@@ -238,22 +248,42 @@ COMMISSION_SUMMARY = Endpoint(
     path="/v1/commissions/summary",
     summary="Totals of the account's commissions per group and currency, exact, never "
     "converted nor summed across currencies; declined commissions only when filtered or "
-    "grouped by status.",
+    "grouped by status. Grouped by program or subId: largest commission first within each "
+    "currency, in cursor pages.",
     params=(
         *(p for p in COMMISSIONS.params if p.name not in ("limit", "cursor")),
         Param(
             "groupBy",
             "groups",
             "What to group by besides the currency (always a key): a comma-separated list of "
-            f"distinct values among {', '.join(SUMMARY_GROUPS)}; its order is the rows' order. "
-            f"With day, from and to are required, at most {SUMMARY_DAY_PERIOD_MAX} days "
-            "apart.",
+            f"distinct values among {', '.join(SUMMARY_GROUPS)}; its order is the rows' order, "
+            f"except with {' or '.join(RANKED_GROUPS)}: then the rows come by currency, "
+            "largest commission first, ties by the keys in this order, in pages (limit, "
+            f"cursor). With day, from and to are required, at most {SUMMARY_DAY_PERIOD_MAX} "
+            "days apart. program is the network and programExternalId.",
             enum=SUMMARY_GROUPS,
+        ),
+        Param(
+            "limit",
+            "integer",
+            f"Rows per page of a grouping by {' or '.join(RANKED_GROUPS)}, {v.LIMIT_MIN} to "
+            f"{v.LIMIT_MAX} (default {v.LIMIT_DEFAULT}); refused with any other grouping, "
+            "whose rows come in one answer.",
+            minimum=v.LIMIT_MIN,
+            maximum=v.LIMIT_MAX,
+            example=25,
+        ),
+        Param(
+            "cursor",
+            "cursor",
+            f"Opaque cursor taken from page.nextCursor of the previous call (a grouping by "
+            f"{' or '.join(RANKED_GROUPS)}).",
         ),
     ),
     statuses=(400, 401, 429, 503),
     resource="CommissionTotal",
     complete_list=True,
+    paged_sometimes=True,
 )
 
 COMMISSION = Endpoint(

@@ -233,6 +233,17 @@ def envelope_schema(endpoint: Endpoint) -> dict[str, Any]:
             },
             "required": ["data", "page"],
         }
+    if endpoint.complete_list and endpoint.paged_sometimes:
+        return {
+            "type": "object",
+            "description": f"Every {endpoint.resource} of the answer in one; or, for a "
+            "grouping by program or subId, a page of them and where the page stands.",
+            "properties": {
+                "data": {"type": "array", "items": item},
+                "page": _ref("schemas", "PageInfo"),
+            },
+            "required": ["data"],
+        }
     if endpoint.complete_list:
         return {
             "type": "object",
@@ -471,7 +482,7 @@ def _headers(endpoint: Endpoint, status: int) -> dict[str, Any]:
         headers["ETag"] = _header("ETag", required=True)
     if status == 200:
         headers["Cache-Control"] = _header("Cache-Control")
-        if endpoint.is_list:
+        if endpoint.is_list or endpoint.paged_sometimes:
             headers["Link"] = _header("Link")
     return headers
 
@@ -493,7 +504,7 @@ def error_response(endpoint: Endpoint, status: int) -> dict[str, Any]:
 
 def _links(endpoint: Endpoint) -> dict[str, Any]:
     """Where a 200 answer leads: the next page, and a listed programme by its slug."""
-    if not endpoint.is_list:
+    if not (endpoint.is_list or endpoint.paged_sometimes):
         return {}
     # Only what every answer holds: a `$request.query.<filter>` expression names nothing
     # when the request had no such filter. The filters go along as the request had them.

@@ -461,7 +461,9 @@ COMMISSION_DETAIL = Resource(
 )
 
 # What /v1/commissions/summary groups by besides the currency, which is always a key.
-SUMMARY_GROUPS: tuple[str, ...] = ("network", "status", "day", "month")
+SUMMARY_GROUPS: tuple[str, ...] = ("network", "status", "day", "month", "program", "subId")
+# Groupings whose rows come by currency, largest commission first, in cursor pages.
+RANKED_GROUPS: tuple[str, ...] = ("program", "subId")
 
 COMMISSION_TOTAL = Resource(
     "CommissionTotal",
@@ -494,6 +496,29 @@ COMMISSION_TOTAL = Resource(
             "The group's UTC month of transactedAt (YYYY-MM); null when not grouped by month.",
             nullable=True,
             pattern=r"^[0-9]{4}-[0-9]{2}$",
+        ),
+        F(
+            "programExternalId",
+            "string",
+            "The group's programme id at its network (grouped by program, the network is "
+            "the group's too); null when not grouped by program, or for the commissions "
+            "that carry none.",
+            nullable=True,
+        ),
+        F(
+            "programName",
+            "string",
+            "Grouped by program: the name on the programme's newest commission (latest "
+            "transactedAt, any status or period), null when it carries none; null when not "
+            "grouped by program.",
+            nullable=True,
+        ),
+        F(
+            "subId",
+            "string",
+            "The group's sub-id (the publisher's tracking tag); null when not grouped by "
+            "subId, or for the commissions that carry none.",
+            nullable=True,
         ),
         F(
             "currency",

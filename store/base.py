@@ -171,6 +171,8 @@ class CommissionQuery:
     after: tuple[str, int] | None = None  # (transacted_at, seq) of the last row already seen
     # Only rows whose stored state changed at or after this timestamp (TIMESTAMP_FORMAT).
     updated_since: str | None = None
+    program_external_id: str | None = None  # exact; with network only (the edge checks it)
+    sub_id: str | None = None  # exact
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,6 +51,13 @@ def commissions_sql(query: CommissionQuery) -> tuple[str, list[Any]]:
     The row-value comparison is standard SQL (SQLite and PostgreSQL both seek with it).
     """
     where, params = account_filters(query.account_uid, query.network, query.status)
+    # Read by the commissions_program_page and commissions_sub_id_page indexes.
+    if query.program_external_id is not None:
+        where.append("program_external_id = ?")
+        params.append(query.program_external_id)
+    if query.sub_id is not None:
+        where.append("sub_id = ?")
+        params.append(query.sub_id)
     if query.since is not None:
         where.append("transacted_at >= ?")
         params.append(f"{query.since.isoformat()}T00:00:00Z")

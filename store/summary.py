@@ -27,6 +27,7 @@ returns numeric) and Python joins them into one integer.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -102,6 +103,33 @@ DAY = Grain("day", "commission_daily", 10)
 # totals instead of 45,000 days.
 MONTH = Grain("month", "commission_monthly", 7)
 GRAINS = (DAY, MONTH)
+# The same totals split by programme and sub-id as well (schema step 7): what a summary
+# that filters or groups by either reads. Their keys hold '' for none and '=' + the value
+# otherwise (`dimension_key`), so an absent sub-id and an empty one stay apart.
+DIMS_DAY = Grain("day", "commission_dims_daily", 10)
+DIMS_MONTH = Grain("month", "commission_dims_monthly", 7)
+
+# What each grouping name reads: program is the network and the programme's id.
+GROUP_COLUMNS: dict[str, tuple[str, ...]] = {
+    "network": ("network",),
+    "status": ("status",),
+    "day": ("day",),
+    "month": ("month",),
+    "program": ("network", "program_key"),
+    "subId": ("sub_key",),
+}
+# Groupings whose rows come largest commission first, in cursor pages.
+RANKED = ("program", "subId")
+
+
+def dimension_key(value: str | None) -> str:
+    """A programme id or sub-id as the key of the dimension tables."""
+    return "" if value is None else "=" + value
+
+
+def dimension_value(key: str) -> str | None:
+    """The programme id or sub-id a dimension key stands for."""
+    return key[1:] if key else None
 
 
 # --- The summary read ------------------------------------------------------------------
@@ -121,6 +149,31 @@ class SummaryQuery:
     # Statuses left out of the totals (the edge leaves declined out of a summary that neither
     # filters nor groups by status: one total must not mix refused money with earnings).
     excluded: tuple[str, ...] = ()
+    program_external_id: str | None = None  # with network only (the edge checks it)
+    sub_id: str | None = None
+    # Ranked groupings (by program or subId): the page's size and the key of the last row
+    # already seen (`SummaryRow.rank`).
+    limit: int | None = None
+    after: tuple[Any, ...] | None = None
+
+    @property
+    def dimensional(self) -> bool:
+        """Whether the programme and sub-id totals are read (else the narrower ones)."""
+        return (
+            self.program_external_id is not None
+            or self.sub_id is not None
+            or any(name in RANKED for name in self.group_by)
+        )
+
+    @property
+    def ranked(self) -> bool:
+        """Whether the rows come largest commission first, in pages."""
+        return any(name in RANKED for name in self.group_by)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The key columns of the grouping, each once, in the order of `group_by`."""
+        return tuple(dict.fromkeys(c for name in self.group_by for c in GROUP_COLUMNS[name]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,21 +188,52 @@ class SummaryRow:
     count: int
     commission: str  # amount text, exact (`units_amount`)
     sale: str | None  # None when no commission of the group reports a sale amount
+    program_external_id: str | None = None
+    program_name: str | None = None  # the programme's newest commission's name
+    sub_id: str | None = None
 
     def key(self, group_by: Sequence[str]) -> tuple[str | None, ...]:
         """What the rows are ordered by: the keys of `group_by` in order, the currency."""
         return (*(getattr(self, name) for name in group_by), self.currency)
 
+    def rank(self, columns: Sequence[str]) -> tuple[Any, ...]:
+        """The order of a ranked grouping's rows: currency, then largest commission first,
+        then the key columns (none before any value)."""
+        keys = []
+        for column in columns:
+            value = getattr(self, _ATTRIBUTES[column])
+            keys += [value is not None, value or ""]
+        return (self.currency, -amount_units(self.commission), *keys)
+
+
+_ATTRIBUTES = {
+    "network": "network",
+    "status": "status",
+    "day": "day",
+    "month": "month",
+    "program_key": "program_external_id",
+    "sub_key": "sub_id",
+}
+
 
 def _filters(
-    query: SummaryQuery, column: str, bounds: tuple[str | None, str | None]
+    query: SummaryQuery,
+    column: str,
+    bounds: tuple[str | None, str | None],
+    rows: bool = False,
 ) -> tuple[list[str], list[Any]]:
     """Conditions and parameters of the filters; `column` the one `bounds` (inclusive,
-    None for none) range over."""
+    None for none) range over; `rows`: on the commissions themselves, not the totals."""
     where, params = account_filters(query.account_uid, query.network, query.status)
     for status in query.excluded:
         where.append("status <> ?")
         params.append(status)
+    if query.program_external_id is not None:
+        where.append("program_external_id = ?" if rows else "program_key = ?")
+        params.append(query.program_external_id if rows else "=" + query.program_external_id)
+    if query.sub_id is not None:
+        where.append("sub_id = ?" if rows else "sub_key = ?")
+        params.append(query.sub_id if rows else "=" + query.sub_id)
     lower, upper = bounds
     if lower is not None:
         where.append(f"{column} >= ?")
@@ -191,12 +275,24 @@ def spans(
     return out
 
 
+def _grains(query: SummaryQuery) -> tuple[Grain, Grain]:
+    """The (daily, monthly) tables the query reads."""
+    return (DIMS_DAY, DIMS_MONTH) if query.dimensional else (DAY, MONTH)
+
+
+def _key_columns(query: SummaryQuery) -> str:
+    """The key columns (after the period's) a totals SELECT of the query returns."""
+    dims = ", program_key, sub_key" if query.dimensional else ""
+    return f"network, status, currency{dims}"
+
+
 def _part_month(query: SummaryQuery, lower: str, upper: str) -> tuple[list[str], list[Any]]:
     """The SELECTs of a part-month [lower, upper] (days of one month) and their parameters:
     its monthly totals when the account has no commission (of the filters) in that month
     outside the part, else its daily totals. A month to date is the usual case (nothing is
     dated after today), which then reads one month's totals instead of a row per day; two
     index probes decide, in the statement, so the answer stays one consistent read."""
+    daily_grain, monthly_grain = _grains(query)
     day = dt.date.fromisoformat(lower)
     first, last = day.replace(day=1), _last_day(day)
     probes, probe_params = [], []
@@ -206,26 +302,40 @@ def _part_month(query: SummaryQuery, lower: str, upper: str) -> tuple[list[str],
     ):
         if start <= end:
             where, more = _filters(query, DAY.name, (start.isoformat(), end.isoformat()))
-            probes.append(f"EXISTS (SELECT 1 FROM {DAY.table} WHERE {' AND '.join(where)})")
+            probes.append(f"EXISTS (SELECT 1 FROM {daily_grain.table} WHERE {' AND '.join(where)})")
             probe_params += more
     elsewhere = " OR ".join(probes)
     month = lower[: MONTH.width]
     monthly, monthly_params = _filters(query, MONTH.name, (month, month))
     daily, daily_params = _filters(query, DAY.name, (lower, upper))
-    columns = f"network, status, currency, {', '.join(TOTALS)}"
+    columns = f"{_key_columns(query)}, {', '.join(TOTALS)}"
     return [
-        f"SELECT month, {columns} FROM {MONTH.table} "
+        f"SELECT month, {columns} FROM {monthly_grain.table} "
         f"WHERE {' AND '.join(monthly)} AND NOT ({elsewhere})",
-        f"SELECT {MONTH.of('day')} AS month, {columns} FROM {DAY.table} "
+        f"SELECT {MONTH.of('day')} AS month, {columns} FROM {daily_grain.table} "
         f"WHERE {' AND '.join(daily)} AND ({elsewhere})",
     ], [*monthly_params, *probe_params, *daily_params, *probe_params]
 
 
+def _latest_name(account: str, network: str, program_key: str) -> str:
+    """SQL of a programme's latest name: the name on its newest commission (by
+    transactedAt, then id), read by one probe of the commissions_program_page index."""
+    newest = "ORDER BY c.transacted_at DESC, c.id DESC LIMIT 1"
+    base = f"SELECT c.program_name FROM commissions AS c WHERE c.account_id = {account} AND c.network = {network}"
+    return (
+        f"CASE WHEN {program_key} = '' THEN ({base} AND c.program_external_id IS NULL {newest}) "
+        f"ELSE ({base} AND c.program_external_id = substr({program_key}, 2) {newest}) END"
+    )
+
+
 def summary_sql(query: SummaryQuery) -> tuple[str, list[Any]]:
-    """The groups' totals: rows of (keys..., currency, count, the commission limbs,
-    sale_rows, the sale limbs), ordered by the keys as given. By day from commission_daily;
-    otherwise whole months from commission_monthly and part-months from commission_daily
-    (or from commission_monthly when nothing of their month lies outside them)."""
+    """The groups' totals: rows of (key columns..., currency, count, the commission limbs,
+    sale_rows, the sale limbs[, the programme's latest name when grouped by program]),
+    ordered by the key columns. By day from the daily totals; otherwise whole months from
+    the monthly totals and part-months from the daily ones (or from the monthly ones when
+    nothing of their month lies outside them). With a programme or sub-id to filter or
+    group by, from the totals split by both (schema step 7)."""
+    daily_grain, monthly_grain = _grains(query)
     by_day = "day" in query.group_by
     ranges = (
         [(DAY, _text(query.since), _text(query.until))]
@@ -247,26 +357,37 @@ def summary_sql(query: SummaryQuery) -> tuple[str, list[Any]]:
             time = "month"
         else:
             time = f"day, {MONTH.of('day')} AS month" if by_day else f"{MONTH.of('day')} AS month"
+        table = monthly_grain.table if grain is MONTH else daily_grain.table
         parts.append(
-            f"SELECT {time}, network, status, currency, {', '.join(TOTALS)} "
-            f"FROM {grain.table} WHERE {' AND '.join(where)}"
+            f"SELECT {time}, {_key_columns(query)}, {', '.join(TOTALS)} "
+            f"FROM {table} WHERE {' AND '.join(where)}"
         )
         params += more
-    keys = [*query.group_by, "currency"]
+    keys = [*query.columns, "currency"]
     sums = ", ".join(f"sum({name}) AS {name}" for name in TOTALS)
     positions = ", ".join(str(n) for n in range(1, len(keys) + 1))
     sql = (
         f"SELECT {', '.join(keys)}, {sums} FROM ({' UNION ALL '.join(parts)}) AS t "
         f"GROUP BY {positions} ORDER BY {positions}"
     )
+    if "program" in query.group_by:
+        account = "(SELECT id FROM accounts WHERE uid = ?)"
+        name = _latest_name(account, "g.network", "g.program_key")
+        sql = f"SELECT g.*, {name} AS program_name FROM ({sql}) AS g ORDER BY {positions}"
+        params = [query.account_uid, query.account_uid, *params]
     return sql, params
+
+
+def _result_columns(query: SummaryQuery) -> tuple[str, ...]:
+    names = "program_name" if "program" in query.group_by else None
+    return (*query.columns, "currency", *TOTALS, *((names,) if names else ()))
 
 
 def summary_json_sql(query: SummaryQuery) -> tuple[str, list[Any]]:
     """`summary_sql` folded into one JSON array (Dialect.json_pages): one row crosses from
     SQLite to Python instead of one per group. The sums are integers: exact in JSON."""
     sql, params = summary_sql(query)
-    columns = ", ".join((*query.group_by, "currency", *TOTALS))
+    columns = ", ".join(_result_columns(query))
     return f"SELECT json_group_array(json_array({columns})) FROM ({sql}) AS s", params
 
 
@@ -280,43 +401,85 @@ def changed_rows_sql(query: SummaryQuery) -> tuple[str, list[Any]]:
         _text(query.since, suffix="T00:00:00Z"),
         _text(query.until, suffix="T23:59:59Z"),
     )
-    where, params = _filters(query, "transacted_at", bounds)
+    where, params = _filters(query, "transacted_at", bounds, rows=True)
     where.append("updated_at >= ?")
     params.append(query.updated_since)
+    name = "NULL"
+    if "program" in query.group_by:
+        key = (
+            "CASE WHEN commissions.program_external_id IS NULL THEN '' "
+            "ELSE '=' || commissions.program_external_id END"
+        )
+        name = _latest_name("commissions.account_id", "commissions.network", key)
     sql = (
-        f"SELECT network, status, {day}, currency, commission_amount, sale_amount "
-        f"FROM commissions WHERE {' AND '.join(where)}"
+        f"SELECT network, status, {day}, currency, commission_amount, sale_amount, "
+        f"program_external_id, sub_id, {name} FROM commissions WHERE {' AND '.join(where)}"
     )
     return sql, params
 
 
-def summary_rows(group_by: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[SummaryRow]:
+def _row(
+    values: dict[str, Any],
+    currency: str,
+    count: int,
+    commission: int,
+    sale: int | None,
+    program_name: str | None,
+) -> SummaryRow:
+    return SummaryRow(
+        network=values.get("network"),
+        status=values.get("status"),
+        day=values.get("day"),
+        month=values.get("month"),
+        currency=currency,
+        count=count,
+        commission=units_amount(commission),
+        sale=None if sale is None else units_amount(sale),
+        program_external_id=dimension_value(values["program_key"])
+        if "program_key" in values
+        else None,
+        program_name=program_name,
+        sub_id=dimension_value(values["sub_key"]) if "sub_key" in values else None,
+    )
+
+
+def summary_rows(query: SummaryQuery, rows: Iterable[Sequence[Any]]) -> list[SummaryRow]:
     """SummaryRows of `summary_sql`'s result rows."""
     out = []
-    width = len(group_by)
-    absent = dict.fromkeys(("network", "status", "day", "month"))
+    columns = query.columns
+    width = len(columns)
+    named = "program" in query.group_by
     for row in rows:
-        values = {**absent, **dict(zip(group_by, row, strict=False))}
-        count, c_hi, c_mid, c_lo, sale_rows, s_hi, s_mid, s_lo = row[width + 1 :]
+        values = dict(zip(columns, row, strict=False))
+        count, c_hi, c_mid, c_lo, sale_rows, s_hi, s_mid, s_lo = row[width + 1 : width + 9]
         out.append(
-            SummaryRow(
-                currency=row[width],
-                count=int(count),
-                commission=units_amount(joined(c_hi, c_mid, c_lo)),
-                sale=units_amount(joined(s_hi, s_mid, s_lo)) if sale_rows else None,
-                **values,
+            _row(
+                values,
+                row[width],
+                int(count),
+                joined(c_hi, c_mid, c_lo),
+                joined(s_hi, s_mid, s_lo) if sale_rows else None,
+                row[width + 9] if named else None,
             )
         )
     return out
 
 
-def summed_rows(group_by: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[SummaryRow]:
+def summed_rows(query: SummaryQuery, rows: Iterable[Sequence[Any]]) -> list[SummaryRow]:
     """SummaryRows of `changed_rows_sql`'s commission rows, grouped and summed here."""
-    groups: dict[tuple[str, ...], list[int]] = {}
-    for network, status, day, currency, commission, sale in rows:
-        values = {"network": network, "status": status, "day": day, "month": day[:7]}
-        key = (*(values[name] for name in group_by), currency)
-        totals = groups.setdefault(key, [0, 0, 0, 0])
+    groups: dict[tuple[str, ...], list[Any]] = {}
+    columns = query.columns
+    for network, status, day, currency, commission, sale, program, sub_id, name in rows:
+        values = {
+            "network": network,
+            "status": status,
+            "day": day,
+            "month": day[:7],
+            "program_key": dimension_key(program),
+            "sub_key": dimension_key(sub_id),
+        }
+        key = (*(values[column] for column in columns), currency)
+        totals = groups.setdefault(key, [0, 0, 0, 0, name])
         totals[0] += 1
         totals[1] += amount_units(commission)
         if sale is not None:
@@ -324,37 +487,76 @@ def summed_rows(group_by: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[
             totals[3] += amount_units(sale)
     out = []
     for key in sorted(groups):
-        values = dict(zip(group_by, key, strict=False))
-        count, commission, sale_rows, sale = groups[key]
-        out.append(
-            SummaryRow(
-                network=values.get("network"),
-                status=values.get("status"),
-                day=values.get("day"),
-                month=values.get("month"),
-                currency=key[-1],
-                count=count,
-                commission=units_amount(commission),
-                sale=units_amount(sale) if sale_rows else None,
-            )
-        )
+        count, commission, sale_rows, sale, name = groups[key]
+        values = dict(zip(columns, key, strict=False))
+        out.append(_row(values, key[-1], count, commission, sale if sale_rows else None, name))
     return out
+
+
+AMOUNT_TEXT = re.compile(r"-?[0-9]{1,40}(\.[0-9]{1,12})?")
+
+
+def position(row: SummaryRow, columns: Sequence[str]) -> list[Any]:
+    """What a cursor after `row` of a ranked grouping carries: its currency, its exact
+    commission (text: the sum may exceed 64 bits) and its key values."""
+    return [row.currency, row.commission, *(getattr(row, _ATTRIBUTES[c]) for c in columns)]
+
+
+def rank_of(position: Sequence[Any], columns: Sequence[str]) -> tuple[Any, ...] | None:
+    """The `SummaryRow.rank` a cursor's position stands for; None when it is not one
+    `position` could have made for these columns."""
+    if len(position) != len(columns) + 2:
+        return None
+    currency, commission, *values = position
+    if not isinstance(currency, str) or not isinstance(commission, str):
+        return None
+    if not AMOUNT_TEXT.fullmatch(commission):
+        return None
+    keys: list[Any] = []
+    for value in values:
+        if value is not None and not isinstance(value, str):
+            return None
+        keys += [value is not None, value or ""]
+    return (currency, -amount_units(commission), *keys)
+
+
+def ranked_page(query: SummaryQuery, rows: list[SummaryRow]) -> list[SummaryRow]:
+    """A ranked grouping's rows in rank order, those after `query.after`, at most
+    `query.limit`."""
+    columns = query.columns
+    rows.sort(key=lambda row: row.rank(columns))
+    if query.after is not None:
+        after = query.after
+        rows = [row for row in rows if row.rank(columns) > after]
+    return rows if query.limit is None else rows[: query.limit]
 
 
 @one_statement
 async def totals(s: Session, query: SummaryQuery) -> list[SummaryRow]:
     """The account's commission totals per group of `query.group_by` and currency, ordered
-    by the keys as given: exact, never summed across currencies. Read from the per-day
-    totals, never the commission rows; with `updated_since`, from the rows changed since
-    (the only ones read). Run it through the read door: `store.read(summary.totals, query)`."""
+    by the keys as given (a grouping by program or subId: by currency, largest commission
+    first, then the keys; only those after `query.after`, at most `query.limit`): exact,
+    never summed across currencies. Read from the per-day totals, never the commission
+    rows; with `updated_since`, from the rows changed since (the only ones read). Run it through the read door: `store.read(summary.totals, query)`."""
     if query.updated_since is None:
         if not s.dialect.json_pages:
             sql, params = summary_sql(query)
-            return summary_rows(query.group_by, await s.fetch(sql, *params))
-        sql, params = summary_json_sql(query)
-        rows = summary_rows(query.group_by, orjson.loads(await s.fetchval(sql, *params)))
-        # The aggregate keeps the subquery's order; sorting makes sure of it.
-        rows.sort(key=lambda row: row.key(query.group_by))
-        return rows
-    sql, params = changed_rows_sql(query)
-    return summed_rows(query.group_by, await s.fetch(sql, *params))
+            rows = summary_rows(query, await s.fetch(sql, *params))
+        else:
+            sql, params = summary_json_sql(query)
+            rows = summary_rows(query, orjson.loads(await s.fetchval(sql, *params)))
+            # The aggregate keeps the subquery's order; sorting makes sure of it.
+            rows.sort(key=lambda row: _sort_key(row, query.columns))
+    else:
+        sql, params = changed_rows_sql(query)
+        rows = summed_rows(query, await s.fetch(sql, *params))
+    return ranked_page(query, rows) if query.ranked else rows
+
+
+def _sort_key(row: SummaryRow, columns: Sequence[str]) -> tuple[Any, ...]:
+    """The SQL's order: the key columns (none before any value), then the currency."""
+    keys: list[Any] = []
+    for column in columns:
+        value = getattr(row, _ATTRIBUTES[column])
+        keys += [value is not None, value or ""]
+    return (*keys, row.currency)

@@ -11,6 +11,7 @@ endpoint here has an ETag, so the coding changes no validator.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 from typing import Any
@@ -26,6 +27,8 @@ from contract.endpoints import (
     ME,
     SUMMARY_DAY_PERIOD_MAX,
 )
+from contract.resources import RANKED_GROUPS
+from contract.vocabulary import LIMIT_DEFAULT
 from edge import appkeys
 from edge.auth.authenticate import Principal, unverifiable
 from edge.http.errors import ApiError, invalid, not_found, unavailable
@@ -53,7 +56,17 @@ from store.summary import SummaryQuery, SummaryRow
 log = logging.getLogger("edge.account")
 
 PRIVATE_HEADERS = {"Cache-Control": "private, no-store", "Vary": f"Authorization, {VARY}"}
-FILTERS = ("network", "status", "from", "to", "updatedSince")
+FILTERS = (
+    "network",
+    "status",
+    "from",
+    "to",
+    "programExternalId",
+    "subId",
+    "updatedSince",
+)
+# What a ranked summary's cursor is bound to besides the filters.
+SUMMARY_BINDING = (*FILTERS, "groupBy")
 # One answer for unknown, malformed and other accounts' ids.
 NO_SUCH_COMMISSION = "the account has no commission with this id"
 
@@ -113,6 +126,9 @@ def total_json(row: SummaryRow) -> dict[str, Any]:
         "status": row.status,
         "day": row.day,
         "month": row.month,
+        "programExternalId": row.program_external_id,
+        "programName": row.program_name,
+        "subId": row.sub_id,
         "currency": row.currency,
         "count": row.count,
         "commission": amount(row.commission),
@@ -124,10 +140,31 @@ def total_json(row: SummaryRow) -> dict[str, Any]:
 EXCLUDED_FROM_TOTALS = "declined"
 
 
-def summary_query(account_uid: str, params: dict[str, Any]) -> SummaryQuery:
+def check_program_filter(params: dict[str, Any]) -> None:
+    """A programme id is the network's own: without network it names nothing for sure."""
+    if "programExternalId" in params and "network" not in params:
+        raise invalid(
+            "programExternalId", "programExternalId needs network: ids are each network's own"
+        )
+
+
+def summary_query(
+    account_uid: str, params: dict[str, Any], after: tuple[Any, ...] | None = None
+) -> SummaryQuery:
     """The store's query of validated summary parameters. A summary by day needs a bounded
-    period (its rows come in one answer, without pages): invalid_parameter on groupBy."""
+    period (its rows come in one answer, without pages): invalid_parameter on groupBy.
+    limit and cursor page only a grouping by program or subId: invalid_parameter otherwise."""
     group_by: tuple[str, ...] = params.get("groupBy", ())
+    check_program_filter(params)
+    ranked = any(name in RANKED_GROUPS for name in group_by)
+    if not ranked:
+        for name in ("limit", "cursor"):
+            if name in params:
+                raise invalid(
+                    name,
+                    f"{name} pages only a summary grouped by {' or '.join(RANKED_GROUPS)}; "
+                    "the others come in one answer",
+                )
     since: dt.date | None = params.get("from")
     until: dt.date | None = params.get("to")
     if "day" in group_by and (
@@ -150,6 +187,11 @@ def summary_query(account_uid: str, params: dict[str, Any]) -> SummaryQuery:
         excluded=()
         if params.get("status") is not None or "status" in group_by
         else (EXCLUDED_FROM_TOTALS,),
+        program_external_id=params.get("programExternalId"),
+        sub_id=params.get("subId"),
+        # One more than asked: hasMore is then exact, never an empty page.
+        limit=params.get("limit", LIMIT_DEFAULT) + 1 if ranked else None,
+        after=after,
     )
 
 
@@ -264,6 +306,7 @@ async def commissions(request: web.Request) -> web.Response:
     """One keyset page of the caller's commissions, newest first."""
     principal: Principal = request[appkeys.PRINCIPAL]
     params = parse_query(COMMISSIONS, request.query.items())
+    check_program_filter(params)
     filters = {name: params.get(name) for name in FILTERS}
     secret = request.app[appkeys.SECRET]
     after = None
@@ -279,6 +322,8 @@ async def commissions(request: web.Request) -> web.Response:
         until=params.get("to"),
         updated_since=updated_since(params.get("updatedSince")),
         after=after,
+        program_external_id=params.get("programExternalId"),
+        sub_id=params.get("subId"),
     )
     try:
         rows = await request.app[appkeys.STORE].read(store_commissions.page, query)
@@ -308,10 +353,20 @@ async def commissions(request: web.Request) -> web.Response:
 
 
 async def commission_summary(request: web.Request) -> web.Response:
-    """The caller's commission totals per group and currency, all in one answer."""
+    """The caller's commission totals per group and currency: all in one answer, or, by
+    program or subId, largest commission first in cursor pages."""
     principal: Principal = request[appkeys.PRINCIPAL]
     params = parse_query(COMMISSION_SUMMARY, request.query.items())
+    binding = {name: params.get(name) for name in FILTERS}
+    binding["groupBy"] = ",".join(params.get("groupBy", ())) or None
+    secret = request.app[appkeys.SECRET]
     query = summary_query(principal.account_uid, params)  # the key's account only
+    if "cursor" in params:
+        position = cursor.decode(secret, params["cursor"], COMMISSION_SUMMARY.name, binding)
+        after = summary.rank_of(position, query.columns)
+        if after is None:
+            raise ApiError("invalid_cursor", "cursor is not one this API issued", param="cursor")
+        query = dataclasses.replace(query, after=after)
     try:
         rows = await request.app[appkeys.STORE].read(summary.totals, query)
     except StoreUnavailable as exc:
@@ -320,8 +375,29 @@ async def commission_summary(request: web.Request) -> web.Response:
             "commissions cannot be read right now; retry later",
             request.app[appkeys.CONFIG].retry_after,
         ) from None
-    body = orjson.dumps({"data": [total_json(row) for row in rows]})
-    return json_response(request, body, PRIVATE_HEADERS)
+    headers = dict(PRIVATE_HEADERS)
+    if query.limit is None:
+        body = orjson.dumps({"data": [total_json(row) for row in rows]})
+        return json_response(request, body, headers)
+    limit = query.limit - 1
+    has_more = len(rows) > limit
+    rows = rows[:limit]
+    next_cursor = None
+    if has_more:
+        next_cursor = cursor.encode(
+            secret,
+            COMMISSION_SUMMARY.name,
+            binding,
+            summary.position(rows[-1], query.columns),
+        )
+        headers["Link"] = link_next(request, next_cursor)
+    body = orjson.dumps(
+        {
+            "data": [total_json(row) for row in rows],
+            "page": {"limit": limit, "hasMore": has_more, "nextCursor": next_cursor},
+        }
+    )
+    return json_response(request, body, headers)
 
 
 async def commission(request: web.Request) -> web.Response:

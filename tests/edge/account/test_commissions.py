@@ -388,6 +388,26 @@ async def test_a_bad_updated_since_is_an_invalid_parameter(edge_client, seeded, 
 
 
 @pytest.mark.parametrize(
+    "params",
+    [
+        {"programExternalId": "1234"},
+        {"programExternalId": "1234", "status": "approved"},
+        {"programExternalId": ""},
+        {"programExternalId": "x" * 201, "network": "awin"},
+        {"subId": ""},
+        {"subId": "a\x01b"},
+    ],
+)
+async def test_a_bad_programme_or_sub_id_filter_names_its_parameter(edge_client, seeded, params):
+    """A programme id is each network's own: alone it is refused, not answered for all."""
+    client = await edge_client()
+    response = await client.get("/v1/commissions", params=params, headers=seeded.auth)
+    assert response.status == 400
+    body = await response.json()
+    assert (body["code"], body["param"]) == ("invalid_parameter", next(iter(params)))
+
+
+@pytest.mark.parametrize(
     ("accept", "coded"),
     [
         ("gzip", True),

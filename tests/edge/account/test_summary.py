@@ -4,6 +4,7 @@ currencies; bad values name their parameter; 401, 429 and 503 in the one error s
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import itertools
 import json
@@ -15,7 +16,7 @@ import pytest
 from support.accountkit import Seeded, check_resource, new_account
 from support.apierror import assert_api_error
 
-from contract.resources import COMMISSION_TOTAL, SUMMARY_GROUPS
+from contract.resources import COMMISSION_TOTAL, RANKED_GROUPS, SUMMARY_GROUPS
 from contract.vocabulary import COMMISSION_STATUSES
 from store import AccountStore, commissions, open_store
 from store.base import NewCommission
@@ -24,6 +25,10 @@ NETWORKS = ("awin", "cj", "impact")
 CURRENCIES = ("EUR", "GBP", "USD")
 START = dt.datetime(2025, 12, 20, tzinfo=dt.UTC)
 PATH = "/v1/commissions/summary"
+PROGRAMS = (None, "10", "11", "12", "x y")
+SUB_IDS = (None, "", "home", "blog", "news", "a,b")
+# The query names of the filters on a row's fields besides network and status.
+DIMENSIONS = {"programExternalId": "program_external_id", "subId": "sub_id"}
 
 
 def make_rows(rng: random.Random, count: int, prefix: str) -> list[tuple[str, NewCommission]]:
@@ -44,6 +49,11 @@ def make_rows(rng: random.Random, count: int, prefix: str) -> list[tuple[str, Ne
                     currency=rng.choice(CURRENCIES),
                     transacted_at=when.strftime("%Y-%m-%dT%H:%M:%SZ"),
                     sale_amount=None if rng.random() < 0.3 else f"{rng.randrange(10**6)}.5",
+                    # A few programmes (one without an id), names that change over time,
+                    # sub-ids with none and an empty one among them.
+                    program_external_id=rng.choice(PROGRAMS),
+                    program_name=rng.choice((None, "Shop", f"Shop {rng.randrange(3)}")),
+                    sub_id=rng.choice(SUB_IDS),
                 ),
             )
         )
@@ -55,17 +65,38 @@ async def insert(store: AccountStore, uid: str, rows: list[tuple[str, NewCommiss
         await store.write(commissions.upsert, uid, network, [r for n, r in rows if n == network])
 
 
+def latest_names(rows: list[tuple[str, NewCommission]]) -> dict[tuple[str, Any], Any]:
+    """Each programme's name on its newest commission (transactedAt, then insertion)."""
+    names: dict[tuple[str, Any], tuple[str, Any]] = {}
+    for network, r in rows:
+        key = (network, r.program_external_id)
+        if key not in names or r.transacted_at >= names[key][0]:
+            names[key] = (r.transacted_at, r.program_name)
+    return {key: name for key, (_, name) in names.items()}
+
+
 def reference(
     rows: list[tuple[str, NewCommission]], group_by: tuple[str, ...], **filters: str
 ) -> list[dict[str, Any]]:
-    """Brute force over the rows: filter, group, sum with exact decimals."""
-    groups: dict[tuple[str, ...], list[Any]] = {}
+    """Brute force over the rows: filter, group, sum with exact decimals; rows of a grouping
+    by program or subId by currency, largest commission first, then the keys."""
+    groups: dict[tuple[Any, ...], list[Any]] = {}
+    names = latest_names(rows)
     with localcontext() as exact:
         exact.prec = 60
         for network, r in rows:
             day = r.transacted_at[:10]
-            values = {"network": network, "status": r.status, "day": day, "month": day[:7]}
+            values: dict[str, Any] = {
+                "network": network,
+                "status": r.status,
+                "day": day,
+                "month": day[:7],
+                "program": (network, r.program_external_id),
+                "subId": r.sub_id,
+            }
             if any(values.get(k) != v for k, v in filters.items() if k in values):
+                continue
+            if any(getattr(r, f) != filters[k] for k, f in DIMENSIONS.items() if k in filters):
                 continue
             # Neither filtered nor grouped by status: declined money is not in the totals.
             if r.status == "declined" and "status" not in filters and "status" not in group_by:
@@ -81,13 +112,29 @@ def reference(
             if r.sale_amount is not None:
                 totals[2] = (totals[2] or Decimal(0)) + Decimal(r.sale_amount)
     out = []
-    for key in sorted(groups):
-        count, commission, sale = groups[key]
-        item: dict[str, Any] = dict.fromkeys(SUMMARY_GROUPS)
-        item.update(zip(group_by, key, strict=False))
+    for key, (count, commission, sale) in groups.items():
+        item: dict[str, Any] = dict.fromkeys((*SUMMARY_GROUPS, "programExternalId"))
+        del item["program"]
+        item["programName"] = None
+        for name, value in zip(group_by, key, strict=False):
+            if name == "program":
+                item["network"], item["programExternalId"] = value
+                item["programName"] = names[value]
+            else:
+                item[name] = value
         item.update(currency=key[-1], count=count, commission=commission, sale=sale)
-        out.append(item)
-    return out
+        out.append((key, item))
+
+    def none_first(value: Any) -> Any:
+        if isinstance(value, tuple):
+            return tuple(none_first(v) for v in value)
+        return (value is not None, value or "")
+
+    if any(name in RANKED_GROUPS for name in group_by):
+        out.sort(key=lambda p: (p[1]["currency"], -p[1]["commission"], none_first(p[0][:-1])))
+    else:
+        out.sort(key=lambda p: p[0])
+    return [item for _, item in out]
 
 
 def exact(body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -109,7 +156,8 @@ async def summary(client, auth: dict[str, str], **params: str) -> dict[str, Any]
     assert resp.headers["X-Request-Id"]
     # Decimals, not floats: the sums are compared exactly.
     body = await resp.json(loads=lambda text: json.loads(text, parse_float=Decimal))
-    assert list(body) == ["data"]
+    ranked = any(name in params.get("groupBy", "").split(",") for name in RANKED_GROUPS)
+    assert list(body) == (["data", "page"] if ranked else ["data"])
     for item in body["data"]:
         numbers = {k: None if item[k] is None else 1.0 for k in ("commission", "sale")}
         check_resource({**item, **numbers}, COMMISSION_TOTAL)
@@ -137,6 +185,13 @@ GROUPINGS = [
     ("status", "network", "month"),
     ("day",),
     ("day", "status"),
+    ("program",),
+    ("subId",),
+    ("month", "program"),
+    ("program", "subId"),
+    ("subId", "status"),
+    ("network", "program"),
+    ("program", "day"),
 ]
 
 
@@ -148,8 +203,12 @@ async def test_totals_are_exact_per_group_and_currency(edge_client, dataset):
         params = {"groupBy": ",".join(group_by)} if group_by else {}
         if "day" in group_by:
             params.update(period)
-        body = await summary(client, owner.auth, **params)
         filters = period if "day" in group_by else {}
+        if any(name in RANKED_GROUPS for name in group_by):
+            got = await every_page(client, owner.auth, **params)
+            assert got == reference(rows, group_by, **filters), group_by
+            continue
+        body = await summary(client, owner.auth, **params)
         assert exact(body) == reference(rows, group_by, **filters), group_by
         keys = [tuple(item[k] for k in (*group_by, "currency")) for item in body["data"]]
         assert keys == sorted(keys) and len(set(keys)) == len(keys)  # one currency a row
@@ -169,6 +228,11 @@ async def test_totals_are_exact_per_group_and_currency(edge_client, dataset):
         {"from": "2025-12-15"},
         {"to": "2026-01-30"},
         {"from": "2025-12-01", "to": "2026-01-31"},
+        {"network": "awin", "programExternalId": "10"},
+        {"network": "cj", "programExternalId": "x y", "from": "2025-12-25"},
+        {"subId": "home"},
+        {"subId": "a,b", "status": "pending", "to": "2026-01-15"},
+        {"network": "impact", "programExternalId": "11", "subId": "blog"},
     ],
 )
 async def test_filters_match_the_list(edge_client, dataset, filters):
@@ -176,6 +240,109 @@ async def test_filters_match_the_list(edge_client, dataset, filters):
     client = await edge_client()
     body = await summary(client, owner.auth, groupBy="month,status", **filters)
     assert exact(body) == reference(rows, ("month", "status"), **filters)
+    ranked = await every_page(client, owner.auth, groupBy="program,subId", **filters)
+    assert ranked == reference(rows, ("program", "subId"), **filters)
+    # The list takes the same filters: its rows are the ones summed.
+    listed = await list_all(client, owner.auth, **filters)
+    assert sorted(listed) == sorted(
+        f"{n}:{r.external_id}"
+        for n, r in rows
+        if all(
+            {"network": n, "status": r.status, **{k: getattr(r, f) for k, f in DIMENSIONS.items()}}[
+                k
+            ]
+            == v
+            for k, v in filters.items()
+            if k not in ("from", "to")
+        )
+        and filters.get("from", "0") <= r.transacted_at[:10] <= filters.get("to", "9")
+    )
+
+
+async def list_all(client, auth: dict[str, str], **params: str) -> list[str]:
+    """network:externalId of every commission /v1/commissions lists, page by page."""
+    out: list[str] = []
+    cursor = None
+    while True:
+        query = {**params, "limit": "100", **({"cursor": cursor} if cursor else {})}
+        resp = await client.get("/v1/commissions", params=query, headers=auth)
+        assert resp.status == 200, await resp.text()
+        body = await resp.json()
+        out += [f"{c['network']}:{c['externalId']}" for c in body["data"]]
+        cursor = body["page"]["nextCursor"]
+        if cursor is None:
+            return out
+
+
+async def every_page(client, auth: dict[str, str], limit: int = 100, **params: str):
+    """The rows of a ranked summary, page after page, as `exact` gives them."""
+    seen: list[dict[str, Any]] = []
+    cursor = None
+    while True:
+        query = {**params, "limit": str(limit), **({"cursor": cursor} if cursor else {})}
+        body = await summary(client, auth, **query)
+        assert body["page"]["limit"] == limit and len(body["data"]) <= limit
+        seen += exact(body)
+        cursor = body["page"]["nextCursor"]
+        assert (cursor is not None) == body["page"]["hasMore"]
+        if cursor is None:
+            return seen
+
+
+@pytest.mark.parametrize("group_by", ["program", "subId", "subId,month", "status,program"])
+async def test_ranked_pages_walk_every_row_once(edge_client, dataset, group_by):
+    owner, rows = dataset
+    client = await edge_client()
+    seen = await every_page(client, owner.auth, limit=7, groupBy=group_by)
+    assert seen == reference(rows, tuple(group_by.split(",")))
+
+
+async def test_a_cursor_is_bound_to_its_grouping_and_filters(edge_client, dataset):
+    owner, _ = dataset
+    client = await edge_client()
+    body = await summary(client, owner.auth, groupBy="subId", limit="2")
+    cursor = body["page"]["nextCursor"]
+    for other in ({"groupBy": "program"}, {"groupBy": "subId", "network": "cj"}):
+        resp = await client.get(PATH, params={**other, "cursor": cursor}, headers=owner.auth)
+        await assert_api_error(resp, 400, "invalid_cursor", "cursor")
+
+
+async def test_random_writes_keep_the_dimension_totals_exact(edge_client, admin_store):
+    """Imports, corrections (amount, currency, programme, sub-id, day moved) and status
+    changes in random order: the totals equal the brute-force sum after each round."""
+    rng = random.Random(34)
+    owner = await new_account(admin_store)
+    rows = make_rows(rng, 150, "r")
+    await insert(admin_store, owner.uid, rows)
+    client = await edge_client()
+    for round_ in range(4):
+        for index in rng.sample(range(len(rows)), 40):
+            network, old = rows[index]
+            new = make_rows(rng, 1, "n")[0][1]
+            change = rng.choice(("status", "amount", "program", "sub", "all"))
+            fields = {
+                "status": {"status": new.status},
+                "amount": {"commission_amount": new.commission_amount, "currency": new.currency},
+                "program": {
+                    "program_external_id": new.program_external_id,
+                    "program_name": new.program_name,
+                },
+                "sub": {"sub_id": new.sub_id},
+                "all": {
+                    f.name: getattr(new, f.name)
+                    for f in dataclasses.fields(new)
+                    if f.name != "external_id"
+                },
+            }[change]
+            rows[index] = (network, dataclasses.replace(old, **fields))
+        fresh = make_rows(rng, 20, f"i{round_}")
+        rows += fresh
+        await insert(admin_store, owner.uid, rows)
+        for group_by in (("program",), ("subId", "status"), ("month", "program", "subId")):
+            got = await every_page(client, owner.auth, groupBy=",".join(group_by))
+            assert got == reference(rows, group_by), (round_, group_by)
+        body = await summary(client, owner.auth, groupBy="network,status")
+        assert exact(body) == reference(rows, ("network", "status"))
 
 
 class Clock:
@@ -222,6 +389,9 @@ async def test_corrections_and_status_changes_move_the_totals(edge_client, admin
             "status": "approved",
             "day": None,
             "month": None,
+            "programExternalId": None,
+            "programName": None,
+            "subId": None,
             "currency": "USD",
             "count": 1,
             "commission": Decimal("12.3"),
@@ -254,8 +424,15 @@ async def test_bad_group_by_names_the_parameter(edge_client, seeded, value):
         ("groupBy=day&from=2025-01-01&to=2026-01-02", "invalid_parameter", "groupBy"),
         ("status=nope&groupBy=nope", "invalid_parameter", "status"),
         ("from=2026-02-01&to=2026-01-01", "invalid_date_range", None),
-        ("limit=10", "unknown_parameter", "limit"),
-        ("cursor=abc", "unknown_parameter", "cursor"),
+        ("limit=10", "invalid_parameter", "limit"),
+        ("groupBy=month&limit=10", "invalid_parameter", "limit"),
+        ("groupBy=network&cursor=abc", "invalid_parameter", "cursor"),
+        ("groupBy=program&cursor=abc", "invalid_cursor", "cursor"),
+        ("groupBy=program&limit=0", "invalid_parameter", "limit"),
+        ("groupBy=subId&limit=101", "invalid_parameter", "limit"),
+        ("programExternalId=10", "invalid_parameter", "programExternalId"),
+        ("programExternalId=10&groupBy=program", "invalid_parameter", "programExternalId"),
+        ("subId=", "invalid_parameter", "subId"),
         ("updatedSince=2026-01-01", "invalid_parameter", "updatedSince"),
     ],
 )

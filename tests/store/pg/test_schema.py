@@ -62,6 +62,9 @@ async def test_a_database_of_an_earlier_release_upgrades_to_the_same_schema(
             "ORDER BY tgname"
         )
         assert [tuple(t) for t in triggers] == [
+            ("commission_dims_delete", "commissions"),
+            ("commission_dims_insert", "commissions"),
+            ("commission_dims_update", "commissions"),
             ("commission_history_write", "commissions"),
             ("commission_totals_delete", "commissions"),
             ("commission_totals_insert", "commissions"),
