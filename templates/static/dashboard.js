@@ -9,6 +9,7 @@
   var STATUSES = ["paid", "approved", "pending", "unknown"]; // stacked bottom to top
   var STATUS_NAMES = {paid: "Paid", approved: "Approved", pending: "Pending", unknown: "Unknown", declined: "Declined"};
   var TOP = 10;
+  var RANKED_PAGES = 10; // 1,000 ranked rows at most: thousands of sub-ids are not walked whole
   var EVENTS_SHOWN = 20;
   var EVENT_PAGES = 20; // bounded walk to the newest (each filtered page looks at 10,000 events)
   // What happened to known rows and connections; new commissions are the charts' matter
@@ -274,6 +275,7 @@
       target.appendChild(rows.length ? table(title, [kind === "program" ? "Programme" : "Sub-id", "Commission", "Commissions"], rows, [0, 1, 1]) : note(title + ": none."));
     });
     if (!shown.length) target.appendChild(note("No commissions in this period."));
+    if (answer.truncated) target.appendChild(note("Only the first 1,000 rows were read: choose a network or a shorter period to see every currency's top rows."));
   }
 
   function renderConnections(target, me) {
@@ -316,6 +318,22 @@
     return page("", 1);
   }
 
+  // A ranked grouping (by programme, by sub-id) comes currency by currency, largest first,
+  // in pages: read on until every currency's top rows are in, within a bound.
+  function ranked(key, groupBy, filters) {
+    var rows = [];
+    function page(cursor, n) {
+      var params = Object.assign({groupBy: groupBy, limit: "100", cursor: cursor}, filters);
+      return api(key, "commissions/summary" + query(params)).then(function (body) {
+        rows = rows.concat(body.data);
+        var more = !!(body.page && body.page.hasMore && body.page.nextCursor);
+        if (more && n < RANKED_PAGES) return page(body.page.nextCursor, n + 1);
+        return {data: rows, truncated: more};
+      });
+    }
+    return page("", 1);
+  }
+
   // --- loading ------------------------------------------------------------------------
   function settle(promise) { return promise.catch(function (e) { if (e instanceof ApiError) return e; throw e; }); }
 
@@ -335,8 +353,8 @@
       summary(""),
       summary("status"),
       summary("month,status"),
-      settle(summary("program")),
-      settle(summary("subId")),
+      settle(ranked(key, "program", filters)),
+      settle(ranked(key, "subId", filters)),
       settle(latestEvents(key))
     ]).then(function (answers) {
       if (mine !== generation) return;

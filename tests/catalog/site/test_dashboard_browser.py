@@ -241,18 +241,47 @@ def test_each_connection_is_shown_as_me_tells_it(browser, demo):
     assert "connection.sync_failed" in events and "auth_rejected" in events
 
 
-def test_programmes_and_sub_ids_say_when_the_api_cannot_group_by_them(browser, demo):
+def ranked_rows(base: str, key: str, group_by: str) -> list[dict]:
+    """Every row of a ranked summary (by programme or sub-id), page after page."""
+    rows: list[dict] = []
+    params = {"groupBy": group_by, "limit": "100", "from": FROM, "to": today()}
+    while True:
+        status, _, body = get(f"{base}/v1/commissions/summary?{urlencode(params)}", key)
+        assert status == 200, body
+        answer = exact(body)
+        rows += answer["data"]
+        if not answer["page"]["hasMore"]:
+            return rows
+        params["cursor"] = answer["page"]["nextCursor"]
+
+
+def test_top_programmes_and_sub_ids_are_the_apis_per_currency(browser, demo):
     base, key = demo
-    sign_in(browser, f"{base}/app/", key)
+    sign_in(browser, f"{base}/app/#from={FROM}&to={today()}", key)
     rendered(browser)
     for kind, target in (("program", "programs"), ("subId", "subids")):
         status, _, body = get(f"{base}/v1/commissions/summary?groupBy={kind}", key)
         text = browser.find_element("id", target).text
-        if status == 400 and exact(body)["param"] == "groupBy":
+        if status == 400 and exact(body)["param"] == "groupBy":  # an API without them
             assert "Not available from this API" in text
-        else:
-            assert status == 200
-            assert browser.find_elements("css selector", f"#{target} table tbody tr")
+            continue
+        rows = ranked_rows(base, key, kind)
+        shown = browser.execute_script(
+            "return Array.from(arguments[0].querySelectorAll('tbody tr'),"
+            " tr => Array.from(tr.cells, c => c.textContent))",
+            browser.find_element("id", target),
+        )
+        expected = []
+        for currency in sorted({r["currency"] for r in rows}):
+            top = [r for r in rows if r["currency"] == currency][:10]
+            expected += [[r["commission"], r["count"]] for r in top]
+        assert [row[1:] for row in shown] == expected
+        if kind == "subId":
+            names = [r["subId"] or "(no sub-id)" for r in rows if r["currency"] == "EUR"][:10]
+            tables = browser.find_elements("css selector", f"#{target} table")
+            eur = next(t for t in tables if t.get_attribute("data-csv").endswith("EUR"))
+            cells = eur.find_elements("css selector", "tbody th")
+            assert [c.get_attribute("textContent") for c in cells] == names
 
 
 def test_a_wrong_key_shows_the_apis_message_and_keeps_nothing(browser, demo):
