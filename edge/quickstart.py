@@ -56,6 +56,7 @@ def banner(config: Config, key: str) -> str:
             f"  API      {base}/v1/programs",
             f"  site     {base}/",
             f"  docs     {base}/docs/",
+            f"  app      {base}/app/  (the publisher dashboard: paste the demo key)",
             f"  demo key {key}",
             "",
             "  try:",

@@ -76,6 +76,12 @@ def test_quickstart_serves_the_sample_and_the_demo_account(tmp_path):
         assert status == 200 and len(commissions["data"]) == 5
         with urllib.request.urlopen(f"{base}/", timeout=10) as home:
             assert home.status == 200 and b"<html" in home.read()
+        # The dashboard's address is printed beside the demo key, and served.
+        assert f"app      {base}/app/" in output
+        with urllib.request.urlopen(f"{base}/app/", timeout=10) as app:
+            assert (
+                app.status == 200 and "default-src 'none'" in app.headers["Content-Security-Policy"]
+            )
         # The site names the address it is served at, not the build's default.
         for path in ("/llms.txt", "/sitemap.xml"):
             with urllib.request.urlopen(f"{base}{path}", timeout=10) as answer:

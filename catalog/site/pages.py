@@ -70,7 +70,13 @@ TEMPLATES_DIR = templates_dir()
 SITE_NAME = "Affiliate Programme Directory"
 CSS_SOURCE = "static/site.css"
 # Copied as they are, next to the fingerprinted stylesheet.
-STATIC_FILES = ("static/favicon.svg", "static/search.js", "static/age.js")
+STATIC_FILES = (
+    "static/favicon.svg",
+    "static/search.js",
+    "static/age.js",
+    "static/dashboard.js",
+    "static/dashboard.css",
+)
 PAGE_TEMPLATES = (
     "home.html",
     "listing.html",
@@ -87,6 +93,7 @@ PAGE_TEMPLATES = (
     "program.md",
     "llms.txt",
     "search.html",
+    "app.html",
 )
 # Stands for a page's relative root inside a cached card (see _Renderer.card).
 ROOT_MARK = Markup("<root>")
@@ -141,6 +148,8 @@ def markdown_text(text: object) -> str:
 
 
 SEARCH_DIR = "search/"
+# The publisher dashboard (docs/dashboard.md): served with its own CSP header by the edge.
+APP_DIR = "app/"
 SEARCH_INDEX = "search.json"
 
 
@@ -461,6 +470,7 @@ class _Renderer:
         urls.append(self.url("about/"))
         yield file_of(SEARCH_DIR), self.search_page()
         yield SEARCH_INDEX, search_index(programs)
+        yield file_of(APP_DIR), self.dashboard()
         # The API's docs (written by the build beside the site, catalog.docpages).
         urls.extend(self.url(path) for path in guides.urls())
         yield "404.html", self.not_found()
@@ -728,6 +738,17 @@ class _Renderer:
             jsonld="",
         )
         return self.page("search.html", **ctx)
+
+    def dashboard(self) -> bytes:
+        """The publisher dashboard: a shell that its script fills from the API with the
+        reader's key; nothing of an account is in the file, nothing for a search engine."""
+        ctx = self.common(APP_DIR)
+        ctx.update(
+            title="Publisher dashboard",
+            description="Your commissions, connections and events, read from the API with your key.",
+            robots="noindex",
+        )
+        return self.page("app.html", **ctx)
 
     def not_found(self) -> bytes:
         # Served for any missing path at any depth: links must not be relative to it.

@@ -56,6 +56,13 @@ SITE_METHODS = frozenset({hdrs.METH_GET, hdrs.METH_HEAD})
 _QUERY_SAFE = "!$&'()*+,;=:@/?%-._~"
 ALLOW = "GET, HEAD"
 NOT_FOUND_PAGE = "404.html"
+# The publisher dashboard (docs/dashboard.md) handles an API key: its pages get a strict
+# policy as a header, which (unlike the pages' meta tag) also rules framing, and no referrer.
+APP_PREFIX = "app/"
+APP_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+    "img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
 # The API's docs, in dist/docs/ (contract.openapi.DOCS_URL).
 DOCS_ROOT = "/docs"
 
@@ -153,6 +160,9 @@ def file_response(request: web.Request, found: Found, status: int = 200) -> web.
         hdrs.CACHE_CONTROL: CACHE_HTML if status != 200 else cache_control(found.path),
         "X-Content-Type-Options": "nosniff",
     }
+    if found.path.startswith(APP_PREFIX):
+        headers["Content-Security-Policy"] = APP_CSP
+        headers["Referrer-Policy"] = "no-referrer"
     if status == 200 and is_fresh(request, etag):
         return not_modified(headers)
     suffix = found.path[found.path.rfind(".") :]

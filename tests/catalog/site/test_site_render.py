@@ -149,9 +149,13 @@ def test_the_stylesheet_is_small_fingerprinted_and_self_contained(site_files):
 def test_pages_load_nothing_from_elsewhere_and_run_no_script(site_files):
     for path in html_pages(site_files):
         page = parse(site_files[path])
-        # The search page and the programme pages run a script of the site's own, beside
-        # its stylesheet: the search, and the age of the terms counted to the reader's day.
-        own = {"search/index.html": ["../static/search.js"]}.get(path, [])
+        # The search page, the dashboard and the programme pages run a script of the site's
+        # own, beside its stylesheet: the search, the dashboard (docs/dashboard.md), and
+        # the age of the terms counted to the reader's day.
+        own = {
+            "search/index.html": ["../static/search.js"],
+            "app/index.html": ["../static/dashboard.js"],
+        }.get(path, [])
         if path.startswith("programs/"):
             own = ["../../static/age.js"]
         assert page.sources == own, f"{path} loads {page.sources}"
@@ -379,8 +383,9 @@ def test_sitemap_lists_every_page_once_and_robots_points_at_it(site_files):
     assert len(urls) == len(set(urls))
     # The site's pages and the API's docs, which the build writes beside them.
     with_docs = {**site_files, **docpages.render_docs()}
-    # Not the 404 page, nor the search page (noindex: a page of results per query).
-    unlisted = {"404.html", "search/index.html"}
+    # Not the 404 page, nor the search page (noindex: a page of results per query), nor the
+    # dashboard (noindex: nothing in it but what a reader's key fetches).
+    unlisted = {"404.html", "search/index.html", "app/index.html"}
     pages = {url_of(p) for p in html_pages(with_docs) if p not in unlisted}
     assert set(urls) == pages
     assert f"Sitemap: {BASE_URL}/sitemap.xml" in site_files["robots.txt"].decode()
