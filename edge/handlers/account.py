@@ -45,9 +45,9 @@ from store.base import (
     CommissionRow,
     StatusChange,
     StoreUnavailable,
-    commission_id,
     format_timestamp,
 )
+from store.publicids import PublicIds
 from store.summary import SummaryQuery, SummaryRow
 
 log = logging.getLogger("edge.account")
@@ -67,10 +67,10 @@ def amount(text: str) -> orjson.Fragment:
     return orjson.Fragment(text)
 
 
-def commission_json(row: CommissionRow) -> dict[str, Any]:
-    """A Commission, members in spec order."""
+def commission_json(ids: PublicIds, row: CommissionRow) -> dict[str, Any]:
+    """A Commission, members in spec order; its id the row's public id."""
     return {
-        "id": commission_id(row.seq),
+        "id": ids.commission(row.seq),
         "network": row.network,
         "externalId": row.external_id,
         "programName": row.program_name,
@@ -99,9 +99,9 @@ def status_change_json(change: StatusChange) -> dict[str, Any]:
     }
 
 
-def commission_detail_json(detail: CommissionDetail) -> dict[str, Any]:
+def commission_detail_json(ids: PublicIds, detail: CommissionDetail) -> dict[str, Any]:
     """A CommissionDetail: the Commission's members, then its statusHistory."""
-    body = commission_json(detail.row)
+    body = commission_json(ids, detail.row)
     body["statusHistory"] = [status_change_json(change) for change in detail.history]
     return body
 
@@ -200,16 +200,20 @@ def updated_since(moment: dt.datetime | None) -> str | None:
     return None if moment is None else format_timestamp(moment)
 
 
-def cursor_position(position: list[Any]) -> tuple[str, int]:
-    """The (transactedAt, seq) a commissions cursor resumes after; invalid_cursor otherwise."""
+def cursor_position(ids: PublicIds, position: list[Any]) -> tuple[str, int]:
+    """The (transactedAt, seq) a commissions cursor resumes after; invalid_cursor otherwise.
+
+    The cursor carries the last row's public id, not its row id: a cursor is signed, not
+    encrypted, and its position is readable by whoever holds it."""
     if (
         len(position) == 2
         and isinstance(position[0], str)
         and TIMESTAMP_RE.fullmatch(position[0])
-        and type(position[1]) is int
-        and position[1] > 0
+        and isinstance(position[1], str)
+        and (seq := commission_seq_of(ids, position[1])) is not None
+        and 0 < seq <= store_commissions.MAX_SEQ
     ):
-        return position[0], position[1]
+        return position[0], seq
     raise ApiError("invalid_cursor", "cursor is not one this API issued", param="cursor")
 
 
@@ -226,6 +230,15 @@ def json_response(request: web.Request, body: bytes, headers: dict[str, str]) ->
         body = gzip_bytes(body)
         headers = {**headers, "Content-Encoding": "gzip"}
     return web.Response(body=body, content_type=JSON, headers=headers)
+
+
+def commissions_unavailable(request: web.Request, exc: StoreUnavailable) -> ApiError:
+    """The 503 of a commission endpoint whose store cannot be read (logged)."""
+    log.warning("commissions unavailable: %s", exc)
+    return unavailable(
+        "commissions cannot be read right now; retry later",
+        request.app[appkeys.CONFIG].retry_after,
+    )
 
 
 # --- Handlers ---------------------------------------------------------------------------
@@ -266,11 +279,16 @@ async def commissions(request: web.Request) -> web.Response:
     params = parse_query(COMMISSIONS, request.query.items())
     filters = {name: params.get(name) for name in FILTERS}
     secret = request.app[appkeys.SECRET]
+    store = request.app[appkeys.STORE]
+    try:
+        ids = store.ids
+    except StoreUnavailable as exc:
+        raise commissions_unavailable(request, exc) from None
     after = None
     if "cursor" in params:
         token = params["cursor"]
         after = cursor_position(
-            cursor.decode(secret, token, COMMISSIONS.name, filters, principal.account_uid)
+            ids, cursor.decode(secret, token, COMMISSIONS.name, filters, principal.account_uid)
         )
     limit: int = params["limit"]
     query = CommissionQuery(
@@ -284,13 +302,9 @@ async def commissions(request: web.Request) -> web.Response:
         after=after,
     )
     try:
-        rows = await request.app[appkeys.STORE].read(store_commissions.page, query)
+        rows = await store.read(store_commissions.page, query)
     except StoreUnavailable as exc:
-        log.warning("commissions unavailable: %s", exc)
-        raise unavailable(
-            "commissions cannot be read right now; retry later",
-            request.app[appkeys.CONFIG].retry_after,
-        ) from None
+        raise commissions_unavailable(request, exc) from None
     has_more = len(rows) > limit
     rows = rows[:limit]
     next_cursor = None
@@ -301,13 +315,13 @@ async def commissions(request: web.Request) -> web.Response:
             secret,
             COMMISSIONS.name,
             filters,
-            [last.transacted_at, last.seq],
+            [last.transacted_at, ids.commission(last.seq)],
             principal.account_uid,
         )
         headers["Link"] = link_next(request, next_cursor)
     body = orjson.dumps(
         {
-            "data": [commission_json(row) for row in rows],
+            "data": [commission_json(ids, row) for row in rows],
             "page": {"limit": limit, "hasMore": has_more, "nextCursor": next_cursor},
         }
     )
@@ -335,23 +349,21 @@ async def commission(request: web.Request) -> web.Response:
     """One of the caller's commissions with its history. Query parameters are ignored: it
     takes none, and 400 is not among its statuses (as /v1/me)."""
     principal: Principal = request[appkeys.PRINCIPAL]
-    seq = commission_seq_of(request.match_info["id"])
-    if seq is None:
-        raise not_found(NO_SUCH_COMMISSION)
+    store = request.app[appkeys.STORE]
     try:
+        ids = store.ids
+        seq = commission_seq_of(ids, request.match_info["id"])
         # The key's account only: another account's id is None, as an unknown one.
-        detail = await request.app[appkeys.STORE].read(
-            store_commissions.find, principal.account_uid, seq
+        detail = (
+            None
+            if seq is None
+            else await store.read(store_commissions.find, principal.account_uid, seq)
         )
     except StoreUnavailable as exc:
-        log.warning("commission unavailable: %s", exc)
-        raise unavailable(
-            "commissions cannot be read right now; retry later",
-            request.app[appkeys.CONFIG].retry_after,
-        ) from None
+        raise commissions_unavailable(request, exc) from None
     if detail is None:
         raise not_found(NO_SUCH_COMMISSION)
-    body = orjson.dumps({"data": commission_detail_json(detail)})
+    body = orjson.dumps({"data": commission_detail_json(ids, detail)})
     return json_response(request, body, PRIVATE_HEADERS)
 
 
