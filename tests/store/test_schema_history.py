@@ -33,6 +33,7 @@ SHIPPED = {
     4: {"sqlite": "a4b1353dc2c1bfd7", "postgres": "99fbaa8e54336d71"},
     5: {"sqlite": "f897a45f2e21a192", "postgres": "738a0579b29a3ddf"},
     6: {"sqlite": "15ae93ecf0bf114f", "postgres": "e39064d5e51c5280"},
+    8: {"sqlite": "298790affd5ca5b3", "postgres": "0a7c82be6a3876c3"},
 }
 
 
