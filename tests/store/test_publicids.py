@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import secrets
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -129,3 +130,21 @@ async def test_a_read_connection_may_not_read_the_key(database: str):
 def test_keys_differ_per_store():
     a, b = (PublicIds.from_key(secrets.token_bytes(KEY_BYTES)) for _ in range(2))
     assert a.commission(1) != b.commission(1)
+
+
+@pytest.mark.sqlite_only
+async def test_a_backup_carries_the_key(database: str, tmp_path):
+    from accounts.backup import backup
+
+    store = await open_store(database, writable=True, readers=1)
+    try:
+        before = store.ids.commission(42)
+    finally:
+        await store.close()
+    target = tmp_path / "copy.sqlite3"
+    backup(Path(database), target)
+    restored = await open_store(str(target), readers=1)
+    try:
+        assert restored.ids.commission(42) == before
+    finally:
+        await restored.close()
