@@ -8,8 +8,9 @@ integers, one key per kind of id, so that ids of consecutive rows look unrelated
 commission id and an event id of the same number differ.
 
 The permutation is a balanced Feistel network on two 32-bit halves (L, R), `ROUNDS`
-rounds, each `L, R = R, L ^ F(round, R)` with F a keyed BLAKE2b of the round number and
-the half, truncated to 32 bits. Whatever F is, each round is a bijection with an explicit
+rounds, each `L, R = R, L ^ F(round, R)` with F the BLAKE2b of the half, keyed with a key
+of its own per kind and round (the round number is also in its personalisation),
+truncated to 32 bits. Whatever F is, each round is a bijection with an explicit
 inverse (`R, L = L, R ^ F(round, L)`, rounds taken in reverse order), so the whole
 network is a bijection of the 64-bit integers and `decode` undoes `encode` exactly: every
 row id has one public id, and every public id names at most one row id. A public id that
@@ -30,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from store.core import Session
 
@@ -46,11 +48,13 @@ _DATA_ID_START = len(_DATA_ID_HEAD)
 _DATA_ID_END = _DATA_ID_START + 16
 
 
-def _round_keys(key: bytes, kind: str) -> tuple[bytes, ...]:
-    """The keys of the permutation of one kind of id: one per round, from the id key."""
+def _round_functions(key: bytes, kind: str) -> tuple[Any, ...]:
+    """The round functions of the permutation of one kind of id: BLAKE2b keyed with a key
+    per kind and round derived from the id key, prepared once (each use copies the keyed
+    state rather than setting the key up again: an id is made per row of a page)."""
     kind_key = hashlib.blake2b(kind.encode(), key=key, person=b"affdir-ids").digest()
     return tuple(
-        hashlib.blake2b(bytes([n]), key=kind_key, person=b"affdir-round", digest_size=32).digest()
+        hashlib.blake2b(key=kind_key, person=b"affdir-round" + bytes([n]), digest_size=4)
         for n in range(ROUNDS)
     )
 
@@ -59,11 +63,12 @@ def _round_keys(key: bytes, kind: str) -> tuple[bytes, ...]:
 class Permutation:
     """A keyed bijection of the 64-bit integers (a Feistel network, see the module)."""
 
-    keys: tuple[bytes, ...] = field(repr=False)
+    rounds: tuple[Any, ...] = field(repr=False)  # keyed BLAKE2b states, one per round
 
     def _f(self, n: int, half: int) -> int:
-        digest = hashlib.blake2b(half.to_bytes(4, "big"), key=self.keys[n], digest_size=4)
-        return int.from_bytes(digest.digest(), "big")
+        state = self.rounds[n].copy()
+        state.update(half.to_bytes(4, "big"))
+        return int.from_bytes(state.digest(), "big")
 
     def forward(self, value: int) -> int:
         """The image of `value` (0 <= value < 2**64)."""
@@ -97,7 +102,8 @@ class PublicIds:
         if len(key) != KEY_BYTES:
             raise ValueError(f"the id key is {KEY_BYTES} bytes")
         return cls(
-            Permutation(_round_keys(key, "commission")), Permutation(_round_keys(key, "event"))
+            Permutation(_round_functions(key, "commission")),
+            Permutation(_round_functions(key, "event")),
         )
 
     def commission(self, seq: int) -> str:
