@@ -237,7 +237,7 @@ async def webhook_list(store: AccountStore, args: argparse.Namespace, _: StoreCo
 async def webhook_show(store: AccountStore, args: argparse.Namespace, _: StoreConfig) -> Result:
     uid = endpoint_id(args.id)
     view = await store.read(get_endpoint, uid)
-    deliveries = await store.read(recent_deliveries, uid, args.limit)
+    deliveries = await store.read(recent_deliveries, uid, args.limit, store.ids)
     lines = [_endpoint_line(view), f"created {view.created_at}"]
     if view.previous_secret_expires_at is not None:
         lines.append(f"the previous secret signs too until {view.previous_secret_expires_at}")

@@ -177,7 +177,12 @@ def generate(path: Path, accounts: int, commissions: int, others: int, seed: int
 
 
 def deep_position(path: Path, depth_rows: int, network: str | None, status: str | None) -> list:
-    """The (transactedAt, seq) of the last row before a deep page starts (bench only)."""
+    """The (transactedAt, public id) of the last row before a deep page starts, as a cursor
+    carries it (bench only); the store's id key made here if no store opened it yet."""
+    import secrets
+
+    from store.publicids import KEY_BYTES, PublicIds
+
     where, params = ["account_id = 1"], []
     if network:
         where.append("network = ?")
@@ -185,18 +190,24 @@ def deep_position(path: Path, depth_rows: int, network: str | None, status: str 
     if status:
         where.append("status = ?")
         params.append(status)
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    conn = sqlite3.connect(path, isolation_level=None)
     try:
         row = conn.execute(
             f"SELECT transacted_at, id FROM commissions WHERE {' AND '.join(where)} "
             "ORDER BY transacted_at DESC, id DESC LIMIT 1 OFFSET ?",
             (*params, depth_rows - 1),
         ).fetchone()
+        conn.execute(
+            "INSERT INTO id_key (id, key, created_at) VALUES (1, ?, '2026-01-01T00:00:00Z') "
+            "ON CONFLICT (id) DO NOTHING",
+            (secrets.token_bytes(KEY_BYTES),),
+        )
+        (key,) = conn.execute("SELECT key FROM id_key WHERE id = 1").fetchone()
     finally:
         conn.close()
     if row is None:
         sys.exit(f"fewer than {depth_rows} matching rows: lower --depth or raise --commissions")
-    return [row[0], row[1]]
+    return [row[0], PublicIds.from_key(key).commission(row[1])]
 
 
 # --- servers ---------------------------------------------------------------------------
@@ -474,7 +485,8 @@ def measured_pages(database: Path, depth: int) -> dict[str, str]:
             database, depth * PAGE, filters.get("network"), filters.get("status")
         )
         full = {"network": None, "status": None, "from": None, "to": None, **filters}
-        return cursor.encode(secret, "commissions", full, position)
+        # Bound to the account the benchmark's key belongs to, as the edge binds its own.
+        return cursor.encode(secret, "commissions", full, position, "acc_bench00000000001")
 
     filtered = "network=awin&status=approved"
     return {

@@ -18,6 +18,8 @@ same store. Then tries, as an attacker would:
   200 or 400, never 500;
 - the MCP server over HTTP without a key, with a wrong key, and with a foreign Host;
 - one account's cursor presented by another account's key;
+- consecutive commissions' ids: they must show no sequence, and one account's id is 404
+  under another's key;
 - a secret file readable by others: the edge must refuse to start, saying `chmod 600`.
 
 Prints one line per check and a verdict, `hostile: PASS` or `hostile: FAIL` with every
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import os
 import re
 import subprocess
@@ -244,6 +247,26 @@ async def cursors(verdict: Verdict, base: str, victim: str, attacker: str) -> No
             )
 
 
+async def public_ids(verdict: Verdict, base: str, victim: str, attacker: str) -> None:
+    print("ids that reveal no volume:")
+    found: dict[str, list[str]] = {}
+    async with aiohttp.ClientSession() as session:
+        for name, key in (("victim", victim), ("attacker", attacker)):
+            async with session.get(
+                base + "/v1/commissions", headers={"Authorization": f"Bearer {key}"}
+            ) as resp:
+                found[name] = [c["id"] for c in (await resp.json())["data"]]
+        # Each account's rows were written one after another: consecutive row ids.
+        values = sorted(int(i[4:], 16) for i in found["attacker"])
+        gaps = [b - a for a, b in itertools.pairwise(values)]
+        verdict.check(bool(gaps) and min(gaps) > 2**20, "an account's ids show no sequence")
+        async with session.get(
+            base + f"/v1/commissions/{found['victim'][0]}",
+            headers={"Authorization": f"Bearer {attacker}"},
+        ) as resp:
+            verdict.check(resp.status == 404, f"another account's id: {resp.status}")
+
+
 async def mcp(verdict: Verdict, url: str, key: str) -> None:
     print("the MCP server over HTTP:")
     listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
@@ -295,6 +318,7 @@ async def main() -> int:
             webhook_urls(verdict, database, victim_uid)
             await dates(verdict, base, victim)
             await cursors(verdict, base, victim, attacker)
+            await public_ids(verdict, base, victim, attacker)
             mcp_port = free_port()
             mcp_env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT)}
             command = [sys.executable, "-m", "agents", "--transport", "http"]

@@ -371,7 +371,7 @@ PATH_PARAMETERS: dict[str, dict[str, Any]] = {
         "required": True,
         "description": "Commission id, as returned by /v1/commissions. Any other value "
         "answers 404.",
-        "example": "com_000000000001e240",
+        "example": "com_8f3a61c2d94e07b5",
         "schema": {"type": "string", "pattern": COMMISSION_ID_PATTERN},
     },
 }

@@ -16,11 +16,11 @@ from contract import vocabulary as v
 # reads this many): a network that flips a record at every sync must not grow an answer
 # without bound.
 HISTORY_MAX = 100
-# A commission's public id: `com_` and its row id as 16 lowercase hex digits
-# (store.base.commission_id).
+# A commission's public id: `com_` and 16 lowercase hex digits, its row id under the
+# store's keyed permutation (store.publicids): no order, no count.
 COMMISSION_ID_PATTERN = r"^com_[0-9a-f]{16}$"
-# An event's public id: `evt_` and its row id, the feed order, as 16 lowercase hex digits
-# (store.events.event_id).
+# An event's public id: `evt_` and 16 lowercase hex digits, as a commission's
+# (store.publicids); the feed's order is its cursor's, not the ids'.
 EVENT_ID_PATTERN = r"^evt_[0-9a-f]{16}$"
 # A synchronisation outcome's reason code (store.base.SYNC_REASON_CODE).
 SYNC_REASON_CODE_PATTERN = r"^[a-z][a-z0-9_]{0,63}$"
@@ -659,7 +659,8 @@ EVENT = Resource(
         F(
             "id",
             "string",
-            "Stable identifier; ids grow in feed order.",
+            "Stable identifier, the same in the feed and as `webhook-id`; its order means "
+            "nothing (order by the feed's cursor, or `occurredAt`).",
             pattern=EVENT_ID_PATTERN,
         ),
         F("type", "string", "What happened; says what `data` holds.", enum=v.EVENT_TYPES),

@@ -39,6 +39,7 @@ from contract.version import BUILD_INFO_METRIC, VERSION
 from store import connections
 from store.base import StoreError
 from store.core import AccountStore, Op
+from store.publicids import PublicIds
 
 log = logging.getLogger("edge.metrics")
 
@@ -219,6 +220,11 @@ class CountingStore:
         except StoreError:
             self._errors.labels(operation_label(fn)).inc()
             raise
+
+    @property
+    def ids(self) -> PublicIds:
+        """The store's public ids."""
+        return self._store.ids
 
     async def close(self) -> None:
         """Close the store."""

@@ -9,7 +9,8 @@ the API and the cursors rely on:
 - Amounts are decimal text matching `AMOUNT_PATTERN` (a JSON number literal without
   exponent, scale kept as the network wrote it: "12.30" stays "12.30"). No float ever.
 - Commissions are ordered by (transacted_at DESC, seq DESC); `seq` is the store's integer
-  identity of a row, stable across re-imports. Its public form is `commission_id(seq)`.
+  identity of a row, stable across re-imports. Its public form is the store's
+  `ids.commission(seq)` (store.publicids): a keyed permutation, whose order means nothing.
 - Reads of the API never touch network credentials; the store only receives them already
   encrypted (accounts.crypto) and never returns them.
 - A write is one transaction, and what its caller is told is what the store holds: it
@@ -44,7 +45,6 @@ AMOUNT_RE = re.compile(AMOUNT_PATTERN)
 NETWORK_PATTERN = r"[a-z0-9][a-z0-9_-]{0,31}"
 NETWORK_RE = re.compile(NETWORK_PATTERN)
 
-COMMISSION_ID_PREFIX = "com_"
 T = TypeVar("T")
 
 
@@ -83,14 +83,6 @@ def format_timestamp(moment: dt.datetime) -> str:
 
 def utc_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
-
-
-def commission_id(seq: int) -> str:
-    """Public id of a commission: `com_` + 16 hex digits. Fixed width, so text order is the
-    order of `seq` (every positive 64-bit integer fits), and cheap: it is made per row."""
-    if not 0 <= seq < 2**64:
-        raise ValueError("commission sequence number out of range")
-    return f"{COMMISSION_ID_PREFIX}{seq:016x}"
 
 
 # --- What the store returns -------------------------------------------------------------

@@ -29,7 +29,10 @@ import hashlib
 import secrets
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from store.publicids import PublicIds
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -109,6 +112,12 @@ class AccountStore(Protocol):
         """`fn(session, *args, **kwargs)` in one write transaction; returns once committed."""
         ...
 
+    @property
+    def ids(self) -> PublicIds:
+        """The store's public ids (store.publicids): row ids to and from the ids the API
+        shows, with the store's own key."""
+        ...
+
     async def close(self) -> None:
         """Let running calls end, then close every connection."""
         ...
@@ -147,7 +156,7 @@ def lock_key(name: str) -> int:
 
 
 # Tables of ciphertext no read path selects: each layer refuses them on its read connections.
-SECRET_TABLES = ("network_credentials", "webhook_secrets")
+SECRET_TABLES = ("network_credentials", "webhook_secrets", "id_key")
 # What a history row keeps of the state a change replaced: the status with the network's
 # word for it, and the amounts with their currency (written by the trigger of schema step 3).
 HISTORY_FIELDS = ("status", "raw_status", "commission_amount", "sale_amount", "currency")

@@ -15,12 +15,15 @@ correction, a sync outcome): an event exists exactly when its change committed.
   flow again); `data` has the same members.
 
 The table and its triggers are schema step 5 (store/schema/v005_events.py). `data` is JSON
-text made by the database, byte for byte what the API sends (members in
+text made by the database, byte for byte what the API sends but for the commission's id
+the triggers write from its row id (`PublicIds.event_data` puts its public id in, for the
+feed and the webhook payloads alike; store.publicids) (members in
 resource order, compact, amounts as JSON numbers verbatim), the same from SQLite and
 PostgreSQL: both build it by concatenation, since PostgreSQL's json_build_object spaces
 its output and jsonb reorders members.
 
-Feed order is `id`. On SQLite one write runs at a time and ids never go back
+Feed order is `id`, the row id; an event's public id is its permutation
+(`PublicIds.event`), whose order means nothing: clients follow the feed's cursor. On SQLite one write runs at a time and ids never go back
 (AUTOINCREMENT: a pruned maximum is not reused). On PostgreSQL write transactions run side
 by side and an identity is taken before its transaction commits, so an id can become
 visible after a higher one: a reader that had passed it would never see it. The triggers
@@ -46,17 +49,8 @@ if TYPE_CHECKING:
 
 # --- Reading and pruning the feed -------------------------------------------------------
 
-EVENT_ID_PREFIX = "evt_"
-# The largest identity both databases hold: a public id past it names no event.
+# The largest identity both databases hold: a public id decoding past it names no event.
 MAX_EVENT_SEQ = 2**63 - 1
-
-
-def event_id(seq: int) -> str:
-    """Public id of an event: `evt_` + 16 hex digits, as a commission's (`com_`): fixed
-    width, so text order is feed order."""
-    if not 0 <= seq < 2**64:
-        raise ValueError("event sequence number out of range")
-    return f"{EVENT_ID_PREFIX}{seq:016x}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ from typing import ParamSpec, TypeVar
 
 from store.base import StoreUnavailable
 from store.core import AccountStore, Op
+from store.publicids import PublicIds
 
 log = logging.getLogger("store")
 
@@ -143,6 +144,11 @@ class StoreHandle:
                 log.warning("%s reachable: connected", self._name)
                 return
             log.info("%s still unreachable (%s)", self._name, self._problem)
+
+    @property
+    def ids(self) -> PublicIds:
+        """The open store's public ids; StoreUnavailable while there is none."""
+        return self.get().ids
 
     async def read(self, fn: Op[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """The open store's `read`; StoreUnavailable while there is none."""

@@ -34,7 +34,7 @@ from typing import Any
 from store.accounts import account_id
 from store.base import Conflict, NotFound
 from store.core import Session
-from store.events import event_id as event_public_id
+from store.publicids import PublicIds
 
 # Endpoints an account may have: each is a stream of requests the worker keeps up.
 MAX_ENDPOINTS_PER_ACCOUNT = 20
@@ -111,19 +111,16 @@ class Target:
 
 @dataclass(frozen=True, slots=True)
 class Job:
-    """One claimed delivery: the event it carries, verbatim, and its attempts so far."""
+    """One claimed delivery: the event it carries, as the feed lists it, and its attempts
+    so far."""
 
     delivery_row: int
-    event_seq: int
+    event_id: str  # the event's public id (store.publicids)
     event_type: str
     occurred_at: str
-    data: str  # the event's JSON text, as the database wrote it
+    data: str  # the event's JSON text, as the feed sends it (PublicIds.event_data)
     attempts: int
     first_attempt_at: str | None
-
-    @property
-    def event_id(self) -> str:
-        return event_public_id(self.event_seq)
 
 
 @dataclass(frozen=True, slots=True)
@@ -416,10 +413,17 @@ async def due_endpoints(s: Session, now: str, limit: int) -> list[int]:
 
 
 async def claim_deliveries(
-    s: Session, endpoint: int, worker: str, now: str, lease_until: str, limit: int
+    s: Session,
+    endpoint: int,
+    worker: str,
+    now: str,
+    lease_until: str,
+    limit: int,
+    ids: PublicIds,
 ) -> Claim | None:
     """Lease up to `limit` of the endpoint's claimable deliveries to `worker`, the oldest
-    due first; None when the endpoint is disabled or gone."""
+    due first, their events in public form (`ids`, the store's); None when the endpoint is
+    disabled or gone."""
     target = await s.fetchrow(
         "SELECT w.id, w.url, w.uid, a.uid, k.ciphertext, k.previous_ciphertext, "
         "w.previous_secret_expires_at FROM webhook_endpoints w "
@@ -450,7 +454,15 @@ async def claim_deliveries(
             continue
         event_type, occurred_at, data = tuple(found)
         jobs.append(
-            Job(int(delivery), int(event), event_type, occurred_at, data, int(attempts), first)
+            Job(
+                int(delivery),
+                ids.event(int(event)),
+                event_type,
+                occurred_at,
+                ids.event_data(data),
+                int(attempts),
+                first,
+            )
         )
     row, url, *secrets = tuple(target)
     return Claim(Target(int(row), url, _sealed(secrets)), tuple(jobs))
@@ -527,8 +539,9 @@ async def release_leases(s: Session, worker: str, endpoint: int | None = None) -
     )
 
 
-async def recent_deliveries(s: Session, uid: str, limit: int) -> list[DeliveryView]:
-    """The endpoint's latest `limit` deliveries, newest first (NotFound: no endpoint)."""
+async def recent_deliveries(s: Session, uid: str, limit: int, ids: PublicIds) -> list[DeliveryView]:
+    """The endpoint's latest `limit` deliveries, newest first, with their events' public
+    ids (`ids`, the store's) (NotFound: no endpoint)."""
     row = await endpoint_row(s, uid)
     rows = await s.fetch(
         "SELECT d.event_id, e.type, d.enqueued_at, d.attempts, d.next_attempt_at, "
@@ -541,9 +554,7 @@ async def recent_deliveries(s: Session, uid: str, limit: int) -> list[DeliveryVi
     views = []
     for row_values in rows:
         event, kind, enqueued, attempts, *rest = tuple(row_values)
-        views.append(
-            DeliveryView(event_public_id(int(event)), kind, enqueued, int(attempts), *rest)
-        )
+        views.append(DeliveryView(ids.event(int(event)), kind, enqueued, int(attempts), *rest))
     return views
 
 

@@ -203,6 +203,7 @@ class Worker:
             format_timestamp(moment),
             format_timestamp(lease_end(moment, self.settings.lease_seconds)),
             limit,
+            self.store.ids,
         )
         if claim is None:
             return None

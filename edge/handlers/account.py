@@ -51,9 +51,9 @@ from store.base import (
     CommissionRow,
     StatusChange,
     StoreUnavailable,
-    commission_id,
     format_timestamp,
 )
+from store.publicids import PublicIds
 from store.summary import SummaryQuery, SummaryRow
 
 log = logging.getLogger("edge.account")
@@ -90,11 +90,13 @@ def amount_text(text: str) -> str:
     return text
 
 
-def commission_json(row: CommissionRow, number: Callable[[str], Any] = amount) -> dict[str, Any]:
-    """A Commission, members in spec order; amounts by `number` (JSON number fragments, or
-    the stored text as it is for a CSV export)."""
+def commission_json(
+    ids: PublicIds, row: CommissionRow, number: Callable[[str], Any] = amount
+) -> dict[str, Any]:
+    """A Commission, members in spec order; its id the row's public id, amounts by `number`
+    (JSON number fragments, or the stored text as it is for a CSV export)."""
     return {
-        "id": commission_id(row.seq),
+        "id": ids.commission(row.seq),
         "network": row.network,
         "externalId": row.external_id,
         "programName": row.program_name,
@@ -123,9 +125,9 @@ def status_change_json(change: StatusChange) -> dict[str, Any]:
     }
 
 
-def commission_detail_json(detail: CommissionDetail) -> dict[str, Any]:
+def commission_detail_json(ids: PublicIds, detail: CommissionDetail) -> dict[str, Any]:
     """A CommissionDetail: the Commission's members, then its statusHistory."""
-    body = commission_json(detail.row)
+    body = commission_json(ids, detail.row)
     body["statusHistory"] = [status_change_json(change) for change in detail.history]
     return body
 
@@ -251,16 +253,20 @@ def updated_since(moment: dt.datetime | None) -> str | None:
     return None if moment is None else format_timestamp(moment)
 
 
-def cursor_position(position: list[Any]) -> tuple[str, int]:
-    """The (transactedAt, seq) a commissions cursor resumes after; invalid_cursor otherwise."""
+def cursor_position(ids: PublicIds, position: list[Any]) -> tuple[str, int]:
+    """The (transactedAt, seq) a commissions cursor resumes after; invalid_cursor otherwise.
+
+    The cursor carries the last row's public id, not its row id: a cursor is signed, not
+    encrypted, and its position is readable by whoever holds it."""
     if (
         len(position) == 2
         and isinstance(position[0], str)
         and TIMESTAMP_RE.fullmatch(position[0])
-        and type(position[1]) is int
-        and position[1] > 0
+        and isinstance(position[1], str)
+        and (seq := commission_seq_of(ids, position[1])) is not None
+        and 0 < seq <= store_commissions.MAX_SEQ
     ):
-        return position[0], position[1]
+        return position[0], seq
     raise ApiError("invalid_cursor", "cursor is not one this API issued", param="cursor")
 
 
@@ -278,6 +284,15 @@ def json_response(request: web.Request, body: bytes, headers: dict[str, str]) ->
         body = gzip_bytes(body)
         headers = {**headers, "Content-Encoding": "gzip"}
     return web.Response(body=body, content_type=JSON, headers=headers)
+
+
+def commissions_unavailable(request: web.Request, exc: StoreUnavailable) -> ApiError:
+    """The 503 of a commission endpoint whose store cannot be read (logged)."""
+    log.warning("commissions unavailable: %s", exc)
+    return unavailable(
+        "commissions cannot be read right now; retry later",
+        request.app[appkeys.CONFIG].retry_after,
+    )
 
 
 # --- Handlers ---------------------------------------------------------------------------
@@ -312,15 +327,6 @@ async def me(request: web.Request) -> web.Response:
     return json_response(request, body, PRIVATE_HEADERS)
 
 
-def unreadable(exc: StoreUnavailable, request: web.Request) -> ApiError:
-    """The 503 of a store that cannot be read."""
-    log.warning("commissions unavailable: %s", exc)
-    return unavailable(
-        "commissions cannot be read right now; retry later",
-        request.app[appkeys.CONFIG].retry_after,
-    )
-
-
 async def export_commissions(
     request: web.Request, query: CommissionQuery, export_format: str, dialect: Dialect
 ) -> web.StreamResponse:
@@ -330,16 +336,17 @@ async def export_commissions(
     number = amount_text if export_format == CSV_FORMAT else amount
     chunk = dataclasses.replace(query, limit=EXPORT_CHUNK, after=None)
     try:
+        ids = store.ids
         rows = await store.read(store_commissions.page, chunk)
     except StoreUnavailable as exc:
-        raise unreadable(exc, request) from None
+        raise commissions_unavailable(request, exc) from None
 
     async def rest(rows: list[CommissionRow]) -> AsyncIterator[list[dict[str, Any]]]:
         while len(rows) == EXPORT_CHUNK:
             last = rows[-1]
             after = dataclasses.replace(chunk, after=(last.transacted_at, last.seq))
             rows = await store.read(store_commissions.page, after)
-            yield [commission_json(row, number) for row in rows]
+            yield [commission_json(ids, row, number) for row in rows]
 
     return await export.stream(
         request,
@@ -348,7 +355,7 @@ async def export_commissions(
         dialect=dialect,
         resource=COMMISSION_RESOURCE,
         headers=EXPORT_HEADERS,
-        first=[commission_json(row, number) for row in rows],
+        first=[commission_json(ids, row, number) for row in rows],
         rest=rest(rows),
     )
 
@@ -378,11 +385,16 @@ async def commissions(request: web.Request) -> web.StreamResponse:
         return await export_commissions(request, query, export_format, dialect)
     filters = {name: params.get(name) for name in FILTERS}
     secret = request.app[appkeys.SECRET]
+    store = request.app[appkeys.STORE]
+    try:
+        ids = store.ids
+    except StoreUnavailable as exc:
+        raise commissions_unavailable(request, exc) from None
     after = None
     if "cursor" in params:
         token = params["cursor"]
         after = cursor_position(
-            cursor.decode(secret, token, COMMISSIONS.name, filters, principal.account_uid)
+            ids, cursor.decode(secret, token, COMMISSIONS.name, filters, principal.account_uid)
         )
     limit: int = params["limit"]
     query = CommissionQuery(
@@ -398,9 +410,9 @@ async def commissions(request: web.Request) -> web.StreamResponse:
         sub_id=params.get("subId"),
     )
     try:
-        rows = await request.app[appkeys.STORE].read(store_commissions.page, query)
+        rows = await store.read(store_commissions.page, query)
     except StoreUnavailable as exc:
-        raise unreadable(exc, request) from None
+        raise commissions_unavailable(request, exc) from None
     has_more = len(rows) > limit
     rows = rows[:limit]
     next_cursor = None
@@ -411,13 +423,13 @@ async def commissions(request: web.Request) -> web.StreamResponse:
             secret,
             COMMISSIONS.name,
             filters,
-            [last.transacted_at, last.seq],
+            [last.transacted_at, ids.commission(last.seq)],
             principal.account_uid,
         )
         headers["Link"] = link_next(request, next_cursor)
     body = orjson.dumps(
         {
-            "data": [commission_json(row) for row in rows],
+            "data": [commission_json(ids, row) for row in rows],
             "page": {"limit": limit, "hasMore": has_more, "nextCursor": next_cursor},
         }
     )
@@ -438,7 +450,7 @@ async def commission_summary(request: web.Request) -> web.StreamResponse:
         try:
             rows = await request.app[appkeys.STORE].read(summary.totals, query)
         except StoreUnavailable as exc:
-            raise unreadable(exc, request) from None
+            raise commissions_unavailable(request, exc) from None
         number = amount_text if export_format == CSV_FORMAT else amount
         items = [total_json(row, number) for row in rows]
 
@@ -469,7 +481,7 @@ async def commission_summary(request: web.Request) -> web.StreamResponse:
     try:
         rows = await request.app[appkeys.STORE].read(summary.totals, query)
     except StoreUnavailable as exc:
-        raise unreadable(exc, request) from None
+        raise commissions_unavailable(request, exc) from None
     headers = dict(EXPORT_HEADERS)
     if query.limit is None:
         body = orjson.dumps({"data": [total_json(row) for row in rows]})
@@ -499,23 +511,21 @@ async def commission(request: web.Request) -> web.Response:
     """One of the caller's commissions with its history. Query parameters are ignored: it
     takes none, and 400 is not among its statuses (as /v1/me)."""
     principal: Principal = request[appkeys.PRINCIPAL]
-    seq = commission_seq_of(request.match_info["id"])
-    if seq is None:
-        raise not_found(NO_SUCH_COMMISSION)
+    store = request.app[appkeys.STORE]
     try:
+        ids = store.ids
+        seq = commission_seq_of(ids, request.match_info["id"])
         # The key's account only: another account's id is None, as an unknown one.
-        detail = await request.app[appkeys.STORE].read(
-            store_commissions.find, principal.account_uid, seq
+        detail = (
+            None
+            if seq is None
+            else await store.read(store_commissions.find, principal.account_uid, seq)
         )
     except StoreUnavailable as exc:
-        log.warning("commission unavailable: %s", exc)
-        raise unavailable(
-            "commissions cannot be read right now; retry later",
-            request.app[appkeys.CONFIG].retry_after,
-        ) from None
+        raise commissions_unavailable(request, exc) from None
     if detail is None:
         raise not_found(NO_SUCH_COMMISSION)
-    body = orjson.dumps({"data": commission_detail_json(detail)})
+    body = orjson.dumps({"data": commission_detail_json(ids, detail)})
     return json_response(request, body, PRIVATE_HEADERS)
 
 

@@ -2,7 +2,7 @@
 
 The events come from store.events, written in the transaction of each change;
 their `data` is JSON the database made, sent as it is stored. Pages are keyset pages on
-the event id (feed order), so a client keeps the last page's cursor and reads on from it
+the event's row id (feed order; its cursor carries the public id, store.publicids), so a client keeps the last page's cursor and reads on from it
 later, without a gap or a repeat: the next event it gets is the first one written after
 the last one it read (`page.nextCursor` is set on the last page too). Events older than the retention (`--events-retention-days`) are
 never answered, whether or not pruning has deleted them yet. Answers are private and
@@ -29,21 +29,22 @@ from store.events import (
     MAX_EVENT_SEQ,
     EventQuery,
     EventRow,
-    event_id,
     events_page,
     retention_horizon,
 )
+from store.publicids import PublicIds
 
 log = logging.getLogger("edge.events")
 
 
-def event_json(row: EventRow) -> dict[str, Any]:
-    """An Event, members in resource order; `data` verbatim as the database wrote it."""
+def event_json(ids: PublicIds, row: EventRow) -> dict[str, Any]:
+    """An Event, members in resource order: its public id, and `data` as the database
+    wrote it with the commission's public id in (`PublicIds.event_data`)."""
     return {
-        "id": event_id(row.seq),
+        "id": ids.event(row.seq),
         "type": row.type,
         "occurredAt": row.occurred_at,
-        "data": orjson.Fragment(row.data),
+        "data": orjson.Fragment(ids.event_data(row.data)),
     }
 
 
@@ -54,10 +55,17 @@ def cursor_filters(params: dict[str, Any]) -> dict[str, Any]:
     return {"type": ",".join(sorted(types)) or None}
 
 
-def cursor_position(position: list[Any]) -> int:
-    """The event id an events cursor resumes after; invalid_cursor otherwise."""
-    if len(position) == 1 and type(position[0]) is int and 0 < position[0] <= MAX_EVENT_SEQ:
-        return position[0]
+def cursor_position(ids: PublicIds, position: list[Any]) -> int:
+    """The event row id an events cursor resumes after; invalid_cursor otherwise. The
+    cursor carries the event's public id, never its row id (a cursor is signed, not
+    encrypted)."""
+    if (
+        len(position) == 1
+        and isinstance(position[0], str)
+        and (seq := ids.event_seq(position[0])) is not None
+        and 0 < seq <= MAX_EVENT_SEQ
+    ):
+        return seq
     raise ApiError("invalid_cursor", "cursor is not one this API issued", param="cursor")
 
 
@@ -68,13 +76,21 @@ async def events(request: web.Request) -> web.Response:
     types: tuple[str, ...] = params.get("type", ())
     filters = cursor_filters(params)
     secret = request.app[appkeys.SECRET]
+    config = request.app[appkeys.CONFIG]
+    store = request.app[appkeys.STORE]
+    try:
+        ids = store.ids
+    except StoreUnavailable as exc:
+        log.warning("events unavailable: %s", exc)
+        raise unavailable(
+            "events cannot be read right now; retry later", config.retry_after
+        ) from None
     after = None
     if "cursor" in params:
         token = params["cursor"]
         after = cursor_position(
-            cursor.decode(secret, token, EVENTS.name, filters, principal.account_uid)
+            ids, cursor.decode(secret, token, EVENTS.name, filters, principal.account_uid)
         )
-    config = request.app[appkeys.CONFIG]
     limit: int = params["limit"]
     query = EventQuery(
         account_uid=principal.account_uid,  # the only account any query ever reads
@@ -84,7 +100,7 @@ async def events(request: web.Request) -> web.Response:
         after=after,
     )
     try:
-        page = await request.app[appkeys.STORE].read(events_page, query)
+        page = await store.read(events_page, query)
     except StoreUnavailable as exc:
         log.warning("events unavailable: %s", exc)
         raise unavailable(
@@ -101,17 +117,17 @@ async def events(request: web.Request) -> web.Response:
     next_cursor: str | None = params.get("cursor")
     if page.scanned_to is not None:
         next_cursor = cursor.encode(
-            secret, EVENTS.name, filters, [page.scanned_to], principal.account_uid
+            secret, EVENTS.name, filters, [ids.event(page.scanned_to)], principal.account_uid
         )
     elif rows:
         next_cursor = cursor.encode(
-            secret, EVENTS.name, filters, [rows[-1].seq], principal.account_uid
+            secret, EVENTS.name, filters, [ids.event(rows[-1].seq)], principal.account_uid
         )
     if has_more and next_cursor is not None:
         headers["Link"] = link_next(request, next_cursor)
     body = orjson.dumps(
         {
-            "data": [event_json(row) for row in rows],
+            "data": [event_json(ids, row) for row in rows],
             "page": {"limit": limit, "hasMore": has_more, "nextCursor": next_cursor},
         }
     )

@@ -22,6 +22,7 @@ from contract.endpoints import Endpoint, Param
 from contract.resources import COMMISSION_ID_PATTERN
 from contract.vocabulary import INSTANT_PATTERN
 from edge.http.errors import ApiError, invalid
+from store.publicids import PublicIds
 
 _DIGITS = re.compile(r"[0-9]+")
 # Leading zeros aside, more digits than this is out of every range (and int() of thousands
@@ -163,12 +164,13 @@ PARSERS: dict[str, Callable[[Param, str], Any]] = {
 }
 
 
-def commission_seq_of(raw: str) -> int | None:
-    """The row id a commission's public id names (`com_` + 16 hex digits), None for any
-    other text: the endpoint answers 404 for it, as for an id of another account."""
+def commission_seq_of(ids: PublicIds, raw: str) -> int | None:
+    """The row id a commission's public id names (`com_` + 16 hex digits, the inverse of
+    the store's permutation), None for any other text: the endpoint answers 404 for it, as
+    for an id of another account."""
     if not _COMMISSION_ID.fullmatch(raw):
         return None
-    return int(raw[len("com_") :], 16)
+    return ids.commission_seq(raw)
 
 
 def _param_name(name: str) -> str | None:

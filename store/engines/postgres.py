@@ -49,6 +49,7 @@ import datetime as dt
 import functools
 import itertools
 import re
+import secrets
 import urllib.parse
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -56,6 +57,7 @@ from typing import Any, ClassVar, ParamSpec, TypeVar
 
 import asyncpg
 
+from store import publicids
 from store.base import (
     Conflict,
     OutcomeUnknown,
@@ -66,6 +68,7 @@ from store.base import (
     utc_now,
 )
 from store.core import SECRET_TABLES, Dialect, Op, Session, one_statement
+from store.publicids import PublicIds
 from store.schema import LATEST, runner
 
 T = TypeVar("T")
@@ -257,6 +260,15 @@ async def migrate(
         return await runner.apply(_Session(conn, clock, None), "postgres", upto)
 
 
+async def _load_ids(s: Session) -> PublicIds:
+    """The public ids of the store: its id key, made now if it has none (the first insert
+    of racing openers wins; each then reads the same key)."""
+    key = await publicids.stored_key(s)
+    if key is None:
+        key = await publicids.ensure_key(s, secrets.token_bytes(publicids.KEY_BYTES))
+    return PublicIds.from_key(key)
+
+
 # --- The store --------------------------------------------------------------------------
 
 
@@ -282,6 +294,14 @@ class PostgresStore:
         self._trace = trace  # sees every statement of the read paths (tests, debugging)
         self._pool: asyncpg.Pool | None = None
         self._closed = False
+        self._ids: PublicIds | None = None
+
+    @property
+    def ids(self) -> PublicIds:
+        """The store's public ids (store.publicids), its key read when it opened."""
+        if self._ids is None:
+            raise StoreUnavailable("the store is not open")
+        return self._ids
 
     @classmethod
     async def open(cls, database: str, **options: Any) -> PostgresStore:
@@ -306,6 +326,7 @@ class PostgresStore:
                 )
                 try:
                     await migrate(conn, self._clock)
+                    self._ids = await _load_ids(_Session(conn, self._clock, None))
                 finally:
                     await conn.close(timeout=self._timeout)
             async with asyncio.timeout(self._timeout):

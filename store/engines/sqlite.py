@@ -42,6 +42,7 @@ import asyncio
 import contextlib
 import datetime as dt
 import functools
+import secrets
 import sqlite3
 import threading
 import time
@@ -51,6 +52,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
+from store import publicids
 from store.base import (
     Conflict,
     StoreError,
@@ -61,6 +63,7 @@ from store.base import (
 )
 from store.core import SECRET_TABLES, Dialect, Op
 from store.privatefiles import touch_private
+from store.publicids import PublicIds
 from store.schema import LATEST, runner
 
 T = TypeVar("T")
@@ -158,6 +161,15 @@ def migrate(
         return int(current)
 
     return int(_run(conn, clock, runner.apply, ("sqlite", upto), {}, "IMMEDIATE", None))
+
+
+def _load_ids(conn: sqlite3.Connection, clock: Callable[[], dt.datetime]) -> PublicIds:
+    """The public ids of the store `conn` opens: its id key, made now if it has none."""
+    key = _run(conn, clock, publicids.stored_key, (), {}, None, None)
+    if key is None:
+        candidate = secrets.token_bytes(publicids.KEY_BYTES)
+        key = _run(conn, clock, publicids.ensure_key, (candidate,), {}, "IMMEDIATE", None)
+    return PublicIds.from_key(key)
 
 
 # --- The operations in a connection's thread ----------------------------------------------
@@ -294,6 +306,14 @@ class SqliteStore:
         self._closed = True  # refuses calls; False once started, True again once closing
         self._started = False
         self._shut_down = False
+        self._ids: PublicIds | None = None
+
+    @property
+    def ids(self) -> PublicIds:
+        """The store's public ids (store.publicids), its key read when it opened."""
+        if self._ids is None:
+            raise StoreUnavailable("the store is not open")
+        return self._ids
 
     @classmethod
     async def open(cls, path: Path, **options: Any) -> SqliteStore:
@@ -343,6 +363,7 @@ class SqliteStore:
             try:
                 self._enable_wal(conn)
                 migrate(conn, self._clock)
+                self._ids = _load_ids(conn, self._clock)
             finally:
                 conn.close()
         worker.conn = self._connect(read_only=read_only)

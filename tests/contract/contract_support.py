@@ -19,6 +19,7 @@ from support import sample
 from accounts import apikeys
 from edge.config import Config
 from store import accounts, open_store
+from store.core import Session
 
 
 def _key(name: str) -> str:
@@ -129,13 +130,31 @@ class LiveEdge:
         return self.server.base_url
 
 
+async def _set_id_key(s: Session, key: bytes) -> None:
+    await s.execute("UPDATE id_key SET key = ? WHERE id = 1", key)
+
+
+async def use_id_key(database: str, key: bytes) -> None:
+    """Make `key` the store's id key (store.publicids), so that its public ids are known in
+    advance (recorded examples); every store opened afterwards reads it."""
+    store = await open_store(database, writable=True, readers=1)
+    try:
+        await store.write(_set_id_key, key)
+    finally:
+        await store.close()
+
+
 @contextlib.contextmanager
-def live_edge(workdir: Path, commissions: int = 400) -> Iterator[LiveEdge]:
+def live_edge(
+    workdir: Path, commissions: int = 400, id_key: bytes | None = None
+) -> Iterator[LiveEdge]:
     from accounts.demo import seed_demo
     from edge.app import create_app
 
     config = live_config(workdir)
     built = build_sample(config.dist)
     key = seed_demo(config.database, config.resolved_secret(), n=commissions)
+    if id_key is not None:
+        asyncio.run(use_id_key(config.database, id_key))
     with serve_in_thread(create_app(config)) as server:
         yield LiveEdge(server=server, config=config, key=key, built=built)

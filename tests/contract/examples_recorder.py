@@ -24,10 +24,13 @@ from decimal import Decimal
 from typing import Any
 from urllib.parse import urlsplit
 
+from contract_support import use_id_key
+
 from accounts import apikeys
 from accounts.demo import DEMO_UID, seed_store
 from contract import examples as examples_file
 from store import accounts, open_store
+from store.publicids import PublicIds
 
 EXAMPLES = examples_file.PATH
 REFRESH_ENV = "REFRESH_EXAMPLES"
@@ -39,6 +42,10 @@ DEMO_COMMISSIONS = 60
 EXAMPLE_RANDOM = "Example0Demo0Key0Documentation00"
 EXAMPLE_KEY = apikeys.MARKER + EXAMPLE_RANDOM + apikeys.checksum(EXAMPLE_RANDOM)
 KEY_PLACEHOLDER = "<API key>"
+# A fixed id key (store.publicids) for the recording's store, so that its public ids do not
+# change from run to run; a real store makes a random one.
+EXAMPLE_ID_KEY = bytes.fromhex("6578616d706c652069642b6b6579206f6620746865207265636f7264696e6721")
+COMMISSION_ONE = PublicIds.from_key(EXAMPLE_ID_KEY).commission(1)
 DOCUMENT_ETAG = '"5f0c6b2a9d3e4f718a2b3c4d5e6f7a8b"'
 REQUEST_ID = "req_5f0c6b2a9d3e4f718a2b3c4d"
 # The test server's origin (its port changes) as the examples show it.
@@ -195,8 +202,8 @@ CASES: tuple[Case, ...] = (
         "The account store cannot be read",
         state="store_down",
     ),
-    Case("getCommission", 200, "/v1/commissions/com_0000000000000001", "One commission"),
-    Case("getCommission", 401, "/v1/commissions/com_0000000000000001", "No key", key="none"),
+    Case("getCommission", 200, f"/v1/commissions/{COMMISSION_ONE}", "One commission"),
+    Case("getCommission", 401, f"/v1/commissions/{COMMISSION_ONE}", "No key", key="none"),
     Case(
         "getCommission",
         404,
@@ -206,7 +213,7 @@ CASES: tuple[Case, ...] = (
     Case(
         "getCommission",
         429,
-        "/v1/commissions/com_0000000000000001",
+        f"/v1/commissions/{COMMISSION_ONE}",
         "Over the rate limit",
         key="free",
         state="limited",
@@ -214,7 +221,7 @@ CASES: tuple[Case, ...] = (
     Case(
         "getCommission",
         503,
-        "/v1/commissions/com_0000000000000001",
+        f"/v1/commissions/{COMMISSION_ONE}",
         "The account store cannot be read",
         state="store_down",
     ),
@@ -255,7 +262,9 @@ CASES: tuple[Case, ...] = (
 
 
 async def seed(database: str, secret: bytes) -> None:
-    """The demo account, seeded on DEMO_DAY, with EXAMPLE_KEY as one of its keys."""
+    """The demo account, seeded on DEMO_DAY, with EXAMPLE_KEY as one of its keys; the
+    store's id key is EXAMPLE_ID_KEY (read by every store opened afterwards)."""
+    await use_id_key(database, EXAMPLE_ID_KEY)
     store = await open_store(database, writable=True, readers=1)
     try:
         await seed_store(store, secret, DEMO_COMMISSIONS, now=DEMO_DAY)

@@ -64,7 +64,7 @@ async def answer(client, path: str, key: str | None):
         ("/v1/programs/academie-du-code", "/v1/programs/{slug}"),
         ("/v1/me", "/v1/me"),
         ("/v1/commissions", "/v1/commissions"),
-        ("/v1/commissions/com_0000000000000001", "/v1/commissions/{id}"),
+        ("/v1/commissions/com_3c9e0a57d1b84f26", "/v1/commissions/{id}"),
     ],
 )
 async def test_401_429_answers_are_documented(edge_client, path, template):
@@ -99,7 +99,7 @@ async def test_a_suspended_account_gets_403_on_me_and_401_elsewhere(edge_client)
         ("/v1/programs", "/v1/programs"),
         ("/v1/programs/x", "/v1/programs/{slug}"),
         ("/v1/commissions", "/v1/commissions"),
-        ("/v1/commissions/com_0000000000000001", "/v1/commissions/{id}"),
+        ("/v1/commissions/com_3c9e0a57d1b84f26", "/v1/commissions/{id}"),
     ]:
         status, headers, body = await answer(client, path, SUSPENDED_KEY)
         assert status == 401 and orjson.loads(body)["code"] == "invalid_api_key"

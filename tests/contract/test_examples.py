@@ -26,6 +26,7 @@ import pytest
 from contract_support import FREE_KEY, SUSPENDED_KEY, LiveEdge, live_edge, make_accounts
 from examples_recorder import (
     CASES,
+    EXAMPLE_ID_KEY,
     EXAMPLE_KEY,
     EXAMPLES,
     REFRESH_ENV,
@@ -150,7 +151,7 @@ def test_cases_are_unique():
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveEdge]:
-    with live_edge(tmp_path_factory.mktemp("snippets")) as edge:
+    with live_edge(tmp_path_factory.mktemp("snippets"), id_key=EXAMPLE_ID_KEY) as edge:
         yield edge
 
 

@@ -4,6 +4,7 @@ write records none; pages, type filter, retention horizon and pruning."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import io
 from pathlib import Path
@@ -55,14 +56,20 @@ async def events_store(database: str):
         await store.close()
 
 
-async def feed(store: AccountStore, uid: str = UID, **options) -> list[EventRow]:
+async def feed(
+    store: AccountStore, uid: str = UID, *, raw: bool = False, **options
+) -> list[EventRow]:
     query = EventQuery(uid, limit=100, since=options.pop("since", "0000"), **options)
-    return await store.read(account_events, query)
+    rows = await store.read(account_events, query)
+    if raw:
+        return rows
+    # As the feed sends them: the commission's public id in `data` (PublicIds.event_data).
+    return [dataclasses.replace(r, data=store.ids.event_data(r.data)) for r in rows]
 
 
 async def rows_by_id(store: AccountStore, uid: str = UID) -> dict[str, dict]:
     rows = await store.read(commissions.page, CommissionQuery(uid, limit=100))
-    return {r.external_id: orjson.loads(orjson.dumps(commission_json(r))) for r in rows}
+    return {r.external_id: orjson.loads(orjson.dumps(commission_json(store.ids, r))) for r in rows}
 
 
 def data(event: EventRow) -> dict:
@@ -84,7 +91,9 @@ async def test_new_rows_are_created_events_whose_data_is_the_listed_commission(e
     for event in events:
         shown = data(event)
         # Byte for byte what GET /v1/commissions sends for the row.
-        assert event.data.encode() == orjson.dumps(commission_json(stored[shown["externalId"]]))
+        assert event.data.encode() == orjson.dumps(
+            commission_json(store.ids, stored[shown["externalId"]])
+        )
         assert shown == listed[shown["externalId"]]
         check_resource(shown, BY_NAME[EVENT_DATA[event.type]])
     assert events[0].seq < events[1].seq
@@ -303,7 +312,7 @@ async def test_pages_resume_after_the_last_event_and_filter_by_type(events_store
     await store.write(commissions.upsert, UID, "awin", [commission(f"C{n}") for n in range(5)])
     await store.write(connections.record_outcome, UID, "awin", "error", ("network_down", "down"))
     await store.write(commissions.upsert, UID, "awin", [commission("C0", status="approved")])
-    everything = await feed(store)
+    everything = await feed(store, raw=True)
     assert len(everything) == 7
     first = await store.read(account_events, EventQuery(UID, 3, "0000"))
     rest = await store.read(account_events, EventQuery(UID, 100, "0000", after=first[-1].seq))
@@ -319,7 +328,7 @@ async def test_a_type_filter_reads_a_bounded_stretch_of_the_feed(events_store):
     await store.write(connections.connect, UID, "awin", b"sealed")
     await store.write(commissions.upsert, UID, "awin", [commission(f"C{n}") for n in range(12)])
     await store.write(connections.record_outcome, UID, "awin", "error", ("network_down", "down"))
-    everything = await feed(store)
+    everything = await feed(store, raw=True)
     wanted = ("connection.sync_failed",)
     # Scanning 5 events a page: two pages find nothing and say how far they read.
     pages, after = [], None
@@ -409,7 +418,7 @@ async def test_any_text_is_escaped_as_the_api_escapes_it(events_store, text):
     await store.write(insert)
     (event,) = await feed(store)
     (row,) = await store.read(commissions.page, CommissionQuery(UID, limit=1))
-    assert event.data.encode() == orjson.dumps(commission_json(row))
+    assert event.data.encode() == orjson.dumps(commission_json(store.ids, row))
     assert data(event)["subId"] == text
 
 
@@ -440,7 +449,9 @@ async def test_both_stores_write_the_same_events(tmp_path: Path, pg_url: str):
             )
             clock.advance(10)
             await store.write(connections.record_outcome, UID, "awin", "ok", None)
-            results.append([(e.type, e.occurred_at, e.data) for e in await feed(store)])
+            # The bytes the databases wrote (each store's own key then translates them).
+            events = await feed(store, raw=True)
+            results.append([(e.type, e.occurred_at, e.data) for e in events])
         finally:
             await store.close()
     sqlite_events, pg_events = results

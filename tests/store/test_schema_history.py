@@ -34,6 +34,7 @@ SHIPPED = {
     5: {"sqlite": "f897a45f2e21a192", "postgres": "738a0579b29a3ddf"},
     6: {"sqlite": "15ae93ecf0bf114f", "postgres": "e39064d5e51c5280"},
     7: {"sqlite": "7ceed40f161cbba0", "postgres": "7fe3c864fd27023d"},
+    8: {"sqlite": "298790affd5ca5b3", "postgres": "0a7c82be6a3876c3"},
 }
 
 

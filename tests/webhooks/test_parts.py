@@ -22,10 +22,10 @@ KEYRING = Keyring((b"parts-secret-" + b"p" * 40,))
 
 
 def test_the_body_keeps_the_database_json_byte_for_byte():
-    body = signing.event_body("evt_00000000000000ff", "commission.created", "2026-03-01T10:00:00Z",
+    body = signing.event_body("evt_9b2d47e0c1a6f853", "commission.created", "2026-03-01T10:00:00Z",
                               '{"amount":10.10,"n":null}')  # fmt: skip
     assert body == (
-        b'{"id":"evt_00000000000000ff","type":"commission.created",'
+        b'{"id":"evt_9b2d47e0c1a6f853","type":"commission.created",'
         b'"occurredAt":"2026-03-01T10:00:00Z","data":{"amount":10.10,"n":null}}'
     )
 

@@ -79,7 +79,7 @@ def worker(
 
 
 async def deliveries(store: AccountStore, uid: str) -> list[DeliveryView]:
-    return await store.read(recent_deliveries, uid, 10_000)
+    return await store.read(recent_deliveries, uid, 10_000, store.ids)
 
 
 async def state(store: AccountStore, uid: str) -> EndpointView:

@@ -85,43 +85,58 @@ def forge(
         # Signed with the right secret (a leaked one, a bug): still a 400, never the
         # OverflowError of the SQLite binding as a 500.
         ("row id 2**63", "not one this API issued"),
-        ("row id 2**64-1", "not one this API issued"),
+        ("public id of row 0", "not one this API issued"),
+        # A position is the last row's public id, never its row id.
+        ("raw row id", "not one this API issued"),
+        ("event id", "not one this API issued"),
         # Bound to its account: a directory cursor or another account's is refused.
         ("no account", "another account"),
         ("other account", "another account"),
     ],
 )
-async def test_foreign_and_forged_cursors(edge_client, seeded, account_config, case, message):
+async def test_foreign_and_forged_cursors(
+    edge_client, seeded, admin_store, account_config, case, message
+):
     secret = account_config.secret_key.encode()
+    five = admin_store.ids.commission(5)
     filters = {"network": "awin", "status": None, "from": None, "to": None}
     ours = seeded.uid
 
     def forged(*args: object, account: str | None = ours) -> str:
         return forge(*args, account)  # type: ignore[arg-type]
 
-    good = forged(secret, "commissions", filters, ["2026-01-01T00:00:00Z", 5])
+    good = forged(secret, "commissions", filters, ["2026-01-01T00:00:00Z", five])
     token = {
         "no account": forged(
-            secret, "commissions", filters, ["2026-01-01T00:00:00Z", 5], account=None
+            secret, "commissions", filters, ["2026-01-01T00:00:00Z", five], account=None
         ),
         "other account": forged(
             secret,
             "commissions",
             filters,
-            ["2026-01-01T00:00:00Z", 5],
+            ["2026-01-01T00:00:00Z", five],
             account="acc_someoneelse00000",
         ),
         "tampered": good[:-2] + ("AA" if not good.endswith("AA") else "BB"),
         "other filters": forged(
-            secret, "commissions", {**filters, "network": "cj"}, ["2026-01-01T00:00:00Z", 5]
+            secret, "commissions", {**filters, "network": "cj"}, ["2026-01-01T00:00:00Z", five]
         ),
         "other endpoint": forged(secret, "programs", filters, [90, "some-slug"]),
-        "other secret": forged(b"z" * 40, "commissions", filters, ["2026-01-01T00:00:00Z", 5]),
+        "other secret": forged(b"z" * 40, "commissions", filters, ["2026-01-01T00:00:00Z", five]),
         "bad position": forged(secret, "commissions", filters, ["yesterday", 5]),
         "bool position": forged(secret, "commissions", filters, ["2026-01-01T00:00:00Z", True]),
-        "row id 2**63": forged(secret, "commissions", filters, ["2026-01-01T00:00:00Z", 2**63]),
-        "row id 2**64-1": forged(
-            secret, "commissions", filters, ["2026-01-01T00:00:00Z", 2**64 - 1]
+        "row id 2**63": forged(
+            secret,
+            "commissions",
+            filters,
+            ["2026-01-01T00:00:00Z", admin_store.ids.commission(2**63)],
+        ),
+        "public id of row 0": forged(
+            secret, "commissions", filters, ["2026-01-01T00:00:00Z", admin_store.ids.commission(0)]
+        ),
+        "raw row id": forged(secret, "commissions", filters, ["2026-01-01T00:00:00Z", 5]),
+        "event id": forged(
+            secret, "commissions", filters, ["2026-01-01T00:00:00Z", admin_store.ids.event(5)]
         ),
     }[case]
     client = await edge_client()

@@ -14,7 +14,7 @@ from accounts.crypto import encrypt_credentials
 from contract.endpoints import COMMISSION
 from contract.resources import ACCOUNT, COMMISSION_DETAIL
 from store import commissions, connections, open_store
-from store.base import NewCommission, commission_id
+from store.base import NewCommission
 
 
 @pytest.fixture
@@ -103,11 +103,11 @@ async def test_every_other_id_is_404_alike(which, edge_client, admin_store):
     theirs = (await listed(client, other))["X"]["id"]
     ids = {
         "another account's": theirs,
-        "unknown": commission_id(10**9),
+        "unknown": admin_store.ids.commission(10**9),
         "malformed": "com_123",
         "upper case": theirs.upper().replace("COM_", "com_"),
         "past any row": "com_ffffffffffffffff",
-        "zero": commission_id(0),
+        "zero": admin_store.ids.commission(0),
     }
     resp = await client.get(f"/v1/commissions/{ids[which]}", headers=mine.auth)
     body = await assert_api_error(resp, 404, "not_found")

@@ -16,7 +16,7 @@ from yarl import URL
 from contract.resources import COMMISSION, PAGE_INFO
 from contract.vocabulary import COMMISSION_STATUSES
 from store import AccountStore, commissions, connections, open_store
-from store.base import NewCommission, commission_id
+from store.base import NewCommission
 
 NETWORKS = ("awin", "cj", "impact")
 CURRENCIES = ("EUR", "GBP", "USD", "CHF")
@@ -71,8 +71,9 @@ async def insert(store: AccountStore, uid: str, rows: list[Inserted]) -> None:
         )
 
 
-async def seqs(store: AccountStore, uid: str) -> dict[tuple[str, str], int]:
-    """(network, externalId) -> stored sequence number, read straight from the table."""
+async def seqs(store: AccountStore, uid: str) -> dict[tuple[str, str], tuple[int, str]]:
+    """(network, externalId) -> stored sequence number, read straight from the table, and
+    the public id the store makes of it."""
 
     rows = await read_all(
         store,
@@ -80,11 +81,13 @@ async def seqs(store: AccountStore, uid: str) -> dict[tuple[str, str], int]:
         "ON a.id = c.account_id WHERE a.uid = ?",
         uid,
     )
-    return {(n, e): i for n, e, i in rows}
+    return {(n, e): (i, store.ids.commission(i)) for n, e, i in rows}
 
 
-def reference(rows: list[Inserted], ids: dict[tuple[str, str], int], **filters) -> list[str]:
-    """Brute force: filter in Python, sort by (transactedAt, id) descending."""
+def reference(
+    rows: list[Inserted], ids: dict[tuple[str, str], tuple[int, str]], **filters
+) -> list[str]:
+    """Brute force: filter in Python, sort by (transactedAt, row id) descending."""
     kept = []
     for r in rows:
         day = r.row.transacted_at[:10]
@@ -96,9 +99,9 @@ def reference(rows: list[Inserted], ids: dict[tuple[str, str], int], **filters) 
             continue
         if filters.get("to") and day > filters["to"]:
             continue
-        kept.append((r.row.transacted_at, ids[(r.network, r.row.external_id)]))
+        kept.append((r.row.transacted_at, *ids[(r.network, r.row.external_id)]))
     kept.sort(reverse=True)
-    return [commission_id(seq) for _, seq in kept]
+    return [public for _, _, public in kept]
 
 
 async def walk(client, auth, params: dict[str, str], limit: int) -> list[str]:
@@ -196,7 +199,7 @@ async def test_rows_inserted_mid_walk_cause_no_duplicate_or_gap(edge_client, adm
     assert len(seen) == len(set(seen)), "a row was returned twice"
     original = set(expected)
     assert [i for i in seen if i in original] == expected  # every original, once, in order
-    inserted = {commission_id(s) for s in (await seqs(admin_store, owner.uid)).values()} - original
+    inserted = {public for _, public in (await seqs(admin_store, owner.uid)).values()} - original
     assert len(inserted) == 240
     assert set(seen) - original <= inserted  # anything else seen is one of the new rows
     assert len(set(seen) & inserted) >= 60  # at least the rows newer than page 2's cursor

@@ -14,7 +14,7 @@ from edge import appkeys
 KEYED = [
     pytest.param(COMMISSION_SUMMARY, "/v1/commissions/summary", 200, id="summary"),
     pytest.param(EVENTS, "/v1/events", 200, id="events"),
-    pytest.param(COMMISSION, "/v1/commissions/com_0000000000000001", 404, id="commission"),
+    pytest.param(COMMISSION, "/v1/commissions/com_3c9e0a57d1b84f26", 404, id="commission"),
 ]
 
 
