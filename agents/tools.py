@@ -43,8 +43,10 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Published affiliate programmes matching the arguments: `q` (words that must begin "
         "words of the name, pitch, site or commission; any case, accents optional) and the "
         "filters, in the order `sort` names (highest score first by default). Answers the "
-        "API's page: `data` (the programmes) and `page` (`hasMore`, `nextCursor`). For the "
-        "next page, call again with the same filters and `cursor` set to `page.nextCursor`.",
+        "API's page: `data` (the programmes, compact: what lists them, without the score's "
+        "breakdown and the terms' evidence, which get_program gives) and `page` (`hasMore`, "
+        "`nextCursor`). For the next page, call again with the same filters and `cursor` set "
+        "to `page.nextCursor`.",
         e.PROGRAMS,
         reads_account=False,
     ),
@@ -62,7 +64,9 @@ TOOLS: tuple[ToolSpec, ...] = (
         "get_program",
         "Fetch one affiliate programme",
         "One published programme by its slug (as listed by search_programs): its terms, "
-        "markets, score and signup URL. An unknown slug answers the error `not_found`.",
+        "markets, score and signup URL, and what explains them: the score's breakdown by "
+        "component, the formula's version, the page stating the terms and when they were "
+        "last checked. An unknown slug answers the error `not_found`.",
         e.PROGRAM,
         reads_account=False,
     ),

@@ -18,7 +18,7 @@ from catalog import scoring
 from catalog.cache import output_digest
 from catalog.model import Existing, Listing, Program, program_of
 from contract import openapi, searchindex, shardformat
-from contract.resources import PROGRAM
+from contract.resources import COMMISSION_TERMS, PROGRAM, compact, complete
 from contract.vocabulary import SCORE_VERSION
 
 OPENAPI = "openapi.json"
@@ -50,6 +50,8 @@ def listing_of(record: Mapping[str, Any], reference: str) -> Listing:
     scored = scoring.scored(record, reference)
     full = dict(
         record,
+        # The row carries the terms as answers do: the members that do not apply left out.
+        commissionTerms=compact(record["commissionTerms"], COMMISSION_TERMS),
         stale=scored.stale,
         scoreVersion=SCORE_VERSION,
         scoreBreakdown=scored.breakdown,
@@ -76,6 +78,7 @@ def rescored(listing: Listing, reference: str) -> Listing:
         return listing
     record = orjson.loads(listing.row)
     record["markets"] = tuple(record["markets"])
+    record["commissionTerms"] = complete(record["commissionTerms"], COMMISSION_TERMS)
     return listing_of(record, reference)
 
 

@@ -148,12 +148,24 @@ SORT = Param(
     example=searchindex.NAME,
 )
 DIRECTORY_FILTERS = CATEGORICAL_FILTERS + SEARCH_FILTERS
+# What a list row leaves out unless asked: the members that explain a programme rather than
+# list it (contract.resources, `detail`). One value names them all, after the largest.
+SCORE_BREAKDOWN = "scoreBreakdown"
+INCLUDE = Param(
+    "include",
+    "enum",
+    "scoreBreakdown: each row with the members that explain it, as /v1/programs/{slug} "
+    "answers it (scoreBreakdown, scoreVersion, evidence, lastVerifiedAt). Without it, a "
+    "row has the members that list it.",
+    enum=(SCORE_BREAKDOWN,),
+    example=SCORE_BREAKDOWN,
+)
 
 PROGRAMS = Endpoint(
     name="programs",
     path="/v1/programs",
     summary="List published programmes, highest score first unless `sort` says otherwise.",
-    params=(*DIRECTORY_FILTERS, SORT, LIMIT, CURSOR),
+    params=(*DIRECTORY_FILTERS, SORT, INCLUDE, LIMIT, CURSOR),
     statuses=(400, 401, 429, 503),
     resource="Program",
     is_list=True,

@@ -168,6 +168,10 @@ def field_schema(f: Field) -> dict[str, Any]:
             if "enum" in schema:
                 schema["enum"] = [*schema["enum"], None]
     schema["description"] = f.description
+    if f.detail:
+        schema["description"] += (
+            " On the by-slug answer; in a list only with `include=scoreBreakdown`."
+        )
     return schema
 
 
@@ -198,7 +202,8 @@ def open_field_schema(f: Field) -> dict[str, Any]:
 
 
 def resource_schema(resource: Resource) -> dict[str, Any]:
-    """An object with every member required (the spec: all fields are always present)."""
+    """An object whose members are required but those omitted when empty and the details
+    a list leaves out (the spec's fields are always present)."""
     return {
         "type": "object",
         "description": resource.description,
@@ -208,7 +213,7 @@ def resource_schema(resource: Resource) -> dict[str, Any]:
             else field_schema(f)
             for f in resource.fields
         },
-        "required": list(resource.names),
+        "required": list(resource.always),
         # Open: a member added in a later version must not break a client's generated
         # models. The tests still refuse any member the spec does not list.
     }
@@ -390,7 +395,8 @@ def _header(name: str, required: bool = False) -> dict[str, Any]:
 
 HEADERS: dict[str, dict[str, Any]] = {
     "X-Request-Id": {
-        "description": "Identifier of this request; equals `requestId` in error bodies.",
+        "description": "Identifier of this request; equals `requestId` in error bodies. "
+        "Not on a public answer (a directory 200 or 304 without a key).",
         "schema": {"type": "string", "pattern": REQUEST_ID_PATTERN},
     },
     rl.LIMIT: {
@@ -429,7 +435,9 @@ HEADERS: dict[str, dict[str, Any]] = {
         "schema": {"type": "string"},
     },
     "Link": {
-        "description": 'The next page\'s full URL, as `<URL>; rel="next"`, when there is one.',
+        "description": 'The next page\'s URL, as `<URL>; rel="next"`, when there is one: '
+        "absolute under the server's public URL when it has one, else relative to the "
+        "request's URL.",
         "schema": {"type": "string"},
     },
     "WWW-Authenticate": {
@@ -457,10 +465,14 @@ def error_codes(endpoint: Endpoint, status: int) -> list[str]:
 
 
 def _headers(endpoint: Endpoint, status: int) -> dict[str, Any]:
-    headers = {"X-Request-Id": _header("X-Request-Id", required=True)}
+    # A public answer (a 200 or 304 of the directory without a key, of this document) is
+    # replayed by shared caches to everyone: it carries neither the request id nor the
+    # limits (edge.http.publiccache).
+    per_client = not ((endpoint.anonymous or endpoint.public) and status in (200, 304))
+    headers = {"X-Request-Id": _header("X-Request-Id", required=per_client)}
     if not endpoint.public and status != 401:
         for name in RATE_HEADERS:
-            headers[name] = _header(name, required=status in RATE_COUNTED)
+            headers[name] = _header(name, required=per_client and status in RATE_COUNTED)
     if status in (429, 503):
         headers["Retry-After"] = _header("Retry-After", required=True)
     if status == 401:

@@ -6,7 +6,9 @@ these tables and the tests check responses against them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from contract import vocabulary as v
 
@@ -48,6 +50,13 @@ class Field:
     max_length: int | None = None
     # Resource names, for an object that is one of them (which one, its description says).
     any_of: tuple[str, ...] | None = None
+    # Left out of an answer when empty (null, false or []), not spelled out: the typed terms'
+    # members that do not apply to a mode (docs/spec/api-decisions.md, "Programmes").
+    omitted_when_empty: bool = False
+    # Explains rather than lists: on /v1/programs/{slug}, on a list only when asked
+    # (`include=scoreBreakdown`). Such members are the resource's last ones, so a list row is
+    # the whole row cut before the first of them (contract.shardformat).
+    detail: bool = False
 
 
 @dataclass(frozen=True)
@@ -59,6 +68,17 @@ class Resource:
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(f.name for f in self.fields)
+
+    @property
+    def always(self) -> tuple[str, ...]:
+        """The members every answer has: not those omitted when empty, nor the details a
+        list leaves out unless asked."""
+        return tuple(f.name for f in self.fields if not (f.omitted_when_empty or f.detail))
+
+    @property
+    def listed(self) -> tuple[str, ...]:
+        """The members a list row has unless asked for the details (`detail`)."""
+        return tuple(f.name for f in self.fields if not f.detail)
 
     def field(self, name: str) -> Field:
         return next(f for f in self.fields if f.name == name)
@@ -127,28 +147,31 @@ PROGRAM = Resource(
             maximum=v.HOLDBACK_DAYS_MAX,
         ),
         F(
-            "evidence",
-            "string",
-            "The advertiser's public page that states these terms (never the homepage).",
-            format="uri",
-        ),
-        F(
-            "lastVerifiedAt",
-            "string",
-            "ISO 8601 timestamp of the last check of the terms against `evidence`.",
-            format="date-time",
-        ),
-        F(
             "stale",
             "boolean",
             f"True when the terms were last verified more than {v.STALE_AFTER_DAYS} days before "
             "the build's reference day (the newest `lastVerifiedAt` of the directory).",
         ),
         F(
+            "evidence",
+            "string",
+            "The advertiser's public page that states these terms (never the homepage).",
+            format="uri",
+            detail=True,
+        ),
+        F(
+            "lastVerifiedAt",
+            "string",
+            "ISO 8601 timestamp of the last check of the terms against `evidence`.",
+            format="date-time",
+            detail=True,
+        ),
+        F(
             "scoreVersion",
             "integer",
             "Version of the scoring formula that computed `score` (docs/scoring.md).",
             minimum=1,
+            detail=True,
         ),
         F(
             "scoreBreakdown",
@@ -156,6 +179,7 @@ PROGRAM = Resource(
             "The score's components, in a fixed order; their points add up to `score` and "
             "their weights to 100.",
             items="ScoreComponent",
+            detail=True,
         ),
     ),
 )
@@ -163,52 +187,59 @@ PROGRAM = Resource(
 COMMISSION_TERMS = Resource(
     "CommissionTerms",
     "A programme's commission, typed. Amounts are in the currency their unit names, never "
-    "converted.",
+    "converted. A member that does not apply is absent (never null, false or empty).",
     (
         F("mode", "string", "How the commission is computed.", enum=v.COMMISSION_MODES),
         F(
             "value",
             "number",
-            "percentage or flat: the rate, the lower bound when the page states a range; null "
-            "when the page states only a maximum, and for tiered and hybrid terms.",
-            nullable=True,
+            "percentage or flat: the rate, the lower bound when the page states a range; "
+            "absent when the page states only a maximum, and for tiered and hybrid terms.",
             minimum=0,
+            omitted_when_empty=True,
         ),
         F(
             "upTo",
             "number",
-            "percentage or flat: the upper bound of a stated range or maximum; null otherwise.",
-            nullable=True,
+            "percentage or flat: the upper bound of a stated range or maximum; absent otherwise.",
             minimum=0,
+            omitted_when_empty=True,
         ),
         F(
             "unit",
             "string",
-            "`percent`, or the ISO 4217 currency of an amount; null for hybrid terms, whose "
+            "`percent`, or the ISO 4217 currency of an amount; absent for hybrid terms, whose "
             "parts carry their own units.",
-            nullable=True,
             pattern=v.RATE_UNIT_PATTERN,
+            omitted_when_empty=True,
         ),
         F(
             "durationMonths",
             "integer",
-            "Months a recurring commission is paid for; null when lifetime or not stated.",
-            nullable=True,
+            "Months a recurring commission is paid for; absent when lifetime or not stated.",
             minimum=1,
             maximum=v.DURATION_MONTHS_MAX,
+            omitted_when_empty=True,
         ),
-        F("lifetime", "boolean", "True when a recurring commission is paid for life."),
+        F(
+            "lifetime",
+            "boolean",
+            "true when a recurring commission is paid for life; absent otherwise.",
+            omitted_when_empty=True,
+        ),
         F(
             "tiers",
             "array",
-            "tiered: the rates by volume, ascending; empty otherwise.",
+            "tiered: the rates by volume, ascending; absent otherwise.",
             items="CommissionTier",
+            omitted_when_empty=True,
         ),
         F(
             "parts",
             "array",
-            "hybrid: the rates paid together (an amount and a share); empty otherwise.",
+            "hybrid: the rates paid together (an amount and a share); absent otherwise.",
             items="CommissionPart",
+            omitted_when_empty=True,
         ),
     ),
 )
@@ -234,16 +265,16 @@ COMMISSION_PART = Resource(
         F(
             "value",
             "number",
-            "The rate, the lower bound of a range; null when only a maximum is stated.",
-            nullable=True,
+            "The rate, the lower bound of a range; absent when only a maximum is stated.",
             minimum=0,
+            omitted_when_empty=True,
         ),
         F(
             "upTo",
             "number",
-            "The upper bound of a range; null otherwise.",
-            nullable=True,
+            "The upper bound of a range; absent otherwise.",
             minimum=0,
+            omitted_when_empty=True,
         ),
         F(
             "unit",
@@ -728,3 +759,47 @@ RESOURCES: tuple[Resource, ...] = (
     PROGRAM_FACETS,
 )
 BY_NAME: dict[str, Resource] = {r.name: r for r in RESOURCES}
+
+
+def _empty(field: Field) -> object:
+    """What an omitted member stands for."""
+    if field.type == "array":
+        return []
+    if field.type == "boolean":
+        return False
+    return None
+
+
+def _is_empty(value: object) -> bool:
+    # Not `value in (None, False, [])`: 0 == False, and a rate of 0 is a value.
+    return value is None or value is False or (isinstance(value, list) and not value)
+
+
+def compact(value: Mapping[str, Any], resource: Resource) -> dict[str, Any]:
+    """`value` as answers carry it: the members `resource` omits when empty left out (and
+    the same within its items that are resources)."""
+    out: dict[str, Any] = {}
+    for field in resource.fields:
+        if field.name not in value:
+            continue
+        member = value[field.name]
+        if field.omitted_when_empty and _is_empty(member):
+            continue
+        if field.items in BY_NAME and isinstance(member, list):
+            member = [compact(item, BY_NAME[field.items]) for item in member]
+        out[field.name] = member
+    return out
+
+
+def complete(value: Mapping[str, Any], resource: Resource) -> dict[str, Any]:
+    """`value` with every member of `resource`, an omitted one as its empty value (null,
+    false or []): what `compact` left out, put back."""
+    out: dict[str, Any] = {}
+    for field in resource.fields:
+        member = (
+            value.get(field.name, _empty(field)) if field.omitted_when_empty else value[field.name]
+        )
+        if field.items in BY_NAME and isinstance(member, list):
+            member = [complete(item, BY_NAME[field.items]) for item in member]
+        out[field.name] = member
+    return out

@@ -1,6 +1,6 @@
 """The on-disk format of the directory in dist/: written by the build, read by the edge.
 
-Format version 3. Layout (all paths relative to the dist root):
+Format version 4. Layout (all paths relative to the dist root):
 
 - `manifest.json`: the only entry point. Format version, build id, counts, page size and
   the shard index `{combo key: [row count, byte offset, byte length]}` (see below). Written
@@ -11,7 +11,9 @@ Format version 3. Layout (all paths relative to the dist root):
   (`contract.resources.PROGRAM`), the members the build computes included: `score`,
   `scoreVersion`, `scoreBreakdown` and `stale`, all counted against the build's reference
   day (the newest `lastVerifiedAt` of the rows, docs/scoring.md), so that a build stays a
-  pure function of its content. The edge serves rows as they are, never re-deriving them.
+  pure function of its content. The members that explain a programme (`detail`) are its
+  last: a list row is the row's bytes before them (`list_head`), closed, so the edge serves
+  both from the one copy of the rows, never re-deriving them.
 - `api/keys.json`: `{"buildId", "scores": [...], "slugs": [...]}` by rank: the sort keys the
   edge needs to seek a cursor or a minScore cut without parsing rows.
 - `api/shards.jsonl`: the ranks of the rows matching each combination of the categorical
@@ -52,9 +54,10 @@ from dataclasses import dataclass
 import orjson
 
 from contract import searchindex
+from contract.resources import PROGRAM
 from contract.searchindex import SearchIndex
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 PAGE_SIZE = 1000
 ANY = "any"
 
@@ -65,6 +68,11 @@ SHARDS = "api/shards.jsonl"
 SEARCH = searchindex.PATH
 BINARY = searchindex.BINARY
 PROGRAMS_DIR = "api/programs"
+
+# A list row is its row cut before the first member that explains rather than lists
+# (`detail` in contract.resources: the Programme's last members), then closed. Inside a
+# JSON string a quote is always escaped, so these bytes only ever start that member.
+DETAIL_START = b',"' + next(f.name for f in PROGRAM.fields if f.detail).encode() + b'":'
 
 # (vertical, model, market, recurring); None means "any".
 Combo = tuple[str | None, str | None, str | None, bool | None]
@@ -110,6 +118,15 @@ def encode_rows(rows: Sequence[bytes]) -> bytes:
     """`api/rows.jsonl`: one row a line, in rank order."""
     # One join and one copy: a join over `row + b"\n"` made 17,000 temporary rows first.
     return b"\n".join(rows) + b"\n" if rows else b""
+
+
+def list_head(row: bytes | memoryview) -> bytes | memoryview:
+    """The row's bytes before its first detail member: a list row once followed by `}`
+    (a slice of `row`, a view of it when it is one). FormatError when it has none."""
+    cut = bytes(row).find(DETAIL_START)
+    if cut < 0:
+        raise FormatError(f"a row has no {DETAIL_START.decode()!r} member")
+    return row[:cut]
 
 
 def encode_document(row: bytes | memoryview) -> bytes:

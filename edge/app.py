@@ -16,7 +16,6 @@ from edge.config import Config
 from edge.handlers import account, events, health, openapi, programs, static
 from edge.http import cors, security
 from edge.http.errors import error_middleware
-from edge.http.publiccache import public_cache_middleware
 from edge.http.ratelimit import rate_limit_middleware
 from edge.http.requestid import request_id_middleware
 from edge.lifecycle import CONTEXTS, metrics_context, store_context, store_metrics_context
@@ -34,7 +33,6 @@ def create_app(config: Config) -> web.Application:
         error_middleware,
         auth_middleware,
         rate_limit_middleware,
-        public_cache_middleware,
     ]
     if config.serve_site:
         middlewares.append(static.site_middleware)

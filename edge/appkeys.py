@@ -15,6 +15,7 @@ from aiohttp import web
 from accounts.keyring import Keyring
 from edge.auth.failures import AuthFailures
 from edge.auth.principal import Authenticator, Principal
+from edge.auth.public import PublicCallers
 from edge.config import Config
 from edge.directory.pages import DirectoryState
 from edge.http.limiter import Limiter, RateState
@@ -26,6 +27,7 @@ SECRET = web.AppKey("secret", Keyring)  # the current secret signs; all configur
 STORE = web.AppKey("store", AccountStore)
 AUTHENTICATOR = web.AppKey("authenticator", Authenticator)  # API key -> Principal
 AUTH_FAILURES = web.AppKey("auth_failures", AuthFailures)  # refused keys per client address
+PUBLIC_CALLERS = web.AppKey("public_callers", PublicCallers)  # keyless callers by address
 DIRECTORY = web.AppKey("directory", DirectoryState)  # the loaded build, swapped whole
 LIMITER = web.AppKey("limiter", Limiter)  # per-key limiter (memory or Redis)
 METRICS = web.AppKey("metrics", Metrics)  # this app's registry, when --metrics-port is set

@@ -23,6 +23,7 @@ from aiohttp import web
 from edge import appkeys
 from edge.auth.authenticator import CachedAuthenticator
 from edge.auth.failures import AuthFailures
+from edge.auth.public import PublicCallers
 from edge.directory.pages import DirectoryState, add_sighup
 from edge.http.limiter import MemoryLimiter
 from edge.metrics import CountingStore, serve_metrics
@@ -69,8 +70,8 @@ async def store_context(app: web.Application) -> AsyncIterator[None]:
 
 
 async def authenticator_context(app: web.Application) -> AsyncIterator[None]:
-    """The key cache over the store, and the count of refused keys per client address
-    (`appkeys.AUTH_CLOCK` as their clock when set)."""
+    """The key cache over the store, the count of refused keys per client address
+    (`appkeys.AUTH_CLOCK` as their clock when set) and the public's principals."""
     config = app[appkeys.CONFIG]
     clock = app.get(appkeys.AUTH_CLOCK, time.monotonic)
     app[appkeys.AUTHENTICATOR] = CachedAuthenticator(
@@ -82,6 +83,7 @@ async def authenticator_context(app: web.Application) -> AsyncIterator[None]:
     app[appkeys.AUTH_FAILURES] = AuthFailures(
         *config.auth_failure_limit, config.trusted_proxies, clock=clock
     )
+    app[appkeys.PUBLIC_CALLERS] = PublicCallers(config.trusted_proxies)
     yield
 
 

@@ -1,19 +1,19 @@
-"""Absolute links in responses (`Link: <...>; rel="next"`): the origin they start with.
+"""Links in responses (`Link: <...>; rel="next"`): where they point, the same for every reader.
 
-The request's `Host` is used only when it is a well-formed authority: a host name, an IPv4
-address or a bracketed IPv6 literal, and an optional port. Anything else (a Host such as
-`evil.example/x?>; rel="next", <http://other`, or none at all in HTTP/1.0) must not become
-part of a link: the link then names the address and port the client connected to. Behind a
-proxy that terminates TLS or answers under another name, set `--public-url`: every link
-then starts with it, whatever the request says (docs/configuration.md).
+With `--public-url` set, a link is absolute under it (the API's origin as clients reach it,
+behind a proxy that terminates TLS or answers under another name). Unset, a link is a
+reference relative to the request's own URL (`</v1/programs?...>`, RFC 8288 section 3.2,
+resolved by every HTTP client against the URL it asked): nothing of the request's `Host`
+ever gets into an answer, so an answer a shared cache keeps cannot carry another client's
+host name (docs/configuration.md).
+
+`valid_authority` is the one check of an authority written in a URL (`--public-url`'s).
 """
 
 from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING
-
-from aiohttp import web
 
 if TYPE_CHECKING:
     from edge.config import Config
@@ -27,29 +27,16 @@ MAX_AUTHORITY = 261  # a 253-character name, ':' and a port of five digits, and 
 
 
 def valid_authority(host: str | None) -> bool:
-    """Whether a Host header value can be put in a URL as it is."""
+    """Whether a host and optional port can be put in a URL as they are."""
     return host is not None and len(host) <= MAX_AUTHORITY and bool(AUTHORITY_RE.fullmatch(host))
 
 
-def request_origin(request: web.Request, config: Config) -> str:
-    """`scheme://authority` for absolute links in the answer to `request`."""
-    if config.public_url:
-        return config.public_url
-    host = request.headers.get("Host")
-    if not valid_authority(host):
-        host = _local_authority(request, config)
-    return f"{request.scheme}://{host}"
+def link_origin(config: Config) -> str:
+    """What a link's path is written after: `--public-url`, or nothing (a relative
+    reference)."""
+    return config.public_url or ""
 
 
-def _local_authority(request: web.Request, config: Config) -> str:
-    """The address and port this connection reached (the configured ones if unknown)."""
-    transport = request.transport
-    sockname = transport.get_extra_info("sockname") if transport is not None else None
-    if isinstance(sockname, tuple) and len(sockname) >= 2:
-        address, port = sockname[0], sockname[1]
-    else:
-        address, port = config.host, config.port
-    if ":" not in address:
-        return f"{address}:{port}"
-    # IPv6, with a zone (fe80::1%eth0) written as URLs write it (RFC 6874: %25).
-    return f"[{address.replace('%', '%25')}]:{port}"
+def next_link(config: Config, path_and_query: str) -> str:
+    """The `Link` header value of a next page at `path_and_query` (`/v1/...?...`)."""
+    return f'<{link_origin(config)}{path_and_query}>; rel="next"'

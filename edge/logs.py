@@ -1,6 +1,7 @@
 """Logging of the edge process: levels and format, and aiohttp's parse errors kept quiet.
 
-Two formats (`--log-format`), for every logger, the access log included:
+Two formats (`--log-format`), for every logger, and for the access log, which
+edge.http.accesslog writes in the same form without going through `logging`:
 
 - `json`: one JSON object per line (contract.logformat, shared with the sync worker): `ts`
   (UTC, milliseconds), `level`, `logger`, `message`, `requestId` when written while a
@@ -66,21 +67,12 @@ def log_format(config: Config, stream: IO[str]) -> str:
 
 
 def configure_logging(config: Config) -> None:
-    """Root logging at the configured level, in the configured format; the access log on
-    its own handler."""
+    """Root logging at the configured level, in the configured format (the access log is
+    not written through `logging`: edge.http.accesslog, whatever --log-level says)."""
     json_lines = log_format(config, sys.stderr) == "json"
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if json_lines else logging.Formatter(TEXT_FORMAT))
     logging.basicConfig(level=config.log_level.upper(), handlers=[handler])
-    access = logging.getLogger("edge.access")
-    access.disabled = not config.access_log
-    # Its own level: --access-log says whether it is written, not --log-level (WARNING
-    # would otherwise silence these INFO lines).
-    access.setLevel(logging.INFO)
-    access.propagate = False
-    access_handler = logging.StreamHandler(sys.stderr)
-    access_handler.setFormatter(JsonFormatter() if json_lines else logging.Formatter("%(message)s"))
-    access.addHandler(access_handler)
     install_parse_error_filter()
 
 

@@ -21,6 +21,7 @@ import asyncio
 import logging
 import os
 import signal
+import sys
 from collections.abc import Coroutine
 from typing import Any
 
@@ -28,8 +29,9 @@ from aiohttp import web
 
 from edge.app import create_app
 from edge.config import Config
-from edge.http.accesslog import JsonAccessLogger
+from edge.http.accesslog import LOGGER, AccessLog
 from edge.http.errors import protocol_error_response
+from edge.logs import log_format
 
 log = logging.getLogger("edge")
 
@@ -74,13 +76,29 @@ class EdgeRunner(web.AppRunner):
     """`web.AppRunner` whose sites serve through EdgeRequestHandler connections.
 
     `handler_args` are the keyword arguments of every connection (access log and its
-    class); `shutdown_timeout` and the rest go to AppRunner."""
+    class); `access` is the access log they write to, closed (its last lines written) once
+    the runner has stopped; `shutdown_timeout` and the rest go to AppRunner."""
 
     def __init__(
-        self, app: web.Application, *, handler_args: dict[str, Any], **kwargs: Any
+        self,
+        app: web.Application,
+        *,
+        handler_args: dict[str, Any],
+        access: AccessLog | None = None,
+        **kwargs: Any,
     ) -> None:
         super().__init__(app, **handler_args, **kwargs)
         self.handler_args = handler_args
+        self.access = access
+
+    async def cleanup(self) -> None:
+        """Stop as AppRunner does (requests in flight end, each logged), then write the
+        access log's last lines."""
+        try:
+            await super().cleanup()
+        finally:
+            if self.access is not None:
+                self.access.close()
 
     @property
     def server(self) -> web.Server | None:
@@ -92,13 +110,22 @@ class EdgeRunner(web.AppRunner):
 
 
 def make_runner(config: Config, app: web.Application | None = None) -> EdgeRunner:
-    """The runner of the edge app for `config`, access log on the `edge.access` logger."""
+    """The runner of the edge app for `config`; with `--access-log`, its lines go to stderr
+    through an `AccessLog`."""
+    access = None
+    handler_args: dict[str, Any] = {"access_log": None}
+    if config.access_log:
+        json_lines = log_format(config, sys.stderr) == "json"
+        access = AccessLog(sys.stderr.buffer, json_lines=json_lines)
+        # aiohttp logs only with a logger given; the lines bypass it (edge.http.accesslog).
+        handler_args = {
+            "access_log": logging.getLogger(LOGGER),
+            "access_log_class": access.logger_class(),
+        }
     return EdgeRunner(
         app if app is not None else create_app(config),
-        handler_args={
-            "access_log": logging.getLogger("edge.access"),
-            "access_log_class": JsonAccessLogger,
-        },
+        handler_args=handler_args,
+        access=access,
         # aiohttp waits this long for a request in flight, then as long again after asking
         # it to stop: half each, so a stopping edge is done within SHUTDOWN_TIMEOUT.
         shutdown_timeout=SHUTDOWN_TIMEOUT / 2,

@@ -8,8 +8,7 @@ from aiohttp.typedefs import Handler
 
 from contract.endpoints import ENDPOINTS, ME
 from edge import appkeys
-from edge.auth.principal import NOT_CACHED, Authenticator, NotCached, Principal, anonymous
-from edge.http.clientaddress import client_key
+from edge.auth.principal import NOT_CACHED, Authenticator, NotCached, Principal
 from edge.http.errors import ApiError, unavailable
 from edge.http.limiter import RateState
 from edge.http.ratelimit import rate_headers
@@ -105,7 +104,7 @@ async def authenticate(request: web.Request) -> Principal | None:
     if not given and request.match_info.route.resource.canonical in _ANONYMOUS_ROUTES:  # type: ignore[union-attr]
         # No header at all: the public. A header, even an empty or a wrong one, is a key
         # to check: a broken client is told so, never silently served as the public.
-        public = anonymous(client_key(request, app[appkeys.CONFIG].trusted_proxies))
+        public = app[appkeys.PUBLIC_CALLERS].of(request)
         request[appkeys.PRINCIPAL] = public
         return public
     token = bearer_token(given[0] if given else None)

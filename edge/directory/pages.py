@@ -46,13 +46,13 @@ log = logging.getLogger("edge.directory.pages")
 # Rendered list pages kept per build (PageCache): ~650 pages of 25 programmes. Two builds
 # are alive during a reload, so this can count twice; 0 turns the cache off.
 PAGE_CACHE_BYTES = 16 * 1024 * 1024
-# Bytes charged per cached page besides its data: the RenderedPage, its headers dict, the
-# OrderedDict entry, the objects' own headers. Measured with tracemalloc: an entry with a
-# 65-byte body, a 20-character key and no next link took 480 bytes; a next link adds about
-# four times its length (the link, the Link header, their dict entry, the header block).
-# With the answer's headers kept as dicts (one per coding), the page cache test counts about
-# 830 bytes besides the body, key and link.
-ENTRY_OVERHEAD = 832
+# Bytes charged per cached page besides its data: the RenderedPage, the OrderedDict entry,
+# the objects' own headers and the answer's headers, kept as a dict for each coding and kind
+# of reader (keyed, public): four at most. Measured with tracemalloc with all four: about
+# 1,390 bytes besides the body and key; a next link adds about five and a half times its
+# length (the link, then the Link header in each dict).
+ENTRY_OVERHEAD = 1400
+LINK_COPIES = 6
 # By-slug documents are compressed once per build, so they can afford zlib's default level.
 DOCUMENT_GZIP_LEVEL = 6
 
@@ -94,11 +94,9 @@ class RenderedPage:
     etag: str  # of the identity coding
     next_link: str | None  # path and query of the next page; None on the last page
     gzipped: bytes | None = None  # filled on the first request that accepts gzip
-    # The response headers of each coding for the last origin asked (the Link is
-    # absolute): a repeat from the same host reuses the dict (aiohttp copies it).
-    headers_origin: tuple[str, str | None] | None = None
-    identity_headers: dict[str, str] | None = None
-    gzip_headers: dict[str, str] | None = None
+    # The response headers of each (gzip coding?, Cache-Control) answered so far, made on
+    # the first such answer: a repeat reuses the dict (aiohttp copies it).
+    headers: dict[tuple[bool, str], dict[str, str]] = field(default_factory=dict)
 
 
 class PageCache:
@@ -160,9 +158,8 @@ def entry_cost(key: str, page: RenderedPage) -> int:
     """What a cached page is charged: its bytes, its key's and link's, and the objects'."""
     cost = ENTRY_OVERHEAD + len(key) + len(page.body)
     if page.next_link is not None:
-        # The link, and the headers kept for the last origin asked (a dict per coding),
-        # which repeat it.
-        cost += len(page.next_link) * 4
+        # The link, and the Link header of each kept header dict.
+        cost += len(page.next_link) * LINK_COPIES
     if page.gzipped is not None:
         cost += len(page.gzipped)
     return cost
@@ -176,6 +173,9 @@ class Build:
     index: Index
     searcher: Searcher
     documents: dict[str, Document]  # slug -> by-slug answer
+    # By rank: the list row, the row's bytes before its details (shardformat.list_head), a
+    # view of the row: the lists and the by-slug answers share one copy of the rows.
+    heads: list[bytes | memoryview]
     list_tag: bytes  # seed of the list pages' entity tags: build id and cursor secret
     loaded_at: float
     pages: PageCache = field(repr=False, compare=False)
@@ -218,6 +218,7 @@ def prepare(directory: Directory, secret: bytes) -> Build:
         index=index,
         searcher=Searcher.of(directory, index.sort_keys),
         documents=documents,
+        heads=[shardformat.list_head(row) for row in directory.rows],
         list_tag=list_tag,
         loaded_at=time.time(),
         pages=PageCache(PAGE_CACHE_BYTES),

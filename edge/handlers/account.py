@@ -26,12 +26,11 @@ from contract.endpoints import (
     ME,
     SUMMARY_DAY_PERIOD_MAX,
 )
-from edge import appkeys
+from edge import appkeys, links
 from edge.auth.authenticate import Principal, unverifiable
 from edge.http.errors import ApiError, invalid, not_found, unavailable
 from edge.http.expect import ignore_expectation
 from edge.http.httpcache import GZIP_MIN_BYTES, VARY, accepts_gzip, gzip_bytes
-from edge.links import request_origin
 from edge.request import cursor
 from edge.request.query import commission_seq_of, parse_query
 from store import accounts, summary
@@ -214,10 +213,11 @@ def cursor_position(position: list[Any]) -> tuple[str, int]:
 
 
 def link_next(request: web.Request, token: str) -> str:
-    """The Link header of the next page: same URL and parameters, cursor replaced; the
-    origin is `edge.links.request_origin`'s (never a malformed Host)."""
-    origin = request_origin(request, request.app[appkeys.CONFIG])
-    return f'<{origin}{request.rel_url.update_query({"cursor": token})}>; rel="next"'
+    """The Link header of the next page: same path and parameters, cursor replaced, under
+    `--public-url` or relative (`edge.links`: never the request's Host)."""
+    return links.next_link(
+        request.app[appkeys.CONFIG], str(request.rel_url.update_query({"cursor": token}))
+    )
 
 
 def json_response(request: web.Request, body: bytes, headers: dict[str, str]) -> web.Response:

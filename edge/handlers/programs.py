@@ -17,17 +17,25 @@ import orjson
 from aiohttp import web
 
 from accounts.keyring import Keyring
-from contract.endpoints import DIRECTORY_FILTERS, JSON, PROGRAM, PROGRAM_FACETS, PROGRAMS
+from contract.endpoints import (
+    DIRECTORY_FILTERS,
+    JSON,
+    PROGRAM,
+    PROGRAM_FACETS,
+    PROGRAMS,
+    SCORE_BREAKDOWN,
+)
 from contract.searchindex import CREATED_AT, NAME, SCORE
 from contract.vocabulary import SCORE_MAX, SCORE_MIN
-from edge import appkeys
+from edge import appkeys, links
+from edge.config import Config
 from edge.directory.pages import Build, RenderedPage, select_page
 from edge.directory.search import Key, Query
 from edge.http.conditional import is_fresh, none_match, not_modified
 from edge.http.errors import ApiError, not_found, unavailable
 from edge.http.expect import ignore_expectation
-from edge.http.httpcache import CACHE_CONTROL, GZIP_MIN_BYTES, VARY, accepts_gzip, gzip_tag
-from edge.links import request_origin, valid_authority
+from edge.http.httpcache import GZIP_MIN_BYTES, VARY, accepts_gzip, gzip_tag
+from edge.http.publiccache import cache_control
 from edge.request import cursor
 from edge.request.query import parse_query
 
@@ -124,7 +132,8 @@ def list_etag(build: Build, query: dict[str, Any]) -> str:
     hashing the body. The normalised values are used, so `market=fr` and `market=FR` share
     it; the cursor string stands for its position.
     """
-    canonical = "\x1f".join([str(query.get(name)) for name in (*FILTERS, "limit", "cursor")])
+    named = (*FILTERS, "include", "limit", "cursor")
+    canonical = "\x1f".join([str(query.get(name)) for name in named])
     digest = hashlib.blake2b(build.list_tag + canonical.encode(), digest_size=12).hexdigest()
     return f'"{digest}"'
 
@@ -142,20 +151,20 @@ def next_link(request: web.Request, next_cursor: str) -> str:
     return f"{request.path}?{'&'.join(pairs)}"
 
 
-def page_body(
-    rows: Sequence[bytes | memoryview],
-    ranks: Sequence[int],
-    limit: int,
-    has_more: bool,
-    next_cursor: str | None,
-) -> bytes:
-    """`{"data":[rows...],"page":{...}}` from pre-serialised rows.
+def page_rows(build: Build, ranks: Sequence[int], details: bool) -> bytes:
+    """The rows of a page, joined: each as a list row (its bytes before its details, then
+    `}`), or whole with `details` (include=scoreBreakdown). Views of the build's rows, joined
+    once: nothing is parsed or serialised."""
+    if details:
+        return b",".join([build.directory.rows[rank] for rank in ranks])
+    if not ranks:
+        return b""
+    return b"},".join([build.heads[rank] for rank in ranks]) + b"}"
 
-    Two joins (the rows, then the frame): chained `+` would copy the ~25 kB body once per
-    piece; measured faster than one join over a list built row by row.
-    """
+
+def page_body(data: bytes, limit: int, has_more: bool, next_cursor: str | None) -> bytes:
+    """`{"data":[rows...],"page":{...}}` around the joined rows (`page_rows`)."""
     page = orjson.dumps({"limit": limit, "hasMore": has_more, "nextCursor": next_cursor})
-    data = b",".join([rows[rank] for rank in ranks])
     return b"".join((b'{"data":[', data, b'],"page":', page, b"}"))
 
 
@@ -171,7 +180,6 @@ def render_page(request: web.Request, build: Build | None) -> RenderedPage:
             "the directory is not loaded yet; retry later",
             request.app[appkeys.CONFIG].retry_after,
         )
-    directory = build.directory
     limit: int = query["limit"]
     ranks, has_more = select_rows(build, wanted, after, limit)
     next_cursor = link = None
@@ -179,7 +187,8 @@ def render_page(request: web.Request, build: Build | None) -> RenderedPage:
         position = position_of(build, wanted.sort, ranks[-1])
         next_cursor = cursor.encode(secret, PROGRAMS.name, filters, position)
         link = next_link(request, next_cursor)
-    body = page_body(directory.rows, ranks, limit, has_more, next_cursor)
+    details = query.get("include") == SCORE_BREAKDOWN
+    body = page_body(page_rows(build, ranks, details), limit, has_more, next_cursor)
     return RenderedPage(body=body, etag=list_etag(build, query), next_link=link)
 
 
@@ -187,13 +196,14 @@ def _current(request: web.Request) -> Build | None:
     return request.app[appkeys.DIRECTORY].current
 
 
-def page_headers(page: RenderedPage, origin: str, etag: str) -> dict[str, str]:
-    """The headers of a list page's answer (the caller adds coding, type, CORS, limits);
-    `origin` is `edge.links.request_origin`'s."""
-    headers = {"Cache-Control": CACHE_CONTROL, "Vary": VARY}
+def page_headers(page: RenderedPage, config: Config, etag: str, control: str) -> dict[str, str]:
+    """The headers of a list page's answer (200 or 304) under `Cache-Control: control`; the
+    caller adds the coding and type, the request steps CORS and, on a private answer, the
+    request id and the limits. The same for every reader: the Link is under --public-url or
+    relative (edge.links), never built from the request."""
+    headers = {"Cache-Control": control, "Vary": VARY}
     if page.next_link is not None:
-        # The cached part is relative: the origin is the request's own.
-        headers["Link"] = f'<{origin}{page.next_link}>; rel="next"'
+        headers["Link"] = links.next_link(config, page.next_link)
     headers["ETag"] = etag
     return headers
 
@@ -249,44 +259,33 @@ async def _answer(
     asked = request.headers
     gzipped = len(page.body) >= GZIP_MIN_BYTES and accepts_gzip(asked.get("Accept-Encoding", ""))
     etag = gzip_tag(page.etag) if gzipped else page.etag
+    control = cache_control(request.get(appkeys.PRINCIPAL))
+    config = request.app[appkeys.CONFIG]
     inm = asked.get("If-None-Match")
     if inm and none_match(inm, etag):
-        origin = request_origin(request, request.app[appkeys.CONFIG])
-        return not_modified(page_headers(page, origin, etag))
-    # The usual answer: its body and headers are made once per page and coding, and kept
-    # with the page; aiohttp copies the headers into the response and sends the body's
-    # bytes as they are. The gzip coding is compressed once per page, never per request.
+        return not_modified(page_headers(page, config, etag, control))
+    # The usual answer: its body and headers are made once per page, coding and kind of
+    # reader (private or public), and kept with the page; aiohttp copies the headers into
+    # the response and sends the body's bytes as they are. The gzip coding is compressed
+    # once per page, never per request.
     body = build.pages.gzipped(key, page) if gzipped else page.body
-    return web.Response(body=body, headers=kept_headers(request, page, gzipped, etag))
+    return web.Response(body=body, headers=kept_headers(config, page, gzipped, etag, control))
 
 
 def kept_headers(
-    request: web.Request, page: RenderedPage, gzipped: bool, etag: str
+    config: Config, page: RenderedPage, gzipped: bool, etag: str, control: str
 ) -> dict[str, str]:
-    """The headers of a page's 200 answer in one coding, kept with the page for the
-    (scheme, Host) last asked, which decide its Link (edge.links)."""
-    asked_origin = (request.scheme, request.headers.get("Host"))
-    same_origin = page.headers_origin == asked_origin
-    if same_origin:
-        headers = page.gzip_headers if gzipped else page.identity_headers
-        if headers is not None:
-            return headers
-    headers = page_headers(page, request_origin(request, request.app[appkeys.CONFIG]), etag)
-    if gzipped:
-        headers["Content-Encoding"] = "gzip"
-    # Content-Type in the one dict (last, where content_type= would add it): one header
-    # write less on the Response's CIMultiDict.
-    headers["Content-Type"] = JSON
-    # Kept only when the Host decided the link: otherwise it names the address this
-    # connection reached, which another connection's may not be.
-    if valid_authority(asked_origin[1]):
-        if not same_origin:
-            page.headers_origin = asked_origin
-            page.identity_headers = page.gzip_headers = None  # made for another origin
+    """The headers of a page's 200 answer in one coding under `control`, made on the first
+    such answer and kept with the page: they depend on nothing else of the request."""
+    headers = page.headers.get((gzipped, control))
+    if headers is None:
+        headers = page_headers(page, config, etag, control)
         if gzipped:
-            page.gzip_headers = headers
-        else:
-            page.identity_headers = headers
+            headers["Content-Encoding"] = "gzip"
+        # Content-Type in the one dict (last, where content_type= would add it): one header
+        # write less on the Response's CIMultiDict.
+        headers["Content-Type"] = JSON
+        page.headers[(gzipped, control)] = headers
     return headers
 
 
@@ -299,7 +298,7 @@ async def get_program(request: web.Request) -> web.StreamResponse:
     document = build.documents.get(slug) if build is not None else None
     if document is None or build is None:
         raise not_found(NO_SUCH_SLUG)
-    headers = {"Cache-Control": CACHE_CONTROL, "Vary": VARY}
+    headers = {"Cache-Control": cache_control(request.get(appkeys.PRINCIPAL)), "Vary": VARY}
     body, etag, coding = document.body, document.etag, None
     if accepts_gzip(request.headers.get("Accept-Encoding", "")):
         gzipped = build.gzipped(slug, document)

@@ -1,37 +1,35 @@
-"""The public caching step: a directory answer to a request without a key (the public) is
-made cacheable by shared caches (`PUBLIC_CACHE_CONTROL`); the handlers write the private
-`Cache-Control` of a keyed answer, which it keeps (docs/directory-api.md)."""
+"""Public and private directory answers: who may keep them, and what they carry.
+
+A directory answer to a request without a key (the public) is the same bytes for everyone,
+so shared caches (a CDN) may keep it and replay it to anyone (`PUBLIC_CACHE_CONTROL`); an
+answer to a keyed request stays private (`CACHE_CONTROL`): it was counted against the key
+(docs/directory-api.md). The directory's handlers pick one with `cache_control`, once per
+page and kept with the page's headers.
+
+A public answer carries only what is the same for every reader: the request steps leave
+their per-client headers (`X-Request-Id`, `RateLimit-*`) off any answer that `is_public`
+says a shared cache may keep (the OpenAPI document and the site's pages too); errors are `no-store`, so they keep theirs
+(docs/guides/caching.md lists the headers of each).
+"""
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+from collections.abc import Mapping
 
-from aiohttp import web
-from aiohttp.typedefs import Handler
-
-from edge import appkeys
 from edge.auth.principal import Principal
-from edge.http.httpcache import PUBLIC_CACHE_CONTROL
+from edge.http.httpcache import CACHE_CONTROL, PUBLIC_CACHE_CONTROL
 
 
-def for_the_public(headers: MutableMapping[str, str], principal: Principal | None) -> None:
-    """Make a directory answer's (200 or 304) `Cache-Control` public when it answers a
-    request without a key."""
+def cache_control(principal: Principal | None) -> str:
+    """The `Cache-Control` of a directory answer (200 or 304) to `principal`'s request."""
     if principal is not None and principal.anonymous:
-        headers["Cache-Control"] = PUBLIC_CACHE_CONTROL
+        return PUBLIC_CACHE_CONTROL
+    return CACHE_CONTROL
 
 
-@web.middleware
-async def public_cache_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """The public caching step, innermost of the request steps: on the way out, the 200 or
-    304 answer to the public gets the public `Cache-Control`, a raised 304 too."""
-    principal = request.get(appkeys.PRINCIPAL)
-    try:
-        response = await handler(request)
-    except web.HTTPException as exc:
-        if exc.status == 304:
-            for_the_public(exc.headers, principal)
-        raise
-    if response.status in (200, 304):
-        for_the_public(response.headers, principal)
-    return response
+def is_public(headers: Mapping[str, str]) -> bool:
+    """Whether an answer with these headers may be kept by a shared cache and replayed to
+    other readers (its `Cache-Control` says `public`: a directory answer without a key, the
+    OpenAPI document, a page of the site), so may carry nothing about the one who asked."""
+    control = headers.get("Cache-Control")
+    return control is not None and "public" in (d.strip() for d in control.split(","))

@@ -31,6 +31,7 @@ from edge import appkeys
 from edge.auth.principal import Principal
 from edge.http.errors import ApiError
 from edge.http.limiter import RateState
+from edge.http.publiccache import is_public
 
 __all__ = [
     "LIMIT",
@@ -89,7 +90,8 @@ async def settle(
 async def rate_limit_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     """The rate limit step, under the key step: count the request of a key (or of the
     public), answer 429 past its limit, and send the decision's headers with the answer,
-    or with the error raised below (the error step keeps an error's `headers`)."""
+    or with the error raised below (the error step keeps an error's `headers`); not with
+    a public answer, which a shared cache replays to everyone (edge.http.publiccache)."""
     principal = request.get(appkeys.PRINCIPAL)
     if principal is None:  # a request that needs no key (edge.auth.authenticate)
         return await handler(request)
@@ -99,5 +101,7 @@ async def rate_limit_middleware(request: web.Request, handler: Handler) -> web.S
     except (ApiError, web.HTTPException) as exc:
         exc.headers.update(rate_headers(await settle(request, principal, state, exc.status)))
         raise
-    response.headers.update(rate_headers(await settle(request, principal, state, response.status)))
+    state = await settle(request, principal, state, response.status)
+    if not is_public(response.headers):
+        response.headers.update(rate_headers(state))
     return response

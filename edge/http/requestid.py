@@ -1,4 +1,5 @@
-"""Request ids: every answer carries one, errors included (`X-Request-Id`); the request
+"""Request ids: every request gets one, named by its log lines; every answer carries it
+(`X-Request-Id`), errors included, but a public one (`edge.http.publiccache`). The request
 id step is the outermost of the request steps (edge.app)."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from edge import appkeys
+from edge.http.publiccache import is_public
 
 REQUEST_ID_HEADER = "X-Request-Id"
 
@@ -34,9 +36,11 @@ def new_request_id() -> str:
 async def request_id_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     """The request id step: a new id for the request, named by the log lines written while
     it is handled (edge.logs) and sent with its answer, errors included (the steps below
-    turn every failure into an answer)."""
+    turn every failure into an answer), but for a public answer: a shared cache would
+    replay it to everyone (edge.http.publiccache)."""
     request[appkeys.REQUEST_ID] = rid = new_request_id()
     CURRENT_REQUEST_ID.set(rid)
     response = await handler(request)
-    response.headers[REQUEST_ID_HEADER] = rid
+    if not is_public(response.headers):
+        response.headers[REQUEST_ID_HEADER] = rid
     return response

@@ -331,12 +331,15 @@ def test_a_listing_holds_its_programme(rec: dict[str, Any]) -> None:
     the other members agree with it."""
     from catalog.cache import output_digest
     from contract import shardformat
+    from contract.resources import COMMISSION_TERMS, compact
 
     listing = listing_of(rec, REFERENCE)
     made = program_from_row(listing.row)
     assert type(made.markets) is tuple
     assert made.to_api() == {
         **{k: (list(x) if isinstance(x, tuple) else x) for k, x in rec.items()},
+        # The row's terms leave out the members that do not apply (contract.resources).
+        "commissionTerms": compact(rec["commissionTerms"], COMMISSION_TERMS),
         "score": score(rec),
         "stale": made.stale,
         "scoreVersion": v.SCORE_VERSION,

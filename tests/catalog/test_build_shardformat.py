@@ -1,4 +1,4 @@
-"""Shard format 3: every page in api/shards.jsonl, found through the manifest's byte ranges."""
+"""Shard format 4: every page in api/shards.jsonl, found through the manifest's byte ranges."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def test_a_range_request_gives_one_combination(content: Content, no_site: None) 
     catalogue(content)
     content.build()
     manifest = orjson.loads((content.out / sf.MANIFEST).read_bytes())
-    assert manifest["format"] == sf.FORMAT_VERSION == 3
+    assert manifest["format"] == sf.FORMAT_VERSION == 4
     blob = (content.out / sf.SHARDS).read_bytes()
     directory = sf.load(content.out)
     assert set(manifest["shards"]) == set(directory.shards)

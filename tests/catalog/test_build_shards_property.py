@@ -25,6 +25,7 @@ from catalog import scoring, submission, validation
 from catalog.site import pages as site
 from contract import shardformat
 from contract import vocabulary as v
+from contract.resources import COMMISSION_TERMS, compact
 from contract.shardformat import Directory, combo_key
 
 # Many small builds: in memory when the machine offers it (creating directories on the
@@ -109,6 +110,8 @@ def expected_rows(catalogue: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
             scoreBreakdown=scored.breakdown,
         )
         row["createdAt"] = "2024-03-01T08:00:00Z"  # the same instant, in UTC
+        # Rows carry the terms' members that apply (contract.resources.compact).
+        row["commissionTerms"] = compact(row["commissionTerms"], COMMISSION_TERMS)
         rows.append(row)
     return sorted(rows, key=lambda r: (-r["score"], r["slug"]))
 

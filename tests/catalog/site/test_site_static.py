@@ -36,7 +36,9 @@ async def test_site_files_have_their_content_types(client, path, content_type):
     assert resp.status == 200
     assert resp.headers["Content-Type"] == content_type
     assert resp.headers["X-Content-Type-Options"] == "nosniff"
-    assert resp.headers["X-Request-Id"].startswith("req_")  # the edge's middlewares still apply
+    # The edge's middlewares still apply: a page a shared cache may keep names no request.
+    public = resp.headers["Cache-Control"].startswith("public")
+    assert ("X-Request-Id" in resp.headers) is not public
 
 
 async def test_directory_index_and_trailing_slash_redirect(client, built_dist):

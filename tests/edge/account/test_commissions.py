@@ -223,13 +223,13 @@ async def test_a_cursor_works_with_another_limit(edge_client, dataset):
 @pytest.mark.parametrize(
     ("host", "public_url", "origin"),
     [
-        ("books.example:8443", None, "http://books.example:8443"),
-        ('evil.example/x?>; rel="next", <http://ok', None, None),
-        ("user@evil.example", None, None),
+        ("books.example:8443", None, ""),
+        ('evil.example/x?>; rel="next", <http://ok', None, ""),
+        ("user@evil.example", None, ""),
         ("books.example", "https://api.example.com", "https://api.example.com"),
     ],
 )
-async def test_the_link_origin_is_a_well_formed_host_or_the_address_reached(
+async def test_the_link_is_under_the_public_url_or_relative_never_the_host(
     edge_client, dataset, host, public_url, origin
 ):
     owner, _, _ = dataset
@@ -240,8 +240,7 @@ async def test_the_link_origin_is_a_well_formed_host_or_the_address_reached(
     match = re.fullmatch(r'<([^<>\s]+)>; rel="next"', resp.headers["Link"])
     assert match, resp.headers["Link"]
     url = URL(match[1])
-    expected = origin or f"http://127.0.0.1:{client.port}"
-    assert str(url.origin()) == expected
+    assert (str(url.origin()) if url.is_absolute() else "") == origin
     assert url.path == "/v1/commissions" and url.query["network"] == "awin"
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import logging
 
 from support.accountkit import new_account, new_key
 
 from accounts.crypto import encrypt_credentials
-from edge.http.accesslog import JsonAccessLogger
+from edge.http.accesslog import LOGGER, AccessLog
 from store import accounts, connections
 
 PLANTED = "PLANTED-CREDENTIAL-7f3a9c"
@@ -30,10 +31,11 @@ async def test_no_response_header_or_log_line_carries_a_key_or_credential(
         )
         blobs.append(blob)
         await admin_store.write(connections.connect, account.uid, network, blob)
+    access = AccessLog(io.BytesIO(), json_lines=True)
     client = await edge_client(
         server_kwargs={
-            "access_log_class": JsonAccessLogger,
-            "access_log": logging.getLogger("edge.access"),
+            "access_log_class": access.logger_class(),
+            "access_log": logging.getLogger(LOGGER),
         }
     )
     keys = [account.key, revoked.key, suspended.key]
@@ -65,6 +67,8 @@ async def test_no_response_header_or_log_line_carries_a_key_or_credential(
                 texts.extend(f"{k}: {v}" for k, v in resp.headers.items())
     clock.advance(60)
     await client.get("/v1/me", headers={"Authorization": f"Bearer {account.key}"})
+    access.flush()
+    texts.extend(access.stream.getvalue().decode().splitlines())
     texts.extend(r.getMessage() for r in caplog.records)
     texts.extend(str(r.__dict__) for r in caplog.records)
     assert any('"keyPrefix"' in t for t in texts)  # the access log did write lines

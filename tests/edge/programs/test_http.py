@@ -214,7 +214,8 @@ async def test_link_header_keeps_the_query_and_replaces_the_cursor(client):
     target, rel = link.split(";", 1)
     assert rel.strip() == 'rel="next"'
     url = URL(target.strip().removeprefix("<").removesuffix(">"))
-    assert url.is_absolute() and url.host == client.host and url.path == "/v1/programs"
+    # Relative to the request's URL (no --public-url): never the request's Host.
+    assert not url.is_absolute() and url.path == "/v1/programs"
     assert dict(url.query) == {
         "market": "fr",
         "limit": "3",
@@ -228,18 +229,17 @@ async def test_link_header_keeps_the_query_and_replaces_the_cursor(client):
 
 
 @pytest.mark.parametrize("coding", ["identity", "gzip"])
-async def test_a_cached_page_links_to_each_requests_own_host(client, coding):
-    # The page (and its headers) are cached after the first request: the Link must still be
-    # built from the Host of every request, not the one that filled the cache.
+async def test_a_cached_page_links_the_same_whatever_the_host(client, coding):
+    # The page and its headers are cached after the first request: no request's Host may
+    # get into them, the first one's included.
     path = "/v1/programs?limit=2"
     hosts = ["a.example", "b.example:8443", "a.example"]
     links = []
     for host in hosts:
         resp = await client.get(path, headers={**AUTH, "Accept-Encoding": coding, "Host": host})
         assert resp.status == 200
-        links.append(URL(resp.headers["Link"].split(";")[0].strip("<>")))
-    assert [str(link).split("/")[2] for link in links] == hosts
-    assert len({link.path_qs for link in links}) == 1
+        links.append(resp.headers["Link"])
+    assert len(set(links)) == 1 and links[0].startswith("</v1/programs?limit=2&cursor=")
 
 
 # --- CORS ----------------------------------------------------------------------------------

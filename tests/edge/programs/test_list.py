@@ -5,10 +5,13 @@ from __future__ import annotations
 import itertools
 import random
 
+import pytest
+from support.apierror import assert_api_error
 from support.distwriter import MARKETS, brute_force, publish, random_catalogue
 from support.programkit import AUTH, walk
 
 from contract import vocabulary as v
+from contract.resources import PROGRAM
 
 
 async def test_every_filter_combination_walks_to_the_brute_force_answer(edge_client, dist):
@@ -50,7 +53,10 @@ async def test_rows_are_the_programmes_as_published(edge_client, dist):
     rows, pages = await walk(client, {}, [7] * 10)
     assert len(pages) == 5
     by_slug = {p["slug"]: p for p in programmes}
-    assert rows == [by_slug[row["slug"]] for row in rows]
+    # A list row: the programme without the members that explain it.
+    assert rows == [{k: by_slug[row["slug"]][k] for k in PROGRAM.listed} for row in rows]
+    whole, _ = await walk(client, {"include": "scoreBreakdown"}, [7] * 10)
+    assert whole == [by_slug[row["slug"]] for row in rows]
 
 
 async def test_min_score_bounds(edge_client, dist):
@@ -104,3 +110,32 @@ async def test_an_exactly_full_last_page_says_no_more(edge_client, dist):
         False,
         None,
     )
+
+
+async def test_include_score_breakdown_is_its_own_page_and_cursors_ignore_it(edge_client, dist):
+    programmes = random_catalogue(random.Random(9), 20)
+    publish(dist, programmes, "b1")
+    client = await edge_client()
+    short = await client.get("/v1/programs?limit=3", headers=AUTH)
+    whole = await client.get("/v1/programs?limit=3&include=scoreBreakdown", headers=AUTH)
+    short_body, whole_body = await short.json(), await whole.json()
+    assert short.headers["ETag"] != whole.headers["ETag"]
+    assert [r["slug"] for r in short_body["data"]] == [r["slug"] for r in whole_body["data"]]
+    assert all("scoreBreakdown" not in r and "evidence" not in r for r in short_body["data"])
+    assert all("scoreBreakdown" in r and "evidence" in r for r in whole_body["data"])
+    # The cursor is bound to the filters, not to what a row shows: it resumes either way.
+    cursor = short_body["page"]["nextCursor"]
+    assert cursor == whole_body["page"]["nextCursor"]
+    resumed = await client.get(
+        f"/v1/programs?limit=3&include=scoreBreakdown&cursor={cursor}", headers=AUTH
+    )
+    assert resumed.status == 200
+    assert whole.headers["Link"].startswith("</v1/programs?limit=3&include=scoreBreakdown&")
+
+
+@pytest.mark.parametrize("query", ["include=", "include=details", "include=scorebreakdown"])
+async def test_include_takes_only_score_breakdown(edge_client, dist, query):
+    publish(dist, random_catalogue(random.Random(10), 5), "b1")
+    client = await edge_client()
+    resp = await client.get(f"/v1/programs?{query}", headers=AUTH)
+    await assert_api_error(resp, 400, "invalid_parameter", "include")

@@ -21,6 +21,7 @@ from support.distwriter import MARKETS, random_programme
 from support.programkit import AUTH, directory_state, walk
 
 from contract import vocabulary as v
+from contract.resources import COMMISSION_TERMS, compact
 
 ROOT = Path(__file__).resolve().parents[3]
 BUILD = ROOT / "build.py"
@@ -136,7 +137,7 @@ async def built_own(edge_client, tmp_path):
 async def test_published_submissions_and_only_they_walk_in_order(built):
     client, subs, _, rng = built
     pub = published(subs)
-    everything, _ = await walk(client, {}, [100, 100])
+    everything, _ = await walk(client, {"include": "scoreBreakdown"}, [100, 100])
     rows_by_slug = {row["slug"]: row for row in everything}
     assert set(rows_by_slug) == set(pub)
     for slug, row in rows_by_slug.items():
@@ -146,8 +147,10 @@ async def test_published_submissions_and_only_they_walk_in_order(built):
         assert sorted(row["markets"]) == sorted(p["markets"])
         assert 0 <= row["score"] <= 100
         # The typed terms as submitted, and the score explained by its versioned breakdown.
-        for name in ("commissionTerms", "holdbackDays", "evidence", "lastVerifiedAt"):
+        for name in ("holdbackDays", "evidence", "lastVerifiedAt"):
             assert row[name] == p[name], (slug, name)
+        # The members of the terms that apply; the others are left out.
+        assert row["commissionTerms"] == compact(p["commissionTerms"], COMMISSION_TERMS)
         assert row["scoreVersion"] == v.SCORE_VERSION
         breakdown = row["scoreBreakdown"]
         assert [part["component"] for part in breakdown] == list(v.SCORE_COMPONENTS)

@@ -13,6 +13,7 @@ import pytest
 from support.programkit import AUTH, walk
 
 from contract import vocabulary as v
+from contract.resources import COMMISSION_TERMS, PROGRAM, complete
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -32,7 +33,7 @@ def sample_dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 async def served(edge_client, sample_dist):
     client = await edge_client(dist=sample_dist)
-    rows, _ = await walk(client, {}, [100])
+    rows, _ = await walk(client, {"include": "scoreBreakdown"}, [100])
     return client, {row["slug"]: row for row in rows}, rows
 
 
@@ -50,9 +51,15 @@ def part(row: dict[str, Any], component: str) -> dict[str, Any]:
 async def test_every_programme_carries_its_terms_evidence_and_explained_score(served) -> None:
     client, by_slug, rows = served
     assert rows == [await one(client, slug) for slug in by_slug]  # the list and by slug agree
+    # Without include=scoreBreakdown, each row stops before the members that explain it.
+    listed, _ = await walk(client, {}, [100])
+    assert listed == [{k: row[k] for k in PROGRAM.listed if k in row} for row in rows]
     for row in rows:
         terms = row["commissionTerms"]
-        assert list(terms) == list(v.TERMS_MEMBERS)
+        # The members that apply, in their order; none spelled out null, false or empty.
+        assert [m for m in v.TERMS_MEMBERS if m in terms] == list(terms) and "mode" in terms
+        assert not any(value in (None, False, []) and value != 0 for value in terms.values())
+        assert complete(terms, COMMISSION_TERMS).keys() == set(v.TERMS_MEMBERS)
         assert terms["mode"] in v.COMMISSION_MODES
         evidence = urlsplit(row["evidence"])
         assert evidence.hostname and evidence.path.strip("/")
@@ -65,7 +72,7 @@ async def test_every_programme_carries_its_terms_evidence_and_explained_score(se
     assert [(-r["score"], r["slug"]) for r in rows] == sorted(
         (-r["score"], r["slug"]) for r in rows
     )
-    cut, _ = await walk(client, {"minScore": "60"}, [100])
+    cut, _ = await walk(client, {"minScore": "60", "include": "scoreBreakdown"}, [100])
     assert cut == [r for r in rows if r["score"] >= 60]
 
 
@@ -76,7 +83,7 @@ async def test_a_range_scores_its_lower_bound_and_a_maximum_alone_nothing(served
     plain = by_slug["le-plateau-ludique"]  # "7% per sale"
     assert part(ranged, "commissionRate")["points"] == part(plain, "commissionRate")["points"]
     up_to = by_slug["aurore-banque"]  # "Jusqu'à 120 € par ouverture de compte"
-    assert up_to["commissionTerms"]["value"] is None
+    assert "value" not in up_to["commissionTerms"]
     assert (up_to["commissionTerms"]["upTo"], up_to["commissionTerms"]["unit"]) == (120, "EUR")
     rate = part(up_to, "commissionRate")
     assert rate["points"] == 0 and rate["input"].startswith("unknown")
