@@ -79,6 +79,7 @@ VALIDATION_SOURCES = (
     "catalog/yamlstrict.py",
     "catalog/submission.py",
     "contract/countries.py",
+    "contract/currencies.py",
     "catalog/errors.py",
     "catalog/rendering.py",
     "catalog/scoring.py",

@@ -39,6 +39,7 @@ class Program:
     createdAt: str  # noqa: N815
     commissionTerms: dict[str, Any]  # noqa: N815
     holdbackDays: int | None  # noqa: N815
+    payoutCurrency: str | None  # noqa: N815
     stale: bool
     evidence: str
     lastVerifiedAt: str  # noqa: N815

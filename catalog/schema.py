@@ -22,6 +22,7 @@ from catalog.submission import (
     URL_PATTERN,
     FieldSpec,
 )
+from contract import currencies
 from contract import vocabulary as v
 from contract.countries import COUNTRIES
 
@@ -194,6 +195,11 @@ _KINDS = {
             "description": "ISO 3166-1 alpha-2 country code, in capitals.",
             "enum": sorted(COUNTRIES),
         },
+    },
+    "currency": lambda spec: {
+        "type": "string",
+        "description": "Current ISO 4217 currency code, in capitals.",
+        "enum": sorted(currencies.CURRENT),
     },
     "url": _url,
     "host": lambda spec: {"type": "string", "pattern": HOST_PATTERN, "maxLength": 253},

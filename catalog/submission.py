@@ -46,7 +46,8 @@ class FieldSpec:
     """One field of a submission.
 
     `kind` picks the check: line (one line of text), text (may span lines), enum, boolean,
-    integer, number, markets, url, host, slug, timestamp, terms (the typed commission).
+    integer, number, markets, currency, url, host, slug, timestamp, terms (the typed
+    commission).
     """
 
     name: str
@@ -146,6 +147,14 @@ FIELDS: tuple[FieldSpec, ...] = (
         minimum=0,
         maximum=v.MIN_PAYOUT_MAX,
         examples=(50,),
+    ),
+    FieldSpec(
+        "payoutCurrency",
+        "currency",
+        f"{_api('payoutCurrency')} Optional: leave it out when the programme's public page does "
+        "not say. A current ISO 4217 code, in capitals.",
+        required=False,
+        examples=("EUR",),
     ),
     FieldSpec(
         "markets",

@@ -29,6 +29,7 @@ from catalog.submission import (
     FieldSpec,
 )
 from catalog.yamlstrict import BROKEN, Ambiguous, Document
+from contract import currencies
 from contract import vocabulary as v
 from contract.countries import COUNTRIES, NOT_ASSIGNED
 from contract.endpoints import ENDPOINTS
@@ -275,6 +276,7 @@ def _assemble(record: dict[str, Any], stem: str) -> dict[str, Any]:
     out.setdefault("platform", "")
     out.setdefault("image", "")
     out.setdefault("holdbackDays", None)
+    out.setdefault("payoutCurrency", None)
     return out
 
 
@@ -930,6 +932,25 @@ def _parts(
     return parts
 
 
+_SYMBOLS = {"€": "EUR", "$": "USD", "£": "GBP", "¥": "JPY"}
+
+
+def check_currency(value: Any, spec: FieldSpec) -> str:
+    """A current ISO 4217 code in capitals (`EUR`)."""
+    if not isinstance(value, str):
+        raise InvalidValueError(f"must be a currency code such as EUR; found {_describe(value)}")
+    if value.strip() in _SYMBOLS:
+        raise InvalidValueError(f"write the currency's ISO 4217 code: {_SYMBOLS[value.strip()]}")
+    code = value.strip().upper()
+    if code in currencies.CURRENT and value != code:
+        raise InvalidValueError(f'write the currency\'s code in capitals: "{code}"')
+    if value not in currencies.CURRENT:
+        raise InvalidValueError(
+            f"{value!r} is not a current ISO 4217 currency code; write one such as EUR, USD, GBP"
+        )
+    return value
+
+
 CHECKS = {
     "line": check_line,
     "text": check_text,
@@ -938,6 +959,7 @@ CHECKS = {
     "integer": check_integer,
     "number": check_number,
     "markets": check_markets,
+    "currency": check_currency,
     "url": check_url,
     "host": check_host,
     "slug": check_slug,

@@ -147,6 +147,14 @@ PROGRAM = Resource(
             maximum=v.HOLDBACK_DAYS_MAX,
         ),
         F(
+            "payoutCurrency",
+            "string",
+            "ISO 4217 code of the currency the programme pays in, that of `minPayout`; null "
+            "when the programme does not state it.",
+            nullable=True,
+            pattern=v.CURRENCY_PATTERN,
+        ),
+        F(
             "stale",
             "boolean",
             f"True when the terms were last verified more than {v.STALE_AFTER_DAYS} days before "

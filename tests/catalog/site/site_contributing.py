@@ -28,6 +28,7 @@ KINDS = {
     "integer": "whole number",
     "number": "number",
     "markets": "list of country codes",
+    "currency": "currency code",
     "url": "URL",
     "host": "domain name",
     "slug": "slug",
