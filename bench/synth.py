@@ -37,6 +37,11 @@ MODEL_WEIGHTS = {"cps": 40, "cpa": 20, "cpl": 12, "recurring": 18, "hybrid": 10}
 PAYOUT_WEIGHTS = {"weekly": 5, "biweekly": 10, "monthly": 55, "net30": 20, "net60": 10}
 COOKIE_DAYS = (0, 1, 7, 14, 30, 30, 30, 45, 60, 90, 90, 120, 180, 365)
 MIN_PAYOUTS = (0, 10, 20, 25, 50, 50, 50, 100, 100, 150, 250, 500, 49.99)
+# The currency a programme pays in, by its first market (the euro elsewhere: the directory's
+# programmes are mostly French-speaking advertisers).
+PAYOUT_CURRENCIES = {"CH": "CHF", "CA": "CAD", "GB": "GBP", "US": "USD", "SE": "SEK", "NO": "NOK",
+                     "DK": "DKK", "PL": "PLN", "MA": "MAD", "SN": "XOF", "CI": "XOF", "TN": "TND",
+                     "DZ": "DZD", "NC": "XPF", "PF": "XPF"}  # fmt: skip
 PLATFORMS = (
     "Awin", "Affilae", "Kwanko", "CJ Affiliate", "Rakuten Advertising", "Impact",
     "Tradedoubler", "Effiliation", "PartnerStack", "ShareASale", "Timeone", "Daisycon",
@@ -146,6 +151,7 @@ def _submission(
         f"cookieDays: {rng.choice(COOKIE_DAYS)}",
         f"payout: {_pick(rng, PAYOUT_WEIGHTS)}",
         f"minPayout: {rng.choice(MIN_PAYOUTS)}",
+        f"currency: {PAYOUT_CURRENCIES.get(chosen[0], 'EUR')}",
     ]
     quoted = [f'"{c}"' if c == "NO" else c for c in chosen]  # unquoted NO is false in YAML 1.1
     if rng.random() < 0.7:

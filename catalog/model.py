@@ -39,10 +39,10 @@ class Program:
     createdAt: str  # noqa: N815
     commissionTerms: dict[str, Any]  # noqa: N815
     holdbackDays: int | None  # noqa: N815
-    payoutCurrency: str | None  # noqa: N815
-    stale: bool
+    currency: str | None
     evidence: str
     lastVerifiedAt: str  # noqa: N815
+    stale: bool
     scoreVersion: int  # noqa: N815
     scoreBreakdown: list[dict[str, Any]]  # noqa: N815
 

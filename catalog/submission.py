@@ -149,9 +149,9 @@ FIELDS: tuple[FieldSpec, ...] = (
         examples=(50,),
     ),
     FieldSpec(
-        "payoutCurrency",
         "currency",
-        f"{_api('payoutCurrency')} Optional: leave it out when the programme's public page does "
+        "currency",
+        f"{_api('currency')} Optional: leave it out when the programme's public page does "
         "not say. A current ISO 4217 code, in capitals.",
         required=False,
         examples=("EUR",),

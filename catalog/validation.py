@@ -276,7 +276,7 @@ def _assemble(record: dict[str, Any], stem: str) -> dict[str, Any]:
     out.setdefault("platform", "")
     out.setdefault("image", "")
     out.setdefault("holdbackDays", None)
-    out.setdefault("payoutCurrency", None)
+    out.setdefault("currency", None)
     return out
 
 

@@ -147,18 +147,12 @@ PROGRAM = Resource(
             maximum=v.HOLDBACK_DAYS_MAX,
         ),
         F(
-            "payoutCurrency",
+            "currency",
             "string",
             "ISO 4217 code of the currency the programme pays in, that of `minPayout`; null "
             "when the programme does not state it.",
             nullable=True,
             pattern=v.CURRENCY_PATTERN,
-        ),
-        F(
-            "stale",
-            "boolean",
-            f"True when the terms were last verified more than {v.STALE_AFTER_DAYS} days before "
-            "the build's reference day (the newest `lastVerifiedAt` of the directory).",
         ),
         F(
             "evidence",
@@ -172,6 +166,13 @@ PROGRAM = Resource(
             "string",
             "ISO 8601 timestamp of the last check of the terms against `evidence`.",
             format="date-time",
+            detail=True,
+        ),
+        F(
+            "stale",
+            "boolean",
+            f"True when the terms were last verified more than {v.STALE_AFTER_DAYS} days before "
+            "the build's reference day (the newest `lastVerifiedAt` of the directory).",
             detail=True,
         ),
         F(

@@ -63,7 +63,7 @@ def record(**changes: Any) -> dict[str, Any]:
         "createdAt": "2024-03-01T09:00:00Z",
         "commissionTerms": terms(),
         "holdbackDays": None,
-        "payoutCurrency": None,
+        "currency": None,
         "evidence": "https://acme.fr/join/terms",
         "lastVerifiedAt": verified(0),
     }
@@ -129,7 +129,7 @@ records = st.builds(
     image=st.sampled_from(("", "https://acme.fr/i.png")),
     commissionTerms=rates,
     holdbackDays=st.one_of(st.none(), st.integers(0, v.HOLDBACK_DAYS_MAX)),
-    payoutCurrency=st.sampled_from((None, "EUR", "USD")),
+    currency=st.sampled_from((None, "EUR", "USD")),
     lastVerifiedAt=st.integers(0, 2000).map(verified),
 )  # fmt: skip
 

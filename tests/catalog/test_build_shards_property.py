@@ -74,7 +74,7 @@ def submissions(draw: st.DrawFn) -> dict[str, Any]:
     if draw(st.booleans()):
         sub["holdbackDays"] = draw(st.sampled_from((0, 30, 100)))
     if draw(st.booleans()):
-        sub["payoutCurrency"] = draw(st.sampled_from(("EUR", "USD", "JPY")))
+        sub["currency"] = draw(st.sampled_from(("EUR", "USD", "JPY")))
     if draw(st.booleans()):
         sub["platform"] = "Awin"
     if draw(st.booleans()):
@@ -101,7 +101,7 @@ def expected_rows(catalogue: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
         row = {k: val for k, val in sub.items() if k != "status"}
         row.update(slug=slug, platform=sub.get("platform", ""), image=sub.get("image", ""))
         row["holdbackDays"] = sub.get("holdbackDays")
-        row["payoutCurrency"] = sub.get("payoutCurrency")
+        row["currency"] = sub.get("currency")
         row["commissionTerms"] = validation.check_terms(
             sub["commissionTerms"], submission.BY_NAME["commissionTerms"]
         )  # every member, in the API's order

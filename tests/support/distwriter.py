@@ -57,7 +57,7 @@ def random_programme(rng: random.Random, slug: str, *, verticals: Sequence[str] 
         "createdAt": "2025-01-02T03:04:05Z",
         "commissionTerms": _terms(rng, recurring),
         "holdbackDays": rng.choice((None, 0, 30)),
-        "payoutCurrency": rng.choice((None, "EUR", "USD")),
+        "currency": rng.choice((None, "EUR", "USD")),
         "evidence": f"https://{slug}.example/join/terms",
         "lastVerifiedAt": f"2025-{rng.randint(1, 12):02d}-0{rng.randint(1, 9)}T00:00:00Z",
         "stale": rng.random() < 0.2,

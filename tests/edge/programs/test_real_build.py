@@ -41,8 +41,8 @@ def submission(p: dict[str, Any], status: str) -> dict[str, Any]:
         del fields["image"]  # optional: it becomes ""
     if fields["holdbackDays"] is None:
         del fields["holdbackDays"]  # optional: not published
-    if fields["payoutCurrency"] is None:
-        del fields["payoutCurrency"]  # optional: not stated
+    if fields["currency"] is None:
+        del fields["currency"]  # optional: not stated
     terms = dict(fields["commissionTerms"])
     terms["parts"] = [
         {k: val for k, val in part.items() if val is not None} for part in terms["parts"]
@@ -149,7 +149,7 @@ async def test_published_submissions_and_only_they_walk_in_order(built):
         assert sorted(row["markets"]) == sorted(p["markets"])
         assert 0 <= row["score"] <= 100
         # The typed terms as submitted, and the score explained by its versioned breakdown.
-        for name in ("holdbackDays", "payoutCurrency", "evidence", "lastVerifiedAt"):
+        for name in ("holdbackDays", "currency", "evidence", "lastVerifiedAt"):
             assert row[name] == p[name], (slug, name)
         # The members of the terms that apply; the others are left out.
         assert row["commissionTerms"] == compact(p["commissionTerms"], COMMISSION_TERMS)
