@@ -94,6 +94,7 @@ VALIDATION_SOURCES = (
     "contract/searchindex.py",
     "contract/textsearch.py",
     "contract/webhooks.py",
+    "contract/exports.py",
 )
 
 

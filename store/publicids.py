@@ -33,8 +33,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from store.core import Session
-
 KEY_BYTES = 32
 ROUNDS = 6
 _HALF = 0xFFFFFFFF
@@ -139,27 +137,3 @@ def _decode(permutation: Permutation, prefix: str, public: str) -> int | None:
     if not (public.startswith(prefix) and _HEX16.fullmatch(public[len(prefix) :])):
         return None
     return permutation.backward(int(public[len(prefix) :], 16))
-
-
-# --- The key in the store ---------------------------------------------------------------
-
-
-async def stored_key(s: Session) -> bytes | None:
-    """The store's id key, None while it has none."""
-    key = await s.fetchval("SELECT key FROM id_key WHERE id = 1")
-    return None if key is None else bytes(key)
-
-
-async def ensure_key(s: Session, candidate: bytes) -> bytes:
-    """The store's id key: `candidate` if it had none, else the one it holds. Safe to race:
-    the first insert wins, the others read what it wrote."""
-    if len(candidate) != KEY_BYTES:
-        raise ValueError(f"the id key is {KEY_BYTES} bytes")
-    await s.execute(
-        "INSERT INTO id_key (id, key, created_at) VALUES (1, ?, ?) ON CONFLICT (id) DO NOTHING",
-        candidate,
-        s.now(),
-    )
-    key = await stored_key(s)
-    assert key is not None  # inserted or already there, in this transaction
-    return key

@@ -57,7 +57,7 @@ from typing import Any, ClassVar, ParamSpec, TypeVar
 
 import asyncpg
 
-from store import publicids
+from store import idkey, publicids
 from store.base import (
     Conflict,
     OutcomeUnknown,
@@ -263,9 +263,9 @@ async def migrate(
 async def _load_ids(s: Session) -> PublicIds:
     """The public ids of the store: its id key, made now if it has none (the first insert
     of racing openers wins; each then reads the same key)."""
-    key = await publicids.stored_key(s)
+    key = await idkey.stored_key(s)
     if key is None:
-        key = await publicids.ensure_key(s, secrets.token_bytes(publicids.KEY_BYTES))
+        key = await idkey.ensure_key(s, secrets.token_bytes(publicids.KEY_BYTES))
     return PublicIds.from_key(key)
 
 

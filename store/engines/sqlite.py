@@ -52,7 +52,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from store import publicids
+from store import idkey, publicids
 from store.base import (
     Conflict,
     StoreError,
@@ -165,10 +165,10 @@ def migrate(
 
 def _load_ids(conn: sqlite3.Connection, clock: Callable[[], dt.datetime]) -> PublicIds:
     """The public ids of the store `conn` opens: its id key, made now if it has none."""
-    key = _run(conn, clock, publicids.stored_key, (), {}, None, None)
+    key = _run(conn, clock, idkey.stored_key, (), {}, None, None)
     if key is None:
         candidate = secrets.token_bytes(publicids.KEY_BYTES)
-        key = _run(conn, clock, publicids.ensure_key, (candidate,), {}, "IMMEDIATE", None)
+        key = _run(conn, clock, idkey.ensure_key, (candidate,), {}, "IMMEDIATE", None)
     return PublicIds.from_key(key)
 
 

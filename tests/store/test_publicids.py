@@ -16,7 +16,8 @@ from support.accountkit import new_commission
 
 from store import accounts, commissions, open_store
 from store.base import CommissionQuery, StoreUnavailable
-from store.publicids import KEY_BYTES, PublicIds, stored_key
+from store.idkey import stored_key
+from store.publicids import KEY_BYTES, PublicIds
 
 IDS = PublicIds.from_key(bytes(range(KEY_BYTES)))
 OTHER = PublicIds.from_key(bytes(range(1, KEY_BYTES + 1)))

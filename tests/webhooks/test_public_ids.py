@@ -11,7 +11,7 @@ from webhookkit import Wall, endpoint, worker
 
 from store import NewCommission, accounts, commissions, open_store
 from store.base import CommissionQuery
-from store.publicids import stored_key
+from store.idkey import stored_key
 
 
 def row(external_id: str) -> NewCommission:
