@@ -24,8 +24,11 @@ from aiohttp import web
 from contract import exports
 from contract.exports import CSV_FORMAT, JSON_FORMAT, NDJSON_FORMAT, Dialect
 from contract.resources import DECIMAL, Resource
+from edge import appkeys
 from edge.http.errors import invalid
 from edge.http.httpcache import accepts_gzip
+from edge.http.ratelimit import rate_headers
+from edge.http.requestid import REQUEST_ID_HEADER
 
 log = logging.getLogger("edge.export")
 
@@ -130,6 +133,12 @@ async def stream(
     )
     if accepts_gzip(request.headers.get("Accept-Encoding", "")):
         response.enable_compression()
+    # Sent before the rows: the request id and rate limit steps set their headers once the
+    # handler returns, after a streamed body.
+    response.headers[REQUEST_ID_HEADER] = request[appkeys.REQUEST_ID]
+    state = request.get(appkeys.RATE_STATE)
+    if state is not None:
+        response.headers.update(rate_headers(state))
     await response.prepare(request)
 
     def encode(items: list[dict[str, Any]]) -> bytes:

@@ -102,6 +102,7 @@ async def rate_limit_middleware(request: web.Request, handler: Handler) -> web.S
         exc.headers.update(rate_headers(await settle(request, principal, state, exc.status)))
         raise
     state = await settle(request, principal, state, response.status)
-    if not is_public(response.headers):
+    # A streamed answer (an export) sent its headers when it began (edge.handlers.export).
+    if not is_public(response.headers) and not response.prepared:
         response.headers.update(rate_headers(state))
     return response

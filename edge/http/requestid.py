@@ -41,6 +41,7 @@ async def request_id_middleware(request: web.Request, handler: Handler) -> web.S
     request[appkeys.REQUEST_ID] = rid = new_request_id()
     CURRENT_REQUEST_ID.set(rid)
     response = await handler(request)
-    if not is_public(response.headers):
+    # A streamed answer (an export) sent its headers, this one included, when it began.
+    if not is_public(response.headers) and not response.prepared:
         response.headers[REQUEST_ID_HEADER] = rid
     return response

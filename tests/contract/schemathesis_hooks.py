@@ -8,7 +8,10 @@ can still be refused with a documented 400:
   two letters, and refers to the list rather than spelling 249 codes out in a pattern);
 - `q` holds 1 to `textsearch.MAX_TERMS` words of at least `textsearch.MIN_TERM` letters or
   digits once accents are folded (contract.textsearch), which no portable pattern says;
-- a summary grouped by `day` needs `from` and `to` at most 366 days apart.
+- a summary grouped by `day` needs `from` and `to` at most 366 days apart;
+- an export (`format` csv or ndjson) holds every row: it takes no `limit` nor `cursor`, a
+  `dialect` only with `format=csv`, and a summary pages (`limit`, `cursor`) only when grouped by `program` or `subId`;
+- `programExternalId` names a programme of a `network`, so it needs one.
 For *positive* cases only (the ones schemathesis expects the API to accept), this hook makes
 the request obey those rules before it is sent: it swaps `from`/`to` when reversed, drops
 a market that is not assigned, keeps the first words of a `q` with too many and adds one to
@@ -40,6 +43,8 @@ from contract.endpoints import (
     PROGRAMS,
     Endpoint,
 )
+from contract.exports import CSV_FORMAT, NDJSON_FORMAT
+from contract.resources import RANKED_GROUPS
 from edge.handlers import events
 from edge.handlers.programs import cursor_filters
 from edge.http.errors import ApiError
@@ -47,6 +52,7 @@ from edge.request import cursor
 from edge.request.query import parse_query
 
 SECRET_ENV = "CONTRACT_CURSOR_SECRET"
+EXPORT_FORMATS = {CSV_FORMAT, NDJSON_FORMAT}
 LIST_ENDPOINTS: dict[str, Endpoint] = {
     PROGRAMS.path: PROGRAMS,
     COMMISSIONS.path: COMMISSIONS,
@@ -117,6 +123,20 @@ def before_call(context: schemathesis.HookContext, case: Any, kwargs: dict[str, 
         low, high = query.get("from"), query.get("to")
         if isinstance(low, str) and isinstance(high, str) and low > high:
             query["from"], query["to"] = high, low
+    if query.get("format") in EXPORT_FORMATS:
+        query.pop("limit", None)
+        query.pop("cursor", None)
+    if "dialect" in query and query.get("format") != CSV_FORMAT:
+        del query["dialect"]
+    if case.operation.path == COMMISSION_SUMMARY.path:
+        groups = query.get("groupBy")
+        named = groups if isinstance(groups, list) else str(groups or "").split(",")
+        if not set(named) & set(RANKED_GROUPS):
+            query.pop("limit", None)
+        # A summary's cursor is bound to its filters and groups; none is checked here.
+        query.pop("cursor", None)
+    if "programExternalId" in query and "network" not in query:
+        del query["programExternalId"]
     market = query.get("market")  # the list and the facets take one
     if isinstance(market, str) and market.upper() not in COUNTRIES:
         del query["market"]
