@@ -37,11 +37,11 @@ FIXTURE_TIERS = {
     "pg_fresh_url": "postgresql",
     "redis_binary": "redis",
     "browser": "browser",
-    # `python build.py` runs (tests/support/sample.py, tests/catalog/conftest.py).
-    "built_dist": "process",
+    # `python build.py` runs (tests/catalog/conftest.py).
     "run_cli": "process",
-    # `python -m edge` processes (tests/edge/scale/conftest.py).
+    # `python -m edge` processes (tests/edge/scale/conftest.py, tests/agents/conftest.py).
     "edges": "process",
+    "live_api": "process",
 }
 # A test carrying one of these may start processes; any other test that does fails.
 STARTS_PROCESSES = ("process", "postgresql", "redis", "browser")
