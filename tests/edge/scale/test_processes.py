@@ -21,6 +21,7 @@ from support.edgeprocess import (
     start_edge,
     wait_healthy,
 )
+from support.slowedge import SLOW_STARTED
 
 from edge.workers import MAX_RESTART_DELAY, SHUTDOWN_TIMEOUT, restart_delay
 
@@ -248,7 +249,7 @@ async def test_a_stopping_edge_is_done_within_its_shutdown_timeout(
     edges.append(edge)
     await wait_healthy(edge)
     in_flight = asyncio.ensure_future(slow_request(edge, 60))
-    await asyncio.sleep(0.5)
+    await wait_for(lambda: SLOW_STARTED in edge.log_text(), edge=edge)
     started = time.monotonic()
     edge.process.send_signal(signal.SIGTERM)
     status = await asyncio.to_thread(edge.process.wait, 30)
@@ -263,7 +264,7 @@ async def test_a_second_stop_signal_quits_a_single_edge_at_once(tmp_path, edges)
     edges.append(edge)
     await wait_healthy(edge)
     in_flight = asyncio.ensure_future(slow_request(edge, 60))
-    await asyncio.sleep(0.5)
+    await wait_for(lambda: SLOW_STARTED in edge.log_text(), edge=edge)
     edge.process.send_signal(signal.SIGINT)
     await asyncio.sleep(1)
     started = time.monotonic()
