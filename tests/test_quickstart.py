@@ -11,6 +11,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -26,6 +28,7 @@ def get(url: str, key: str) -> tuple[int, dict]:
         return response.status, json.loads(response.read())
 
 
+@pytest.mark.process
 def test_quickstart_serves_the_sample_and_the_demo_account(tmp_path):
     port = free_port()
     command = [sys.executable, "-m", "edge.quickstart", "--port", str(port)]

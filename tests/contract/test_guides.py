@@ -167,6 +167,7 @@ def test_every_curl_example_answers_as_shown(live: LiveEdge, guide: Path):
 
 
 @pytest.mark.parametrize("guide", GUIDES, ids=lambda p: p.stem)
+@pytest.mark.process
 def test_every_python_example_runs(live: LiveEdge, guide: Path, tmp_path: Path):
     env = {**os.environ, "API": live.base_url, "API_KEY": live.key}
     for code in python_blocks(guide.read_text("utf-8")):

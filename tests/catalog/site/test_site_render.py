@@ -453,6 +453,7 @@ print(digest.hexdigest())
 """
 
 
+@pytest.mark.process
 def test_output_is_byte_identical_across_runs_and_hash_seeds(site_files, programs):
     assert site.render_site(programs, BASE_URL) == site_files
     digests = set()

@@ -145,6 +145,7 @@ async def test_a_cached_link_uses_each_requests_own_host(edge_client, dist):
     assert links[0].split("?", 1)[1] == links[1].split("?", 1)[1]
 
 
+@pytest.mark.process
 async def test_the_cache_dies_with_its_build(edge_client, dist):
     first = random_catalogue(random.Random(14), 10)
     publish(dist, first, "b1")

@@ -175,6 +175,7 @@ def test_restart_delay_backs_off(failures, delay):
     assert restart_delay(failures) == delay
 
 
+@pytest.mark.process
 def test_several_workers_without_redis_are_refused(tmp_path):
     edge = start_edge(tmp_path, ["--workers", "2"])
     assert edge.process.wait(30) == 2
