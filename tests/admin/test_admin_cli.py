@@ -439,6 +439,7 @@ def test_import_rejects_a_bad_file_whole_then_imports_and_reimports(env, capsys,
     assert status == 1 and "--format" in err
 
 
+@pytest.mark.slow
 def test_an_import_slower_than_the_store_timeout_is_done_and_reported_done(
     env, capsys, tmp_path, monkeypatch, database
 ):

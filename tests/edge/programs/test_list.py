@@ -5,12 +5,14 @@ from __future__ import annotations
 import itertools
 import random
 
+import pytest
 from support.distwriter import MARKETS, brute_force, publish, random_catalogue
 from support.programkit import AUTH, walk
 
 from contract import vocabulary as v
 
 
+@pytest.mark.slow
 async def test_every_filter_combination_walks_to_the_brute_force_answer(edge_client, dist):
     rng = random.Random(11)
     programmes = random_catalogue(rng, 150)

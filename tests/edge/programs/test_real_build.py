@@ -133,6 +133,7 @@ async def built_own(edge_client, tmp_path):
     return await edge_client(dist=dist), subs, content, rng, dist
 
 
+@pytest.mark.slow
 async def test_published_submissions_and_only_they_walk_in_order(built):
     client, subs, _, rng = built
     pub = published(subs)
