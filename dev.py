@@ -58,8 +58,10 @@ def pytest_args(args: list[str]) -> list[str]:
             args[at] = f"({args[at]}) and {fast}"
         else:
             args = ["-m", fast, *args]
+    # A debugger needs the test in this process: --pdb and --trace run without workers.
     chosen = any(
-        arg in {"-n", "--numprocesses", "no:xdist"} or arg.startswith(("-n", "--numprocesses="))
+        arg in {"-n", "--numprocesses", "no:xdist", "--pdb", "--trace"}
+        or arg.startswith(("-n", "--numprocesses="))
         for arg in args
     )
     return args if chosen else ["-n", "auto", *args]
