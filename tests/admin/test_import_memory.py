@@ -102,6 +102,7 @@ def peak_rss_kib(env: dict[str, str], *args: str) -> tuple[int, str]:
 
 
 @pytest.mark.slow
+@pytest.mark.process
 def test_a_100_mb_import_peaks_within_a_small_multiple_of_a_1_mb_one(tmp_path):
     # About a minute: half a million rows written on SQLite. Held whole, the large file and
     # its rows peaked at about fifteen times the small one's.

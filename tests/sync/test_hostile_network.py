@@ -499,6 +499,7 @@ def rss_mb(pid: int) -> float:
 
 
 @pytest.mark.slow
+@pytest.mark.process
 async def test_a_worker_answered_hugely_again_and_again_keeps_its_memory(
     hostile, tmp_path, keyring, transcript
 ):
