@@ -186,7 +186,10 @@ async def test_a_stop_signal_during_start_up_stops_cleanly(tmp_path, edges):
     # A PostgreSQL that accepts and never answers: the edge is still starting when SIGINT
     # comes. It must stop as cleanly as a running edge, not end in a KeyboardInterrupt
     # traceback.
+    connected = asyncio.Event()
+
     async def silent(reader, writer):
+        connected.set()  # the edge is up to its store's connection: past its start-up imports
         await reader.read()  # until the edge hangs up: it never gets an answer
         writer.close()
         await writer.wait_closed()
@@ -197,7 +200,9 @@ async def test_a_stop_signal_during_start_up_stops_cleanly(tmp_path, edges):
         args = ["--database", f"postgresql://u@127.0.0.1:{port}/db", "--store-timeout", "20"]
         edge = start_edge(tmp_path, args)
         edges.append(edge)
-        await asyncio.sleep(2)
+        while not connected.is_set():
+            assert edge.process.poll() is None, edge.log_text()
+            await asyncio.sleep(0.02)
         assert edge.process.poll() is None, edge.log_text()
         started = time.monotonic()
         edge.process.send_signal(signal.SIGINT)
