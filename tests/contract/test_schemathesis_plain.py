@@ -31,6 +31,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveEdge]:
 
 
 @pytest.mark.process
+@pytest.mark.slow
 def test_schemathesis_run_checks_all_exits_0(live: LiveEdge):
     assert (ROOT / "schemathesis.toml").is_file()
     command = [
@@ -73,6 +74,7 @@ OUTSIDE_EXCLUDED = "positive_data_acceptance"
 
 
 @pytest.mark.process
+@pytest.mark.slow
 def test_schemathesis_from_outside_the_repository(live: LiveEdge, tmp_path: Path):
     command = [
         str(SCHEMATHESIS),
