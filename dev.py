@@ -2,7 +2,8 @@
 """Set up and run the project with nothing but Python 3.11 installed.
 
     python3 dev.py serve [edge options]   build the sample content, seed the demo account, serve
-    python3 dev.py test [pytest options]  run the whole test suite
+    python3 dev.py test [pytest options]  run the whole test suite, on every core
+    python3 dev.py test --fast [options]  the inner loop: no process, no PostgreSQL/Redis/Chromium
     python3 dev.py bench NAME [options]   run bench/NAME.py
 
 Each command first makes `.venv/` and installs the project into it (again only when
@@ -23,6 +24,9 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / "python"
 STAMP = VENV / ".installed"
+# The markers (pyproject.toml) of the tests `--fast` leaves out: whatever starts a process or
+# a server, and the long property, load and scale tests.
+SLOW_TIERS = ("slow", "postgresql", "redis", "process", "browser")
 
 
 def ensure_venv() -> None:
@@ -41,6 +45,28 @@ def ensure_venv() -> None:
     STAMP.write_text(wanted)
 
 
+def pytest_args(args: list[str]) -> list[str]:
+    """pytest's arguments for `dev.py test ARGS`: `--fast` becomes a marker selection (and
+    with one given by -m), and the tests run in parallel workers unless -n or -p no:xdist
+    says otherwise."""
+    args = list(args)
+    if "--fast" in args:
+        args.remove("--fast")
+        fast = " and ".join(f"not {tier}" for tier in SLOW_TIERS)
+        if "-m" in args[:-1]:
+            at = args.index("-m") + 1
+            args[at] = f"({args[at]}) and {fast}"
+        else:
+            args = ["-m", fast, *args]
+    # A debugger needs the test in this process: --pdb and --trace run without workers.
+    chosen = any(
+        arg in {"-n", "--numprocesses", "no:xdist", "--pdb", "--trace"}
+        or arg.startswith(("-n", "--numprocesses="))
+        for arg in args
+    )
+    return args if chosen else ["-n", "auto", *args]
+
+
 def run(args: list[str]) -> int:
     return subprocess.run([str(PYTHON), *args], cwd=ROOT).returncode
 
@@ -52,7 +78,7 @@ def main(argv: list[str]) -> int:
     command, rest = argv[0], argv[1:]
     ensure_venv()
     if command == "test":
-        return run(["-m", "pytest", *rest])
+        return run(["-m", "pytest", *pytest_args(rest)])
     if command == "bench":
         if not rest:
             print("usage: python3 dev.py bench NAME [options]; see bench/README.md")

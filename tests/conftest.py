@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import signal
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,49 @@ pytest_plugins = ("support.pgfixtures", "support.accountfixtures")
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_SECRET = "test-secret-" + "x" * 40
+
+# The tiers (markers in pyproject.toml): a test that uses one of these fixtures, directly or
+# through another, gets the marker, so `dev.py test --fast` leaves it out without anyone
+# remembering to mark it.
+FIXTURE_TIERS = {
+    "pg_server": "postgresql",
+    "pg_databases": "postgresql",
+    "pg_url": "postgresql",
+    "pg_fresh_url": "postgresql",
+    "redis_binary": "redis",
+    "browser": "browser",
+    # `python build.py` runs (tests/catalog/conftest.py).
+    "run_cli": "process",
+    # `python -m edge` processes (tests/edge/scale/conftest.py, tests/agents/conftest.py).
+    "edges": "process",
+    "live_api": "process",
+}
+# A test carrying one of these may start processes; any other test that does fails.
+STARTS_PROCESSES = ("process", "postgresql", "redis", "browser")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        for tier in {tier for name, tier in FIXTURE_TIERS.items() if name in used}:
+            item.add_marker(tier)
+
+
+@pytest.fixture(autouse=True)
+def processes_need_a_tier(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail a test that starts a process (subprocess, asyncio's subprocesses) without one of
+    the STARTS_PROCESSES markers: `--fast` promises no process, and would run it."""
+    if any(request.node.get_closest_marker(tier) for tier in STARTS_PROCESSES):
+        return
+    nodeid = request.node.nodeid
+
+    def refuse(self: subprocess.Popen[Any], args: Any, *_: Any, **__: Any) -> None:
+        raise AssertionError(
+            f"{nodeid} starts a process ({args!r}): mark it `process` (or postgresql, redis, "
+            "browser: see FIXTURE_TIERS in tests/conftest.py), or test it in process"
+        )
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", refuse)
 
 
 @pytest.fixture

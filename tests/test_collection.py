@@ -6,9 +6,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.process
+@pytest.mark.slow
 def test_every_test_folder_is_collected_by_the_test_command():
     # A folder pytest does not recurse into (its norecursedirs: "build", "dist", ...) would
     # silently not run.

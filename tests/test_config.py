@@ -161,6 +161,7 @@ def test_every_setting_is_documented(setting):
         (["--secret-file", "/proc/nope/secret"], 1, "edge: cannot start: [Errno 2]"),
     ],
 )
+@pytest.mark.process
 def test_a_setting_found_unusable_at_start_is_one_line_not_a_traceback(
     tmp_path, args, status, message
 ):

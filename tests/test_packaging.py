@@ -114,6 +114,7 @@ def _differing(left: Path, right: Path) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.process
 def test_a_fresh_install_builds_the_sample_content(tmp_path: Path) -> None:
     source = tmp_path / "source"
     source.mkdir()

@@ -49,6 +49,7 @@ def test_the_sample_site_is_built_for_the_address_it_is_served_at(
     assert site_url(config) == expected
 
 
+@pytest.mark.process
 def test_quickstart_serves_the_sample_and_the_demo_account(tmp_path):
     port = free_port()
     command = [sys.executable, "-m", "edge.quickstart", "--port", str(port)]

@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.slow
+@pytest.mark.process
 def test_mypy_finds_no_type_error(tmp_path: Path) -> None:
     try:
         import mypy  # noqa: F401

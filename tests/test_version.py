@@ -38,6 +38,7 @@ def test_the_commands_are_the_scripts() -> None:
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
+@pytest.mark.process
 def test_every_console_script_prints_its_name_and_version(script: str, tmp_path: Path) -> None:
     done = run(BIN / script, "--version", cwd=tmp_path)  # from anywhere, not the checkout
     assert (done.returncode, done.stdout, done.stderr) == (0, f"{script} {VERSION}\n", "")
@@ -51,6 +52,7 @@ def test_the_package_takes_its_version_from_the_source() -> None:
     assert importlib.metadata.version("affdir") == VERSION  # as installed in .venv
 
 
+@pytest.mark.process
 def test_a_plain_checkout_reports_the_same_version() -> None:
     # -S: no site-packages, so no installed metadata to read; the source alone answers.
     done = run(sys.executable, "-S", "-c", "from contract.version import VERSION; print(VERSION)")
@@ -68,6 +70,7 @@ def test_a_plain_checkout_reports_the_same_version() -> None:
         assert (done.returncode, done.stdout) == (0, f"{prog} {VERSION}\n"), done.stderr
 
 
+@pytest.mark.process
 def test_the_edge_calls_itself_affdir_edge() -> None:
     done = run(BIN / "affdir-edge", "--help")
     assert done.returncode == 0

@@ -113,6 +113,7 @@ def commissions(prefix: str, count: int, amount: str = "1.50") -> list[NewCommis
     ]
 
 
+@pytest.mark.slow
 async def test_a_stream_of_chunks_is_one_transaction(admin_store: AccountStore):
     account = await new_account(admin_store)
     await admin_store.write(connections.connect, account.uid, "awin", b"sealed")

@@ -79,6 +79,7 @@ def dump_tool(pg_server, name: str) -> str:
     return str(tool)
 
 
+@pytest.mark.process
 async def test_a_restored_store_serves_the_same_bytes_keys_and_credentials(
     admin_store: AccountStore,
     account_config: Config,
@@ -135,6 +136,7 @@ async def test_a_restored_store_serves_the_same_bytes_keys_and_credentials(
         ("newer", ("restore", "{target}"), "is newer than this code"),
     ],
 )
+@pytest.mark.process
 async def test_backup_and_restore_refuse_what_would_lose_data(
     admin_store: AccountStore,
     account_config: Config,

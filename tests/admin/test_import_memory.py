@@ -102,6 +102,7 @@ def peak_rss_kib(env: dict[str, str], *args: str) -> tuple[int, str]:
 
 
 @pytest.mark.slow
+@pytest.mark.process
 def test_a_100_mb_import_peaks_within_a_small_multiple_of_a_1_mb_one(tmp_path):
     # About a minute: half a million rows written on SQLite. Held whole, the large file and
     # its rows peaked at about fifteen times the small one's.
@@ -126,6 +127,7 @@ def test_a_100_mb_import_peaks_within_a_small_multiple_of_a_1_mb_one(tmp_path):
         ("E0,,,pending,,1.50,EUR,,2026-01-01T10:00:00Z,", "externalId: duplicate of line 2"),
     ],
 )
+@pytest.mark.process
 async def test_a_file_written_over_several_chunks_is_imported_whole_or_not_at_all(
     database, tmp_path, last, problem
 ):

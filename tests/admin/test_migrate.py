@@ -8,11 +8,11 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import asyncpg
 import pytest
+from support.adminrun import run_admin
 
 from store.schema import LATEST, statements
 from store.schema.status import schema_status
@@ -20,7 +20,7 @@ from store.schema.status import schema_status
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgresql)])
 def unmigrated(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """The URL or path of an account database no migration has touched."""
     if request.param == "postgresql":
@@ -29,13 +29,10 @@ def unmigrated(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 def admin(database: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "admin", "migrate", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "EDGE_DATABASE": database},
-        timeout=60,
+    """`affdir-admin migrate ARGS` on `database`, in process; its output as text."""
+    done = run_admin({"EDGE_DATABASE": database}, "migrate", *args)
+    return subprocess.CompletedProcess(
+        done.args, done.returncode, done.stdout.decode(), done.stderr.decode()
     )
 
 

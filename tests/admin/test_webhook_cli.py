@@ -163,6 +163,7 @@ async def run_admin(env: dict[str, str], *args: str) -> tuple[int, str, str]:
     return process.returncode, out.decode(), err.decode()
 
 
+@pytest.mark.process
 async def test_test_sends_a_signed_event_and_prints_the_outcome(env):
     receiver = Receiver("", answer=lambda n: (204 if n == 1 else 500, 0.0))
     runner = await receiver.start()

@@ -128,6 +128,7 @@ def test_loopback_hosts(host, loopback):
     assert is_loopback(host) is loopback
 
 
+@pytest.mark.process
 def test_the_command_says_what_is_wrong_and_exits_2():
     run = subprocess.run(
         [sys.executable, "-m", "agents", "--api-url", "nowhere"],

@@ -269,6 +269,7 @@ def test_every_option_is_documented(run_cli: CliRunner) -> None:
     assert helped == table
 
 
+@pytest.mark.process
 def test_the_interrupt_tests_hold_when_the_suite_runs_with_sigint_ignored(tmp_path) -> None:
     """As under a background job or nohup: the children inherit SIGINT ignored."""
 

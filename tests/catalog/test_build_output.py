@@ -146,6 +146,7 @@ def test_failure_of_the_swap_leaves_dist_untouched(
     assert leftovers(content.root) == []
 
 
+@pytest.mark.slow
 def test_first_build_renames_then_exchange_or_nothing(content: Content, no_site: None) -> None:
     catalogue(content)
     assert content.build().swap == "rename"
@@ -180,6 +181,7 @@ def cold_snapshot(content: Content, where: Path) -> dict[str, bytes]:
     return snapshot(cold.out)
 
 
+@pytest.mark.slow
 def test_recycled_spare_builds_equal_cold_builds(content: Content, tmp_path: Path) -> None:
     """Real site included: pages appear and disappear, directories too."""
     catalogue(content, n=8)

@@ -17,6 +17,7 @@ from typing import Any
 from unittest import mock
 
 import orjson
+import pytest
 from buildkit import Content
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -161,6 +162,7 @@ def edge_pages(d: Directory, ranks: list[int], limit: int) -> list[list[int]]:
     limit=st.sampled_from((1, 2, 3, 7, 25, 100)),
     probe_score=st.integers(v.SCORE_MIN, v.SCORE_MAX),
 )
+@pytest.mark.slow
 def test_edge_reads_equal_brute_force(
     catalogue: dict[str, dict[str, Any]], page_size: int, limit: int, probe_score: int
 ) -> None:

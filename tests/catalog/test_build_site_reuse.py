@@ -53,6 +53,7 @@ def rendered_pages(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
+@pytest.mark.slow
 def test_a_rebuild_renders_only_the_pages_whose_inputs_changed(
     content: Content, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -119,6 +119,8 @@ def _closed_port() -> int:
         ("ftp://acme.example/terms", Outcome.INVALID_URL),
         ("not a url at all", Outcome.INVALID_URL),
     ],
+    # Named, not by the URL: the closed port differs in each parallel worker's collection.
+    ids=["closed-port", "ftp", "not-a-url"],
 )
 async def test_links_that_cannot_be_requested(url: str, outcome: Outcome) -> None:
     [result] = await linkcheck.check_all([Target("acme", "evidence", url, "")], FAST)
@@ -209,6 +211,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.process
 async def test_the_command_writes_a_report_and_fails_on_a_broken_link(
     site: URL, content: Content, tmp_path: Path
 ) -> None:
@@ -248,6 +251,7 @@ async def test_the_command_writes_a_report_and_fails_on_a_broken_link(
         (["--resolve", "=127.0.0.1"], "expected HOST=IP-ADDRESS"),
     ],
 )
+@pytest.mark.process
 def test_bad_command_lines_are_refused(
     content: Content, tmp_path: Path, args: list[str], message: str
 ) -> None:
@@ -258,6 +262,7 @@ def test_bad_command_lines_are_refused(
     assert not (tmp_path / "r.json").exists()
 
 
+@pytest.mark.process
 def test_content_that_does_not_build_is_not_checked(content: Content, tmp_path: Path) -> None:
     content.add("bad", submission(cookieDays="-1"))
     done = _run("--content", str(content.content), "--report", str(tmp_path / "r.json"))

@@ -166,6 +166,7 @@ REPLAYABLE = [
 
 
 @pytest.mark.parametrize("case", REPLAYABLE, ids=lambda c: f"{c.operation}-{c.status}")
+@pytest.mark.process
 def test_the_references_snippets_answer_as_recorded(live: LiveEdge, case: Case, tmp_path: Path):
     example = orjson.loads(EXAMPLES.read_bytes())[case.operation][str(case.status)]
     code = apireference.python(example).replace(recorded.ORIGIN, live.base_url)

@@ -55,6 +55,7 @@ def test_every_curl_example_answers_as_shown(live: LiveEdge, guide: Path):
 
 
 @pytest.mark.parametrize("guide", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.process
 def test_every_python_example_runs(live: LiveEdge, guide: Path, tmp_path: Path):
     env = {**os.environ, "API": live.base_url, "API_KEY": live.key}
     for code in python_blocks(guide.read_text("utf-8")):

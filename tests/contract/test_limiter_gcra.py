@@ -153,6 +153,7 @@ async def test_limits_are_per_key():
     assert (await limiter.hit("a", 2, 10)).allowed
 
 
+@pytest.mark.slow
 async def test_memory_is_bounded_however_many_keys():
     clock = FakeClock()
     limiter = MemoryLimiter(capacity=10_000, clock=clock)
@@ -216,6 +217,7 @@ async def test_hit_now_is_hit_without_a_coroutine():
     used=st.integers(0, 1000),
     elapsed=st.floats(0, 7200, allow_nan=False),
 )
+@pytest.mark.slow
 def test_a_refund_undoes_the_hit_it_follows(limit, window, used, elapsed):
     """hit then refund leave the TAT as it was, and report the quota of a request made just
     before the hit (Remaining one more than the hit said, capped at the limit)."""

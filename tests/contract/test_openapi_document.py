@@ -328,6 +328,7 @@ def test_a_free_text_value_is_accepted_exactly_when_the_pattern_says(text):
 @given(st.from_regex(v.MARKET_PATTERN, fullmatch=True), st.from_regex(openapi.CURSOR_PATTERN))
 # The document gives the market's shape (MARKET_QUERY_PATTERN); which codes are assigned is
 # the vocabulary's pattern, the one the parser enforces.
+@pytest.mark.slow
 def test_values_matching_the_patterns_pass_the_parser(market, token):
     query.parse_query(PROGRAMS, [("market", market)])
     try:

@@ -74,6 +74,8 @@ def test_the_builds_copy_is_the_same_document(live: LiveEdge):
         assert copy.read_bytes() == openapi.render()
 
 
+@pytest.mark.process
+@pytest.mark.slow
 def test_schemathesis_finds_no_failure(live: LiveEdge, tmp_path: Path):
     schema = tmp_path / "openapi.json"
     schema.write_bytes(openapi.render())

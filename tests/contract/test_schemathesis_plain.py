@@ -30,6 +30,8 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveEdge]:
         yield edge
 
 
+@pytest.mark.process
+@pytest.mark.slow
 def test_schemathesis_run_checks_all_exits_0(live: LiveEdge):
     assert (ROOT / "schemathesis.toml").is_file()
     command = [
@@ -71,6 +73,8 @@ def test_schemathesis_run_checks_all_exits_0(live: LiveEdge):
 OUTSIDE_EXCLUDED = "positive_data_acceptance"
 
 
+@pytest.mark.process
+@pytest.mark.slow
 def test_schemathesis_from_outside_the_repository(live: LiveEdge, tmp_path: Path):
     command = [
         str(SCHEMATHESIS),

@@ -89,6 +89,7 @@ def test_the_files_run_commands() -> None:
 
 
 @pytest.mark.parametrize(("where", "argv"), COMMAND_LINES, ids=[w for w, _ in COMMAND_LINES])
+@pytest.mark.process
 def test_every_command_exists_and_takes_its_flags(where: str, argv: list[str]) -> None:
     name = command_name(argv)
     assert name in COMMANDS, f"{where} runs {name!r}: add it to opskit.COMMANDS"
@@ -190,6 +191,7 @@ def test_the_image_installs_the_wheel_only() -> None:
     assert package_data["catalog.templates"] == ["**/*"]
 
 
+@pytest.mark.process
 def test_hadolint_finds_nothing() -> None:
     done = run_tool([tool("hadolint"), "--no-color", str(DOCKERFILE)])
     assert done.returncode == 0, done.stdout + done.stderr
@@ -502,6 +504,7 @@ def test_the_edge_unit_signals_the_supervisor_only() -> None:
     assert service["EnvironmentFile"].startswith("/etc/")  # the secret stays out of the unit
 
 
+@pytest.mark.process
 def test_systemd_accepts_the_units(tmp_path: Path) -> None:
     analyze = tool("systemd-analyze")
     # The units run the console scripts of a virtualenv at /opt/affdir: here, this one's.
@@ -609,6 +612,7 @@ def test_the_smoke_test_tries_what_ci_promises() -> None:
 @pytest.mark.parametrize(
     "script", [*sorted((ROOT / "scripts").glob("*.sh")), ROOT / ".ci" / "run"], ids=str
 )
+@pytest.mark.process
 def test_shellcheck_finds_nothing(script: Path) -> None:
     done = run_tool([tool("shellcheck"), "--format=gcc", str(script)])
     assert done.returncode == 0, done.stdout + done.stderr

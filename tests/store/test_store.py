@@ -221,6 +221,7 @@ async def stored_commissions(store: AccountStore) -> int:
 
 @pytest.mark.parametrize("stop", ["deadline", "cancel"])
 @pytest.mark.parametrize("after", [0.0, 0.05, 0.3])
+@pytest.mark.slow
 async def test_a_stopped_write_is_all_or_nothing_and_its_caller_is_told_which(
     database, admin_store, seeded, stop, after
 ):
@@ -444,6 +445,7 @@ def test_sqlite_writes_rows_in_chunks_of_a_few_sizes_only(count):
     assert {size for _, size in chunks} <= {VALUES_CHUNK >> n for n in range(12)}
 
 
+@pytest.mark.slow
 async def test_counts_stay_exact_across_chunks(admin_store, seeded):
     first = [row(f"C{i:05d}") for i in range(3000)]
     assert await admin_store.write(commissions.upsert, seeded.uid, "awin", first) == ImportResult(

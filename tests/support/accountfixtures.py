@@ -35,7 +35,11 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "database" in metafunc.fixturenames:
         sqlite_only = metafunc.definition.get_closest_marker("sqlite_only") is not None
-        metafunc.parametrize("database", BACKENDS[:1] if sqlite_only else BACKENDS, indirect=True)
+        backends = [
+            pytest.param(name, marks=[pytest.mark.postgresql] if name == "postgresql" else [])
+            for name in (BACKENDS[:1] if sqlite_only else BACKENDS)
+        ]
+        metafunc.parametrize("database", backends, indirect=True)
 
 
 @pytest.fixture

@@ -146,17 +146,32 @@ def pg_databases(pg_server: PgServer) -> PgTestDatabases:
     return PgTestDatabases(pg_server)
 
 
+def require_tier(request: pytest.FixtureRequest) -> None:
+    """A test reaching the server without the `postgresql` marker (e.g. through
+    request.getfixturevalue) would run under `dev.py test --fast`: fail it, saying so."""
+    if request.node.get_closest_marker("postgresql") is None:
+        pytest.fail(
+            f"{request.node.nodeid} uses PostgreSQL: mark it `postgresql` (a fixture param "
+            "can carry it: pytest.param(..., marks=pytest.mark.postgresql))",
+            pytrace=False,
+        )
+
+
 @pytest.fixture
-async def pg_url(pg_databases: PgTestDatabases) -> str:
+async def pg_url(request: pytest.FixtureRequest, pg_databases: PgTestDatabases) -> str:
     """postgresql:// URL of a migrated, empty database for this test."""
+    require_tier(request)
     if not pg_databases.server.running:  # a previous test stopped it and failed
         pg_databases.server.start()
     return await pg_databases.reset()
 
 
 @pytest.fixture
-async def pg_fresh_url(pg_databases: PgTestDatabases) -> AsyncIterator[str]:
+async def pg_fresh_url(
+    request: pytest.FixtureRequest, pg_databases: PgTestDatabases
+) -> AsyncIterator[str]:
     """postgresql:// URL of a new, empty (unmigrated) database, dropped after the test."""
+    require_tier(request)
     if not pg_databases.server.running:
         pg_databases.server.start()
     url = await pg_databases.fresh()

@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
+
+from catalog.cli import parse_args
+from catalog.pipeline import Options, build
+from catalog.progress import Progress
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def build_sample(out: Path, *args: str) -> Path:
-    """Run build.py over content/ into `out` (extra build.py `args` allowed); return `out`."""
-    command = [sys.executable, str(ROOT / "build.py"), "--content", str(ROOT / "content")]
-    subprocess.run(
-        [*command, "--out", str(out), "--quiet", *args],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-        timeout=120,
+    """Build content/ into `out` as `build.py --content content --out OUT ARGS` does, in this
+    process (the command line itself is tested in tests/catalog/test_build_cli.py); `out`."""
+    parsed = parse_args(["--content", str(ROOT / "content"), "--out", str(out), *args], None)
+    options = Options(
+        content=parsed.content,
+        out=parsed.out,
+        base_url=parsed.base_url,
+        cache=not parsed.no_cache,
+        sync=not parsed.no_sync,
+        site=not parsed.no_site,
     )
+    build(options, Progress(quiet=True))
     return out

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 
 from aiohttp import web
@@ -12,11 +13,16 @@ from edge import __main__ as edge_main
 from edge import serving
 from edge.config import Config
 
+SLOW_STARTED = "slowedge: a slow request is in its handler"
+
 
 def create_app(config: Config) -> web.Application:
     app = make_app(config)
 
     async def slow(request: web.Request) -> web.Response:
+        # The test waits for this line of the edge's log (in its format, at any level it
+        # shows) before it signals the edge.
+        logging.getLogger("slowedge").warning(SLOW_STARTED)
         await asyncio.sleep(float(request.query["s"]))
         return web.json_response({"data": "slow"})
 
@@ -25,7 +31,9 @@ def create_app(config: Config) -> web.Application:
 
 
 make_app = serving.create_app
-serving.create_app = create_app  # the runner's factory, in this process and its workers
 
 if __name__ == "__main__":
+    # The runner's factory, in this process and its (forked) workers. Only when run: the
+    # tests import SLOW_STARTED from here and keep the edge's own factory.
+    serving.create_app = create_app
     sys.exit(edge_main.main(sys.argv[1:]))

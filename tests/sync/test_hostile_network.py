@@ -409,6 +409,7 @@ async def test_the_store_refuses_what_the_definition_refuses(real_store):
 # --- Workers: one per connection, bounded memory ---------------------------------------------
 
 
+@pytest.mark.slow
 async def test_two_workers_never_request_one_connection_at_once(
     hostile, settings, database, keyring, map_status
 ):
@@ -498,6 +499,7 @@ def rss_mb(pid: int) -> float:
 
 
 @pytest.mark.slow
+@pytest.mark.process
 async def test_a_worker_answered_hugely_again_and_again_keeps_its_memory(
     hostile, tmp_path, keyring, transcript
 ):

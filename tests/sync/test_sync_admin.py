@@ -78,6 +78,7 @@ def assert_clean(*outputs: Done) -> None:
     assert not [v for v in PLANTED if v in text]
 
 
+@pytest.mark.process
 async def test_network_sync_since_a_date_collects_the_rows_and_list_and_show_say_ok(
     admin: Admin, networks: FakeNetworks, database: str
 ):
@@ -123,6 +124,7 @@ async def test_network_sync_since_a_date_collects_the_rows_and_list_and_show_say
     assert_clean(synced, listed, shown, again)
 
 
+@pytest.mark.process
 async def test_a_rejected_credential_is_auth_failed_with_its_reason_in_list_and_show(
     admin: Admin, networks: FakeNetworks
 ):
@@ -144,6 +146,7 @@ async def test_a_rejected_credential_is_auth_failed_with_its_reason_in_list_and_
     assert_clean(synced, listed, shown)
 
 
+@pytest.mark.process
 async def test_network_sync_is_refused_while_a_worker_holds_the_connection(
     admin: Admin, networks: FakeNetworks, database: str
 ):

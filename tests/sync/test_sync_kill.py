@@ -10,12 +10,15 @@ import signal
 import sys
 from pathlib import Path
 
+import pytest
 from sync_support import ACCOUNT, SECRET, FakeNetworks, expected, seed_store
 
 from accounts.keyring import Keyring
 from store import AccountStore, CommissionQuery, commissions, connections, open_store
 
 ROOT = Path(__file__).resolve().parents[2]
+# Real worker processes, killed and started again.
+pytestmark = pytest.mark.process
 NETWORK = "impact"  # 45-day windows, 500 requests an hour: a 400-day backfill never waits
 KILL_AT = 3  # the worker dies while the third window's request is in flight
 LEASE_SECONDS = 8

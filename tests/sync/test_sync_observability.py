@@ -116,6 +116,7 @@ async def outcomes(store: AccountStore, networks: tuple[str, ...], worker: SyncP
     raise AssertionError("the worker never finished its syncs")
 
 
+@pytest.mark.process
 async def test_a_sync_is_counted_in_the_metrics_and_logged_as_json_without_credentials(
     seeded, networks: FakeNetworks, tmp_path: Path, transcript: list[str]
 ):
@@ -193,6 +194,7 @@ async def test_a_sync_is_counted_in_the_metrics_and_logged_as_json_without_crede
     assert retry and all(line.get("network") == "awin" for line in retry)
 
 
+@pytest.mark.process
 async def test_healthz_fails_once_a_hanging_network_holds_every_slot(
     seeded, networks: FakeNetworks, tmp_path: Path, transcript: list[str]
 ):
@@ -225,6 +227,7 @@ async def test_healthz_fails_once_a_hanging_network_holds_every_slot(
         transcript.append(worker.text())
 
 
+@pytest.mark.process
 async def test_healthz_stays_ok_while_an_idle_worker_polls(tmp_path: Path, transcript: list[str]):
     port = free_port()
     args = ["--database", str(tmp_path / "empty.sqlite3"), "--metrics-port", str(port)]
@@ -254,6 +257,7 @@ async def test_healthz_stays_ok_while_an_idle_worker_polls(tmp_path: Path, trans
         (["--stall-seconds", "0"], {}, "--stall-seconds must be a positive number"),
     ],
 )
+@pytest.mark.process
 async def test_bad_observability_settings_are_refused(args, env, error, tmp_path: Path):
     worker = SyncProcess(args, tmp_path / "worker.log", env)
     await worker.start()
@@ -263,6 +267,7 @@ async def test_bad_observability_settings_are_refused(args, env, error, tmp_path
     assert error in worker.text()
 
 
+@pytest.mark.process
 async def test_a_taken_metrics_port_stops_the_worker_with_a_reason(tmp_path: Path):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

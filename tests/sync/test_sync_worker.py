@@ -113,6 +113,7 @@ async def test_stopping_cancels_a_sync_past_the_grace_period_and_releases_its_le
     assert store.reports == []  # cut off: nothing recorded, nothing half-written
 
 
+@pytest.mark.process
 def test_python_m_sync_stops_cleanly_on_sigterm(tmp_path, transcript):
     env = {
         **os.environ,
@@ -161,6 +162,7 @@ def test_python_m_sync_stops_cleanly_on_sigterm(tmp_path, transcript):
         ),
     ],
 )
+@pytest.mark.process
 def test_python_m_sync_refuses_a_bad_setting_in_one_line(tmp_path, transcript, env, args, message):
     environ = {
         **os.environ,

@@ -42,6 +42,7 @@ def test_defaults():
     assert (args.lease_seconds, args.poll_seconds, args.allow_loopback) == (60.0, 1.0, False)
 
 
+@pytest.mark.process
 def test_without_the_edge_secret_it_does_not_start(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("EDGE_")}
     done = subprocess.run(

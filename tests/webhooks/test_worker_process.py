@@ -9,11 +9,14 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
 from webhookkit import SERVICE_SECRET, add_commissions, deliveries, endpoint, until
 
 from store import accounts
 
 ROOT = Path(__file__).resolve().parents[2]
+# Real worker processes, killed and started again.
+pytestmark = pytest.mark.process
 
 
 async def start_worker(database: str) -> asyncio.subprocess.Process:

@@ -44,6 +44,7 @@ def test_every_vocabulary_value_is_mentioned(guide, value):
     assert f"`{value}`" in guide
 
 
+@pytest.mark.process
 def test_the_example_uses_every_field_and_passes_the_check(guide, tmp_path):
     text = example_yaml(guide)
     data = yaml.safe_load(text)

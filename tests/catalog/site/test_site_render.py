@@ -168,6 +168,7 @@ def test_pages_load_nothing_from_elsewhere_and_run_no_script(site_files):
         assert page.lang == "en"
 
 
+@pytest.mark.slow
 def test_every_internal_link_resolves_and_ids_are_unique(site_files):
     # The site links the API's docs, which the build writes beside it (catalog.docpages).
     site_files = {**site_files, **docpages.render_docs(), "openapi.json": openapi.render()}
@@ -462,6 +463,7 @@ print(digest.hexdigest())
 """
 
 
+@pytest.mark.process
 def test_output_is_byte_identical_across_runs_and_hash_seeds(site_files, programs):
     assert site.render_site(programs, BASE_URL) == site_files
     digests = set()

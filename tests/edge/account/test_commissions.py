@@ -144,6 +144,7 @@ async def dataset(admin_store) -> tuple[Seeded, list[Inserted], dict]:
     return owner, rows, await seqs(admin_store, owner.uid)
 
 
+@pytest.mark.slow
 async def test_every_filter_combination_walks_exactly_the_reference(edge_client, dataset):
     owner, rows, ids = dataset
     client = await edge_client()

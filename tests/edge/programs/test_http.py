@@ -138,6 +138,7 @@ async def test_a_304_still_needs_a_good_key_and_valid_parameters(client):
     assert bad.status == 400
 
 
+@pytest.mark.process
 async def test_a_new_build_changes_the_list_etag(edge_client, dist):
     programmes = random_catalogue(random.Random(3), 20)
     publish(dist, programmes, "b1")

@@ -14,6 +14,7 @@ from contract import vocabulary as v
 from contract.resources import PROGRAM
 
 
+@pytest.mark.slow
 async def test_every_filter_combination_walks_to_the_brute_force_answer(edge_client, dist):
     rng = random.Random(11)
     programmes = random_catalogue(rng, 150)

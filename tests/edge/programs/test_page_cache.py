@@ -62,6 +62,7 @@ def test_a_zero_budget_turns_it_off():
 
 
 @pytest.mark.parametrize("padding", [0, 100, 8_000])
+@pytest.mark.slow
 def test_keys_and_links_are_charged_so_memory_stays_within_the_budget(padding):
     # A client controls the key: '&' repeated thousands of times around a valid query
     # makes a new key for the same tiny page. The memory the cache holds, counted by

@@ -136,6 +136,7 @@ async def built_own(edge_client, tmp_path):
     return await edge_client(dist=dist), subs, content, rng, dist
 
 
+@pytest.mark.slow
 async def test_published_submissions_and_only_they_walk_in_order(built):
     client, subs, _, rng = built
     pub = published(subs)
@@ -201,6 +202,7 @@ async def test_drafts_are_unreachable_and_their_404_is_the_unknown_one(built):
         assert (await resp.json())["data"]["name"] == p["name"]
 
 
+@pytest.mark.process
 async def test_a_real_rebuild_mid_walk_neither_repeats_nor_skips(built_own):
     client, subs, content, rng, dist = built_own
     first_id = directory_state(client).current.build_id

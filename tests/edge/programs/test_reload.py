@@ -24,6 +24,7 @@ def renamed(programmes, build_id):
 
 
 @pytest.mark.parametrize("seed", range(6))
+@pytest.mark.process
 async def test_a_rebuild_between_pages_neither_repeats_nor_skips_unchanged_programmes(
     edge_client, dist, seed
 ):
@@ -65,6 +66,7 @@ def by_slug(programmes):
 
 
 @pytest.mark.parametrize("exchange", [True, False], ids=["rename-exchange", "two-renames"])
+@pytest.mark.process
 async def test_no_request_fails_while_builds_are_swapped(edge_client, dist, exchange):
     rng = random.Random(42)
     builds = {}
@@ -179,6 +181,7 @@ def unsorted_rows(root):
         unsorted_rows,
     ],
 )
+@pytest.mark.process
 async def test_a_broken_build_is_refused_and_the_old_one_keeps_serving(
     edge_client, dist, caplog, breakage
 ):
@@ -242,6 +245,7 @@ async def test_a_vanished_dist_keeps_the_last_build_serving(edge_client, dist):
     await wait_for_build(client, "b2")
 
 
+@pytest.mark.process
 async def test_sighup_reloads_at_once(edge_client, dist):
     publish(dist, random_catalogue(random.Random(1), 5), "b1")
     client = await edge_client(reload_interval=3600.0)  # polling will not do it

@@ -78,6 +78,7 @@ BUILD = prepare(directory_of(PROGRAMMES), SECRET)
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(params=queries(PROGRAMMES), limit=st.integers(1, 40))
+@pytest.mark.slow
 def test_pages_walk_to_the_brute_force_answer(params, limit):
     got = walk(BUILD, params, [limit] * 500)
     assert got == reference(PROGRAMMES, params)
@@ -116,6 +117,7 @@ def sample(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict[str, Any
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
+@pytest.mark.slow
 def test_the_sample_content_answers_as_the_reference(sample, data):
     programmes, build = sample
     params = data.draw(queries(programmes))
@@ -168,6 +170,7 @@ def test_a_build_whose_order_is_not_its_sort_is_refused(sort):
     start=st.integers(0, 1000),
     count=st.integers(1, 40),
 )
+@pytest.mark.slow
 def test_a_bitmap_gives_back_its_positions_in_order(positions, start, count):
     bits = search.bits_of(positions, 1000)
     assert bits.bit_count() == len(positions)

@@ -7,6 +7,8 @@ import multiprocessing
 import time
 from pathlib import Path
 
+import pytest
+
 from store import open_store
 
 
@@ -25,6 +27,8 @@ def _open(path: str, start: float, results: multiprocessing.Queue) -> None:
         results.put(repr(exc))
 
 
+@pytest.mark.process
+@pytest.mark.slow
 def test_processes_opening_a_new_database_at_once_all_succeed(tmp_path: Path):
     # Switching a new file to WAL can fail with "database is locked" at once, without the
     # busy timeout's wait, when another process does the same: one of two workers of a

@@ -14,6 +14,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 from support.edgeprocess import ROOT, start_edge, wait_healthy
+from support.slowedge import SLOW_STARTED
 
 from edge.app import create_app
 from edge.config import Config, ConfigError, load
@@ -125,7 +126,9 @@ async def test_a_stopping_edge_logs_that_readyz_says_not_ready_and_finishes_its_
     reader, writer = await asyncio.open_connection("127.0.0.1", edge.port)
     writer.write(b"GET /slow?s=2 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
     await writer.drain()
-    await asyncio.sleep(0.5)  # the request reaches its handler
+    while SLOW_STARTED not in edge.log_text():  # the request reaches its handler
+        assert edge.process.poll() is None, edge.log_text()
+        await asyncio.sleep(0.02)
     edge.process.send_signal(signal.SIGTERM)
     answer = await asyncio.wait_for(reader.read(), 30)
     writer.close()

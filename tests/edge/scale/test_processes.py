@@ -21,6 +21,7 @@ from support.edgeprocess import (
     start_edge,
     wait_healthy,
 )
+from support.slowedge import SLOW_STARTED
 
 from edge.workers import MAX_RESTART_DELAY, SHUTDOWN_TIMEOUT, restart_delay
 
@@ -174,6 +175,7 @@ def test_restart_delay_backs_off(failures, delay):
     assert restart_delay(failures) == delay
 
 
+@pytest.mark.process
 def test_several_workers_without_redis_are_refused(tmp_path):
     edge = start_edge(tmp_path, ["--workers", "2"])
     assert edge.process.wait(30) == 2
@@ -184,7 +186,10 @@ async def test_a_stop_signal_during_start_up_stops_cleanly(tmp_path, edges):
     # A PostgreSQL that accepts and never answers: the edge is still starting when SIGINT
     # comes. It must stop as cleanly as a running edge, not end in a KeyboardInterrupt
     # traceback.
+    connected = asyncio.Event()
+
     async def silent(reader, writer):
+        connected.set()  # the edge is up to its store's connection: past its start-up imports
         await reader.read()  # until the edge hangs up: it never gets an answer
         writer.close()
         await writer.wait_closed()
@@ -195,7 +200,9 @@ async def test_a_stop_signal_during_start_up_stops_cleanly(tmp_path, edges):
         args = ["--database", f"postgresql://u@127.0.0.1:{port}/db", "--store-timeout", "20"]
         edge = start_edge(tmp_path, args)
         edges.append(edge)
-        await asyncio.sleep(2)
+        while not connected.is_set():
+            assert edge.process.poll() is None, edge.log_text()
+            await asyncio.sleep(0.02)
         assert edge.process.poll() is None, edge.log_text()
         started = time.monotonic()
         edge.process.send_signal(signal.SIGINT)
@@ -248,7 +255,7 @@ async def test_a_stopping_edge_is_done_within_its_shutdown_timeout(
     edges.append(edge)
     await wait_healthy(edge)
     in_flight = asyncio.ensure_future(slow_request(edge, 60))
-    await asyncio.sleep(0.5)
+    await wait_for(lambda: SLOW_STARTED in edge.log_text(), edge=edge)
     started = time.monotonic()
     edge.process.send_signal(signal.SIGTERM)
     status = await asyncio.to_thread(edge.process.wait, 30)
@@ -263,7 +270,7 @@ async def test_a_second_stop_signal_quits_a_single_edge_at_once(tmp_path, edges)
     edges.append(edge)
     await wait_healthy(edge)
     in_flight = asyncio.ensure_future(slow_request(edge, 60))
-    await asyncio.sleep(0.5)
+    await wait_for(lambda: SLOW_STARTED in edge.log_text(), edge=edge)
     edge.process.send_signal(signal.SIGINT)
     await asyncio.sleep(1)
     started = time.monotonic()
