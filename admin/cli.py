@@ -425,16 +425,26 @@ def read_credentials(source: str) -> bytes:
     "and stored encrypted",
     ACCOUNT,
     NETWORK,
-    arg("--credentials-file", required=True, metavar="FILE|-"),
+    arg("--credentials-file", metavar="FILE|-", help="required unless --import-only"),
     arg(
         "--currency",
         type=_currency,
         help="the account's currency at the network, for networks whose records carry none (cj)",
     ),
+    arg(
+        "--import-only",
+        action="store_true",
+        help="a network without a connector: its commissions come by file import, never synced",
+    ),
 )
 async def network_connect(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
-    plaintext = await asyncio.to_thread(read_credentials, args.credentials_file)
     try:
+        connections.check_network_known(args.network, args.import_only)
+        if args.import_only:
+            return await connections.network_connect_import_only(store, args)
+        if args.credentials_file is None:
+            raise connections.CommandRefusedError("--credentials-file is required")
+        plaintext = await asyncio.to_thread(read_credentials, args.credentials_file)
         connections.check_credentials(args.network, plaintext, args.currency)
     except connections.CommandRefusedError as exc:
         raise CommandError(str(exc)) from None
@@ -460,6 +470,22 @@ async def network_connect(store: AccountStore, args: argparse.Namespace, config:
 )
 async def network_list(store: AccountStore, args: argparse.Namespace, config: Config) -> Result:
     return await connections.network_list(store, args, config)
+
+
+@COMMANDS.command(
+    "network disconnect",
+    "disconnect a network: its credentials deleted and its sync stopped; its commissions "
+    "stay (a connection.disconnected event)",
+    ACCOUNT,
+    NETWORK,
+)
+async def network_disconnect(
+    store: AccountStore, args: argparse.Namespace, config: Config
+) -> Result:
+    try:
+        return await connections.network_disconnect(store, args, config)
+    except connections.CommandRefusedError as exc:
+        raise CommandError(str(exc)) from None
 
 
 @COMMANDS.command(
