@@ -40,9 +40,14 @@ def test_every_registered_connector_has_its_fake_and_recordings():
 
 
 def assert_rate_kept(networks, network: str) -> None:
-    rate = CONNECTORS[network].spec.rate
-    seen = max_in_any_period(networks[network].times(), rate.seconds)
-    assert seen <= rate.requests, f"{network} saw {seen} requests in {rate.seconds}s"
+    """No period of any documented rate saw more requests than it allows, nor more at
+    once than the documented concurrency."""
+    spec = CONNECTORS[network].spec
+    for rate in spec.rates:
+        seen = max_in_any_period(networks[network].times(), rate.seconds)
+        assert seen <= rate.requests, f"{network} saw {seen} requests in {rate.seconds}s"
+    if spec.concurrency is not None:
+        assert networks[network].most_in_flight <= spec.concurrency
 
 
 def find(networks, network: str, external_id: str) -> dict:
