@@ -13,6 +13,7 @@ from sync.connectors.effiliation import Effiliation
 from sync.connectors.impact import Impact
 from sync.connectors.kwanko import Kwanko
 from sync.connectors.partnerize import Partnerize
+from sync.connectors.rakuten import Rakuten
 from sync.connectors.tradedoubler import Tradedoubler
 
 CONNECTORS: Mapping[str, Connector] = {
@@ -27,5 +28,6 @@ CONNECTORS: Mapping[str, Connector] = {
         Partnerize(),
         Affilae(),
         Admitad(),
+        Rakuten(),
     )
 }
