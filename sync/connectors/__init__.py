@@ -21,6 +21,7 @@ MODULES: tuple[str, ...] = (
     "kwanko",
     "partnerize",
     "rakuten",
+    "skimlinks",
     "tradedoubler",
 )
 
