@@ -16,6 +16,7 @@ MODULES: tuple[str, ...] = (
     "affilae",
     "awin",
     "cj",
+    "ebay",
     "effiliation",
     "impact",
     "kwanko",
