@@ -13,6 +13,7 @@ from sync.connectors.base import Connector
 # One line per network, in name order.
 MODULES: tuple[str, ...] = (
     "admitad",
+    "adtraction",
     "affilae",
     "awin",
     "cj",
