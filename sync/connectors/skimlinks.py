@@ -16,7 +16,7 @@ from sync.connectors.base import (
     last_day,
     member,
 )
-from sync.errors import AuthRejected, MalformedResponse
+from sync.errors import AuthRejected, CredentialsUnstorable, MalformedResponse
 from sync.http import HttpRequest
 from sync.model import Window
 from sync.spec import (
@@ -61,7 +61,8 @@ SPEC = ConnectorSpec(
     rescan_catches="payments (payment_status)",
     page_size=500,
     notes=(
-        "The token lives 7 days [U]: each run asks for one, and for a new one when it is refused.",
+        "The token lives 7 days [U]: it is stored with its expiry and reused until an hour"
+        " before it, or until the network refuses it (then a new one is asked for once).",
         "`active` means pending to some and approved to others [U]: stored unknown (rawStatus"
         " active); `cancelled` is declined, and payment_status paid is payment evidence.",
         "Dates carry no zone [U]: read as UTC. Window dates (start_date, end_date) are whole days.",
@@ -72,10 +73,24 @@ SPEC = ConnectorSpec(
 
 # The token is asked of this host; a --base-url proxy (or sandbox) serves it too.
 TOKEN_URL = "https://authentication.skimapis.com/access_token"
+# The stored token and its expiry, kept among the connection's credentials.
+TOKEN, EXPIRES = "accessToken", "accessTokenExpiresAt"
+LIFETIME = dt.timedelta(days=7)
+# A token closer than this to its end is not started with: a run may last an hour.
+MARGIN = dt.timedelta(hours=1)
 
 
 def token_url(ctx: CallContext) -> str:
     return TOKEN_URL if ctx.base_url == SPEC.base_url else ctx.url("/access_token")
+
+
+def usable_until(text: str | None) -> dt.datetime:
+    """A stored expiry; the epoch when absent or unreadable (the token is then renewed)."""
+    try:
+        moment = dt.datetime.fromisoformat(text or "")
+    except ValueError:
+        return dt.datetime.min.replace(tzinfo=dt.UTC)
+    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
 
 
 class Skimlinks(JsonConnector):
@@ -97,6 +112,15 @@ class Skimlinks(JsonConnector):
 
     async def authenticate(self, ctx: CallContext, send: Send) -> None:
         creds = ctx.credentials
+        stored = creds.get(TOKEN)
+        # The stored token, unless it is about to end or is the one just refused.
+        if (
+            stored
+            and stored != ctx.auth_headers.get("access_token")
+            and usable_until(creds.get(EXPIRES)) > ctx.now() + MARGIN
+        ):
+            ctx.auth_headers = {"access_token": stored}
+            return
         response = await send(
             HttpRequest(
                 "POST",
@@ -111,9 +135,18 @@ class Skimlinks(JsonConnector):
         if response.status == 400:
             raise AuthRejected(f"skimlinks refused the credentials (HTTP {response.status})")
         expect_ok("skimlinks", response)
-        token = member(json_body("skimlinks", response), "access_token")
+        body = json_body("skimlinks", response)
+        token = member(body, "access_token")
         if not isinstance(token, str) or not token:
             raise MalformedResponse("skimlinks: the token answer has no access_token")
+        expires = ctx.now() + LIFETIME
+        stated = member(body, "expiry_timestamp")
+        if type(stated) is int and 0 < stated < 2**32:
+            expires = min(expires, dt.datetime.fromtimestamp(stated, dt.UTC))
+        try:
+            await ctx.keep_credentials({TOKEN: token, EXPIRES: expires.isoformat()})
+        except CredentialsUnstorable:
+            pass  # a token from client credentials: the next run asks again, nothing is lost
         ctx.auth_headers = {"access_token": token}
 
     def request(self, ctx: CallContext, window: Window, state: Any) -> HttpRequest:

@@ -105,3 +105,31 @@ def test_rakuten_reads_javascript_dates_and_leaves_others_to_the_date_parser():
     assert js_date("2026-01-07T10:12:00Z") == "2026-01-07T10:12:00Z"
     assert js_date("Wed Foo 07 2026 10:12:00 GMT+0000") == "Wed Foo 07 2026 10:12:00 GMT+0000"
     assert js_date(17) == 17
+
+
+async def test_skimlinks_keeps_its_token_until_it_ends_and_renews_a_refused_one(
+    networks, store, clock, run_sync
+):
+    from sync_support import decrypt, seal
+
+    await run_sync("skimlinks", seal=seal)
+    (conn,) = [c for c in store.connections if c.network == "skimlinks"]
+    kept = decrypt(conn, store.credentials[(conn.account_uid, "skimlinks")])
+    assert kept["accessToken"] == "skim-token-1" and kept["clientSecret"]
+    clock.advance(6 * 3600)
+    again = await run_sync("skimlinks", seal=seal)
+    assert again.outcome is Outcome.OK and networks["skimlinks"].tokens == ["skim-token-1"]
+    clock.advance(7 * 86400)  # past its seven days: a new one
+    await run_sync("skimlinks", seal=seal)
+    assert networks["skimlinks"].tokens == ["skim-token-1", "skim-token-2"]
+    networks["skimlinks"].tokens.append("skim-token-revoked")  # the stored one is refused
+    clock.advance(3600)
+    report = await run_sync("skimlinks", seal=seal)
+    assert report.outcome is Outcome.OK, report.reason
+    assert networks["skimlinks"].tokens[-1] == "skim-token-4"
+
+
+async def test_skimlinks_without_a_store_for_its_token_still_syncs(networks, store, run_sync):
+    report = await run_sync("skimlinks")
+    assert report.outcome is Outcome.OK, report.reason
+    assert len(networks["skimlinks"].tokens) == 1

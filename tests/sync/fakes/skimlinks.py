@@ -59,7 +59,7 @@ async def serve(request: web.Request, st: NetState) -> web.StreamResponse:
         ):
             return refused("skimlinks")
         st.tokens.append(f"skim-token-{len(st.tokens) + 1}")
-        return json_response({"access_token": st.tokens[-1], "expiry_timestamp": 1774000000})
+        return json_response({"access_token": st.tokens[-1], "expiry_timestamp": 1893456000})
     q = request.query
     if (
         not st.tokens
