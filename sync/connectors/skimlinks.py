@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 from typing import Any
 
@@ -143,10 +144,10 @@ class Skimlinks(JsonConnector):
         stated = member(body, "expiry_timestamp")
         if type(stated) is int and 0 < stated < 2**32:
             expires = min(expires, dt.datetime.fromtimestamp(stated, dt.UTC))
-        try:
+        # Where the run cannot store it, the token is used all the same: one from client
+        # credentials is asked for again by the next run, nothing is lost.
+        with contextlib.suppress(CredentialsUnstorable):
             await ctx.keep_credentials({TOKEN: token, EXPIRES: expires.isoformat()})
-        except CredentialsUnstorable:
-            pass  # a token from client credentials: the next run asks again, nothing is lost
         ctx.auth_headers = {"access_token": token}
 
     def request(self, ctx: CallContext, window: Window, state: Any) -> HttpRequest:
