@@ -19,6 +19,7 @@ MODULES: tuple[str, ...] = (
     "cj",
     "ebay",
     "effiliation",
+    "flexoffers",
     "impact",
     "kwanko",
     "partnerize",

@@ -460,3 +460,18 @@ def next_page_until(current: Any, last: Any) -> int | None:
     if type(current) is not int or type(last) is not int or current < 0:
         raise MalformedResponse("the answer's page numbers are not numbers")
     return current + 1 if current < last else None
+
+
+def in_zone(value: object, zone: dt.tzinfo) -> object:
+    """A moment a network writes without an offset, in its zone (`zone`), as ISO 8601 text
+    with the offset; a value with one, or not a date, as it came (the date's own parser then
+    reads it, or refuses it)."""
+    if not isinstance(value, str):
+        return value
+    try:
+        moment = dt.datetime.fromisoformat(value.strip())
+    except ValueError:
+        return value
+    if moment.tzinfo is not None:
+        return value
+    return moment.replace(tzinfo=zone).isoformat()

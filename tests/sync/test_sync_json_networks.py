@@ -133,3 +133,41 @@ async def test_skimlinks_without_a_store_for_its_token_still_syncs(networks, sto
     report = await run_sync("skimlinks")
     assert report.outcome is Outcome.OK, report.reason
     assert len(networks["skimlinks"].tokens) == 1
+
+
+async def test_flexoffers_204_is_a_window_without_sales(networks, store, run_sync):
+    from sync_support import Canned
+
+    networks["flexoffers"].inject.append(Canned(204, b""))
+    report = await run_sync("flexoffers")
+    assert report.outcome is Outcome.OK, report.reason
+    # The first window (December and early January) answered nothing.
+    assert set(store.rows_of("flexoffers")) == {"700004", "700005", "700006"}
+
+
+async def test_flexoffers_statuses_under_maintenance_fail_the_window_for_the_next_run(
+    networks, store, run_sync
+):
+    from sync_support import Canned
+
+    body = b'{"message": "All status is currently under maintenance"}'
+    networks["flexoffers"].inject.append(Canned(400, body))
+    report = await run_sync("flexoffers")
+    assert report.outcome in (Outcome.PARTIAL, Outcome.ERROR)
+    assert report.reason.code == "network_error"
+    assert report.position is None
+    again = await run_sync("flexoffers")
+    assert again.outcome is Outcome.OK, again.reason
+    assert len(store.rows_of("flexoffers")) == 6
+
+
+def test_offsetless_times_are_read_in_the_network_zone():
+    from zoneinfo import ZoneInfo
+
+    from sync.connectors.base import in_zone
+
+    eastern = ZoneInfo("America/New_York")
+    assert in_zone("2026-01-05T10:00:00", eastern) == "2026-01-05T10:00:00-05:00"
+    assert in_zone("2026-07-05T10:00:00", eastern) == "2026-07-05T10:00:00-04:00"
+    assert in_zone("2026-07-05T10:00:00Z", eastern) == "2026-07-05T10:00:00Z"
+    assert in_zone("soon", eastern) == "soon"
