@@ -23,6 +23,7 @@ MODULES: tuple[str, ...] = (
     "impact",
     "kwanko",
     "partnerize",
+    "partnerstack",
     "rakuten",
     "skimlinks",
     "tradedoubler",

@@ -38,6 +38,11 @@ POISONS = [
         poisoned("transaction_date", "Thu Jan 01 2099 00:00:00 GMT+0000 (UTC)"),
         "future",
     ),
+    ("partnerstack", "rwrd_7", poisoned("amount", "12.5"), "minor units must be whole"),
+    ("partnerstack", "rwrd_5", poisoned("currency", "USDT"), "currency"),
+    ("skimlinks", "9006", poisoned("commission_id", None), "id"),
+    ("flexoffers", "700006", poisoned("currency", "EURO"), "currency"),
+    ("adtraction", "adt-6", poisoned("currency", "XYZ"), "currency"),
 ]
 
 
@@ -49,7 +54,8 @@ async def test_a_poison_value_refuses_its_record_with_the_reason(
     report = await run_sync(network)
     assert report.outcome is Outcome.PARTIAL, report.reason
     assert report.reason.code == "records_refused"
-    assert external_id in report.reason.message and reason in report.reason.message
+    assert reason in report.reason.message
+    assert external_id in report.reason.message or reason == "id"
     assert external_id not in store.rows_of(network)
 
 
@@ -171,3 +177,13 @@ def test_offsetless_times_are_read_in_the_network_zone():
     assert in_zone("2026-07-05T10:00:00", eastern) == "2026-07-05T10:00:00-04:00"
     assert in_zone("2026-07-05T10:00:00Z", eastern) == "2026-07-05T10:00:00Z"
     assert in_zone("soon", eastern) == "soon"
+
+
+async def test_partnerstack_more_pages_without_a_cursor_is_malformed_not_the_end(
+    networks, store, run_sync
+):
+    for record in networks["partnerstack"].records:
+        record.pop("key")
+    report = await run_sync("partnerstack")
+    assert report.outcome is Outcome.ERROR
+    assert report.reason.code == "malformed_response"
