@@ -27,6 +27,7 @@ MODULES: tuple[str, ...] = (
     "rakuten",
     "skimlinks",
     "tradedoubler",
+    "webgains",
 )
 
 
