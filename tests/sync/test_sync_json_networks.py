@@ -187,3 +187,54 @@ async def test_partnerstack_more_pages_without_a_cursor_is_malformed_not_the_end
     report = await run_sync("partnerstack")
     assert report.outcome is Outcome.ERROR
     assert report.reason.code == "malformed_response"
+
+
+# Networks whose change filter reaches a transaction older than any re-scan: a record of
+# that age, and how the network shows it changed (its status word and its change date).
+OLD_CHANGES = {
+    "skimlinks": ("9006", "commission_id", ("cancelled", "declined")),
+    "ebay": ("5000000006", "EpnTransactionId", ("Reversed", "declined")),
+}
+
+
+def _age(network: str, record: dict[str, Any], moment: dt.datetime) -> None:
+    """Date the record's transaction at `moment`, as the network writes it."""
+    if network == "skimlinks":
+        record["transaction_details"]["transaction_date"] = moment.strftime("%Y-%m-%d %H:%M:%S")
+    else:
+        record["EventDate"] = moment.strftime("%Y-%m-%dT%H:%M:%S+0000")
+
+
+def _change(network: str, record: dict[str, Any], word: str, moment: dt.datetime) -> None:
+    from sync_support import stamp_change
+
+    if network == "skimlinks":
+        record["status"] = word
+    else:
+        record["Status"] = word
+    stamp_change(network, record, "status", moment)
+
+
+@pytest.mark.parametrize("network", sorted(OLD_CHANGES))
+async def test_a_change_to_a_transaction_older_than_any_rescan_reaches_the_store(
+    network, networks, store, clock, run_sync
+):
+    import copy
+
+    from sync.connectors import CONNECTORS
+
+    source, id_field, (word, status) = OLD_CHANGES[network]
+    spec = CONNECTORS[network].spec
+    await run_sync(network)
+    old = copy.deepcopy(find(networks, network, source))
+    old[id_field] = f"{source}9" if isinstance(old[id_field], str) else old[id_field] * 10 + 9
+    _age(network, old, clock.now() - spec.rescan - dt.timedelta(days=100))
+    clock.advance(3600)
+    _change(network, old, word, clock.now())  # changed now: the change filter reports it
+    networks[network].records.append(old)
+    clock.advance(6 * 3600)
+    report = await run_sync(network)
+    assert report.outcome is Outcome.OK, report.reason
+    row = store.rows_of(network)[str(old[id_field])]
+    assert (row.status, row.raw_status) == (status, word)
+    assert row.transacted_at < (clock.now() - spec.rescan).strftime("%Y-%m-%dT%H:%M:%SZ")
