@@ -454,11 +454,11 @@ def next_page_when_full(ctx: CallContext, state: Any, records: list[Any]) -> int
     return (state or 1) + 1 if len(records) >= ctx.page_size else None
 
 
-def next_page_until(current: Any, last: Any) -> int | None:
+def next_page_until(ctx: CallContext, current: Any, last: Any) -> int | None:
     """Page numbers, for a network naming its current and last page; MalformedResponse when
     they are not page numbers."""
     if type(current) is not int or type(last) is not int or current < 0:
-        raise MalformedResponse("the answer's page numbers are not numbers")
+        raise MalformedResponse(f"{ctx.spec.network}: the answer's page numbers are not numbers")
     return current + 1 if current < last else None
 
 

@@ -101,7 +101,7 @@ class Flexoffers(JsonConnector):
         if type(size) is not int or size < 1:
             size = ctx.page_size
         pages = -(-total // size) if type(total) is int and total >= 0 else None
-        return next_page_until(state or 1, pages)
+        return next_page_until(ctx, state or 1, pages)
 
     def read(self, record: Any) -> Fields:
         fields = self.fields.read(record)

@@ -163,7 +163,8 @@ class Skimlinks(JsonConnector):
         return HttpRequest(
             "GET",
             ctx.url(f"/publisher/{ctx.credentials['publisherId']}/commission-report"),
-            # The token is a query parameter: http.py never logs a URL or its query.
+            # The token rides in the query (kept in auth_headers, which repr never shows);
+            # it is among the run's secrets, redacted from every line and reason.
             params=(
                 ("access_token", ctx.auth_headers.get("access_token", "")),
                 *dates,

@@ -101,5 +101,5 @@ class Webgains(JsonConnector):
 
     def following(self, ctx: CallContext, state: Any, body: Any, records: list[Any]) -> Any:
         return next_page_until(
-            member(body, "pagination", "current_page"), member(body, "pagination", "last_page")
+            ctx, member(body, "pagination", "current_page"), member(body, "pagination", "last_page")
         )
