@@ -54,6 +54,8 @@ SPEC = ConnectorSpec(
             "returns and late-processed events (new rows: a return is a negative one)",
         ),
     ),
+    # Events keeps no process date older than its retention either.
+    change_lookback=dt.timedelta(days=14),
     rescan_catches="late sub-ids (u1) and amounts of the events still kept",
     page_size=1000,
     notes=(
