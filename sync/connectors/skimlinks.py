@@ -42,8 +42,9 @@ SPEC = ConnectorSpec(
     max_window=dt.timedelta(days=31),  # unpublished [U]
     granularity=dt.timedelta(days=1),
     pagination=Pagination.OFFSET,
-    # Per key 40/min and 300/h: 5 a minute keeps both.
-    rate=Rate(5, 60),
+    rate=Rate(40, 60),
+    # 300 an hour per key; 1,000 a day per IP, which no one connection may exceed either.
+    more_rates=(Rate(300, 3600), Rate(1000, 86400)),
     rate_source="40/min and 300/h per key; per IP 80/min, 500/h, 1,000/day (developers.skimlinks.com, reporting API)",
     amount_format=AmountFormat.NUMBER,
     currency_source=CurrencySource.RECORD,
@@ -67,7 +68,8 @@ SPEC = ConnectorSpec(
         "`active` means pending to some and approved to others [U]: stored unknown (rawStatus"
         " active); `cancelled` is declined, and payment_status paid is payment evidence.",
         "Dates carry no zone [U]: read as UTC. Window dates (start_date, end_date) are whole days.",
-        "The 1,000 calls a day per IP are shared by every connection of a worker's address.",
+        "The per-IP limits (80/min, 500/h, 1,000/day) are shared by every connection of a"
+        " worker's address; each connection keeps to 1,000 a day on its own.",
         "Reversals as rows of their own with negative amounts [U] are kept as sent.",
     ),
 )
