@@ -13,14 +13,21 @@ from sync.connectors.base import Connector
 # One line per network, in name order.
 MODULES: tuple[str, ...] = (
     "admitad",
+    "adtraction",
     "affilae",
     "awin",
     "cj",
+    "ebay",
     "effiliation",
+    "flexoffers",
     "impact",
     "kwanko",
     "partnerize",
+    "partnerstack",
+    "rakuten",
+    "skimlinks",
     "tradedoubler",
+    "webgains",
 )
 
 
