@@ -10,6 +10,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from fakes import FAKES
 from support.clock import FakeClock
 from sync_support import (
     CREDENTIALS,
@@ -32,7 +33,7 @@ from sync.ratelimit import Limiters
 from sync.runner import Syncer, SyncSettings, sync_connection
 
 # Small pages so that a handful of recorded records spans several pages.
-TEST_PAGE_SIZES = {"impact": 1, "tradedoubler": 1, "partnerize": 1, "affilae": 1, "admitad": 1}
+TEST_PAGE_SIZES = {n: f.page_size for n, f in FAKES.items() if f.page_size is not None}
 
 
 @pytest.fixture

@@ -7,15 +7,15 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes import FAKES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from multidict import CIMultiDict
-from sync_support import CREDENTIALS, dumps, load_records
+from sync_support import CREDENTIALS, load_records
 
 from accounts.statusmap import load_status_map
 from contract.vocabulary import COMMISSION_STATUSES
@@ -54,40 +54,8 @@ def context(network: str) -> CallContext:
 def recorded(network: str) -> bytes:
     """The network's recorded records as its first (and only) page of the window, in the
     envelope its API wraps them in (as the fake networks of the conformance tests do)."""
-    if network == "effiliation":
-        return (RECORDINGS / network / "transactions.csv").read_bytes()
     records = load_records(network)
-    n, size = len(records), context(network).page_size
-    envelopes: dict[str, Callable[[], Any]] = {
-        "awin": lambda: records,
-        "cj": lambda: {
-            "data": {
-                "publisherCommissions": {
-                    "count": n,
-                    "limit": size,
-                    "maxCommissionId": records[-1]["commissionId"],
-                    "payloadComplete": True,
-                    "records": records,
-                }
-            }
-        },
-        "impact": lambda: {
-            "@page": "1",
-            "@numpages": "1",
-            "@total": str(n),
-            "@nextpageuri": "",
-            "Actions": records,
-        },
-        "tradedoubler": lambda: {"items": records, "offset": 0, "limit": size, "total": n},
-        "kwanko": lambda: {"conversions": records},
-        "partnerize": lambda: {
-            "conversions": [{"conversion_data": r} for r in records],
-            "hypermedia": {"pagination": {"next_page": None}},
-        },
-        "affilae": lambda: {"conversions": {"data": records, "total": n}},
-        "admitad": lambda: {"results": records, "_meta": {"count": n, "limit": size, "offset": 0}},
-    }
-    return dumps(envelopes[network]())
+    return FAKES[network].answer(records, context(network).page_size)
 
 
 def parse(network: str, body: bytes) -> Page:

@@ -7,6 +7,7 @@ import asyncio
 import datetime as dt
 
 import pytest
+from fakes import FAKES
 from support.clock import FakeClock
 from sync_support import ACCOUNT, NETWORKS, Canned, connection, expected, stamp_change
 
@@ -22,12 +23,6 @@ from sync.model import Outcome, Position, Window
 from sync.storage import AccountSyncStore, credential_opener
 from sync.worker import Worker, WorkerConfig
 
-FLIPS = {
-    "awin": ("1591984036", "commissionStatus", "approved", "approved"),
-    "effiliation": ("EF-7004", "statut", "Refusé", "declined"),
-    "impact": ("7700.1.2", "State", "REVERSED", "declined"),
-}
-ID_FIELDS = {"awin": "id", "effiliation": "id_transaction", "impact": "Id"}
 STORED_FIELDS = {
     "status": "status",
     "rawStatus": "raw_status",
@@ -37,6 +32,12 @@ STORED_FIELDS = {
     "subId": "sub_id",
     "transactedAt": "transacted_at",
 }
+
+
+def find(networks, network: str, external_id: str) -> dict:
+    id_field = FAKES[network].id_field
+    (record,) = [r for r in networks[network].records if str(r[id_field]) == external_id]
+    return record
 
 
 async def stored_rows(store: AccountStore, network: str) -> dict[str, dict]:
@@ -88,7 +89,7 @@ async def test_every_connector_stores_its_recorded_rows(network, networks, real_
     assert view.lease_owner is None
 
 
-@pytest.mark.parametrize("network", sorted(FLIPS))
+@pytest.mark.parametrize("network", NETWORKS)
 async def test_a_rerun_changes_nothing_and_a_flipped_status_updates_its_row(
     network, networks, real_store, clock: FakeClock, sync_real
 ):
@@ -97,9 +98,10 @@ async def test_a_rerun_changes_nothing_and_a_flipped_status_updates_its_row(
     again = await sync_real(network)
     assert (again.counts.inserted, again.counts.updated) == (0, 0)
     assert await stored_rows(real_store, network) == before
-    external_id, field, raw, status = FLIPS[network]
-    (record,) = [r for r in networks[network].records if str(r[ID_FIELDS[network]]) == external_id]
-    record[field] = raw
+    flip = FAKES[network].flip
+    external_id, raw, status = flip.external_id, flip.raw, flip.status
+    record = find(networks, network, external_id)
+    record[flip.member] = raw
     stamp_change(network, record, "status", clock.now())
     clock.advance(6 * 3600)
     report = await sync_real(network)
@@ -109,6 +111,42 @@ async def test_a_rerun_changes_nothing_and_a_flipped_status_updates_its_row(
     assert set(after) == set(before)
     assert (after[external_id]["status"], after[external_id]["rawStatus"]) == (status, raw)
     assert after[external_id]["seq"] == before[external_id]["seq"]  # the same row, updated
+
+
+@pytest.mark.parametrize("network", NETWORKS)
+async def test_a_reversal_and_a_poison_row_are_stored_as_the_network_meant(
+    network, networks, real_store, clock: FakeClock, sync_real
+):
+    """The conformance cases that end in rows, on the real stores: a reversal as the
+    network reports it, and a row refused with its reason while the others are kept."""
+    fake = FAKES[network]
+    await sync_real(network)
+    fake.reversal.apply(
+        networks[network].records, find(networks, network, fake.reversal.target), clock.now()
+    )
+    poisoned = next(
+        str(r[fake.id_field])
+        for r in networks[network].records
+        if str(r[fake.id_field]) not in (fake.reversal.target, fake.reversal.external_id)
+    )
+    before = (await stored_rows(real_store, network))[poisoned]
+    fake.set_commission(find(networks, network, poisoned), "12abc")
+    clock.advance(6 * 3600)
+    report = await sync_real(network)
+    rows = await stored_rows(real_store, network)
+    reversed_row = rows[fake.reversal.external_id]
+    assert (reversed_row["status"], reversed_row["commissionAmount"]) == (
+        fake.reversal.status,
+        fake.reversal.amount,
+    )
+    # The poisoned record is refused only where this run read it again (a feed or the
+    # re-scan); its stored row is never overwritten by the worse value.
+    assert rows[poisoned] == before
+    view = await real_store.read(connections.find, ACCOUNT, network)
+    assert view is not None and view.status == report.outcome.value
+    if report.outcome is Outcome.PARTIAL:
+        assert view.reason_code == "records_refused"
+        assert poisoned in view.reason_message
 
 
 FAILURES = {

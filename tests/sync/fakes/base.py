@@ -1,0 +1,235 @@
+"""What every fake network shares: the declaration a network's fake module makes (`Fake`),
+the state of one fake network during a test, canned answers, and the helpers its handler
+uses (windows, credentials, JSON written as the network writes it)."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+import re
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+RECORDINGS = Path(__file__).resolve().parents[1] / "recordings"
+_DECIMAL = "@@decimal@@"
+
+Record = dict[str, Any]
+Handler = Callable[[web.Request, "NetState"], Awaitable[web.StreamResponse]]
+
+
+@dataclass(frozen=True)
+class Flip:
+    """A recorded record whose status word changes between two syncs, and the status it
+    maps to (a record the change feeds or the re-scan reach)."""
+
+    external_id: str
+    member: str
+    raw: str
+    status: str
+
+
+@dataclass(frozen=True)
+class Reversal:
+    """How the network reverses a commission: `apply(records, record, now)` changes the
+    recorded answer as the network would (a status word, or a new negative row), and the
+    row `external_id` then holds `status` and `amount`."""
+
+    target: str  # the reversed record's id
+    apply: Callable[[list[Record], Record, dt.datetime], None]
+    external_id: str  # the row that shows the reversal (the target, or a new row)
+    status: str
+    amount: str
+
+
+@dataclass(frozen=True)
+class Fake:
+    """A fake network, written from the network's published answer shapes, and what the
+    conformance suite (tests/sync/test_sync_connectors.py) needs to know of it.
+
+    One module of tests/sync/fakes/ declares one, as FAKE; it is found by its module."""
+
+    network: str
+    # The credential JSON the test connection holds (values with PLANTED are secrets that
+    # no log line, error or output may show).
+    credentials: Mapping[str, str]
+    # Answers one request of the connector (after the fake's canned answers).
+    serve: Handler
+    # The longest window (days) the network answers; a longer one gets its error.
+    max_days: int
+    # The record member holding the network's transaction id.
+    id_field: str
+    flip: Flip
+    # Sets a record's commission amount to a wire value.
+    set_commission: Callable[[Record, object], None]
+    # A corrected commission as the network sends it, and as it is stored.
+    amended: tuple[object, str]
+    reversal: Reversal
+    # The connection's declared currency (networks whose records carry none).
+    currency: str | None = None
+    # The page size the tests ask for (small: a handful of records spans pages); None for
+    # a network without pages, or whose page size is its own (`paged` says if it pages).
+    page_size: int | None = None
+    paged: bool = False
+    # Where the change filters find a change: kind (status, reversal, amount) -> (member,
+    # strftime format). A network without a change filter has none.
+    change_dates: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    # Takes a record's currency away (networks whose records carry one).
+    drop_currency: Callable[[Record], None] | None = None
+    # An answer cut short, as this network's body (JSON unless it answers otherwise).
+    truncated: bytes = b'[{"id": 15919'
+    truncated_type: str = "application/json"
+    # The records as one whole answer of the network (the parsers' property tests).
+    answer: Callable[[list[Record], int], bytes] | None = None
+    # The recorded records (default: the one JSON file of recordings/<network>/).
+    load: Callable[[], list[Record]] | None = None
+
+    def records(self) -> list[Record]:
+        """A fresh copy of the recorded records (a test may change them)."""
+        if self.load is not None:
+            return self.load()
+        return load_json_records(self.network)
+
+
+@dataclass(frozen=True)
+class Canned:
+    """A response served before the network's own handling (429, 5xx, bodies...)."""
+
+    status: int
+    body: bytes = b""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    content_type: str = "application/json"
+
+
+@dataclass(frozen=True)
+class Seen:
+    at: float
+    method: str
+    path: str
+    query: Mapping[str, str]
+
+
+@dataclass
+class NetState:
+    fake: Fake
+    records: list[Record]
+    inject: deque[Canned] = field(default_factory=deque)
+    seen: list[Seen] = field(default_factory=list)
+    # Windows asked for: (first moment, last moment) inclusive.
+    windows: list[tuple[dt.datetime, dt.datetime]] = field(default_factory=list)
+    too_long: int = 0
+    reject_auth: bool = False
+    # Records a single query may return before the network errors (Impact's 10x PageSize).
+    cap: int | None = None
+    # CJ's watermark page size (its `limit`).
+    cj_limit: int = 2
+    tokens: list[str] = field(default_factory=list)
+    revoke_token_after: int | None = None
+    data_calls: int = 0
+    on_request: Callable[[NetState], None] | None = None
+    # Real seconds each answer takes (a slow network).
+    delay: float = 0.0
+    # Requests being answered at this moment, and the most at once (concurrency limits).
+    in_flight: int = 0
+    most_in_flight: int = 0
+
+    @property
+    def network(self) -> str:
+        return self.fake.network
+
+    def times(self) -> list[float]:
+        return [s.at for s in self.seen]
+
+    def window(self, first: dt.datetime, last: dt.datetime, unit: dt.timedelta) -> bool:
+        """Record the window; False (and count it) when longer than the network allows."""
+        self.windows.append((first, last))
+        if last + unit - first > dt.timedelta(days=self.fake.max_days):
+            self.too_long += 1
+            return False
+        return True
+
+    def authorised(self, request: web.Request, expected_header: str) -> bool:
+        return not self.reject_auth and request.headers.get("Authorization") == expected_header
+
+
+def load_json_records(network: str) -> list[Record]:
+    folder = RECORDINGS / network
+    (path,) = [p for p in folder.glob("*.json") if p.stem not in ("expected", "bad_credentials")]
+    return json.loads(path.read_text("utf-8"), parse_float=Decimal)
+
+
+def recording(network: str, name: str) -> bytes:
+    return (RECORDINGS / network / name).read_bytes()
+
+
+def refused(network: str, status: int = 401, name: str = "bad_credentials.json") -> web.Response:
+    """The network's recorded answer to bad credentials."""
+    kind = "application/json" if name.endswith(".json") else "text/html"
+    return web.Response(status=status, body=recording(network, name), content_type=kind)
+
+
+def utc(text: str, fmt: str) -> dt.datetime:
+    return dt.datetime.strptime(text, fmt).replace(tzinfo=dt.UTC)
+
+
+def iso(text: str) -> dt.datetime:
+    moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
+
+
+def shown(records: Sequence[Record]) -> list[Record]:
+    """Records as the network answers them: without the fake's own `__` members (a change
+    date the network filters on but does not send, e.g. Awin's amendment date)."""
+    return [{k: v for k, v in r.items() if not k.startswith("__")} for r in records]
+
+
+def dumps(data: Any) -> bytes:
+    """JSON with Decimal numbers written as recorded ("85.20" stays 85.20 on the wire)."""
+    text = json.dumps(data, default=lambda d: f"{_DECIMAL}{d}{_DECIMAL}")
+    return re.sub(f'"{_DECIMAL}(.*?){_DECIMAL}"', r"\1", text).encode()
+
+
+def json_response(data: Any, status: int = 200) -> web.Response:
+    return web.Response(status=status, body=dumps(data), content_type="application/json")
+
+
+def basic(user: str, password: str) -> str:
+    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+
+
+def setter(*path: str | int) -> Callable[[Record, object], None]:
+    """Sets the member at `path` of a record."""
+
+    def change(record: Record, value: object) -> None:
+        *parents, last = path
+        target: Any = record
+        for step in parents:
+            target = target[step]
+        target[last] = value
+
+    return change
+
+
+def stamp(record: Record, found: tuple[str, str] | None, moment: dt.datetime) -> None:
+    """Date a change in the member a change filter reads (`found`: member, format)."""
+    if found is not None:
+        member, fmt = found
+        record[member] = moment.astimezone(dt.UTC).strftime(fmt)
+
+
+def by_status(
+    fake_dates: Mapping[str, tuple[str, str]], member: str, word: str
+) -> Callable[[list[Record], Record, dt.datetime], None]:
+    """A reversal the network reports as a status word on the same record."""
+
+    def apply(records: list[Record], record: Record, now: dt.datetime) -> None:
+        record[member] = word
+        stamp(record, fake_dates.get("reversal"), now)
+
+    return apply
