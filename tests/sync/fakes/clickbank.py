@@ -79,8 +79,9 @@ FAKE = Fake(
     flip=None,  # transactions are typed events: none changes its type
     set_commission=setter("totalAccountAmount"),
     amended=None,  # nor its amount: a refund is a transaction of its own
+    # The refund is dated when the test makes it: the clock's start (no wait before it).
     reversal=Reversal(
-        "CBR0002B", refunded, "CBR0002B:RFND:2026-03-15T12:00:00+00:00", "unknown", "-18.50"
+        "CBR0003C", refunded, "CBR0003C:RFND:2026-03-15T12:00:00+00:00", "unknown", "-13.23"
     ),
     paged=True,
     drop_currency=lambda r: r.pop("currency"),
