@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 # The default caps of an answer's size: a page holds at most a few thousand records (some
@@ -28,6 +29,32 @@ class AmountFormat(enum.StrEnum):
     STRING = "string"  # decimal text, e.g. "6.00"
     NUMBER = "number"  # JSON numbers (parsed as Decimal, never float)
     CENTS = "cents"  # integers of minor units: 1250 means 12.50
+    # Text as a report shows it: currency signs or codes, thousands separators, and a
+    # negative as `-4.26`, `$-4.26` or `($4.26)` (never read as positive).
+    FORMATTED = "formatted"
+
+
+@dataclass(frozen=True, slots=True)
+class Amount:
+    """How one amount field is written: its form, its scale (the wire value counts units
+    of 10**-scale: 2 for cents, 4 for ten-thousandths) and, for text, which character
+    separates the decimals (the other of `.` and `,`, and spaces, group thousands)."""
+
+    form: AmountFormat = AmountFormat.NUMBER
+    scale: int = 0
+    decimal_comma: bool = False
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.scale <= 8:
+            raise ValueError("an amount's scale is 0 to 8 decimal places")
+
+
+class TimeFormat(enum.StrEnum):
+    """How a moment arrives on the wire."""
+
+    TEXT = "text"  # ISO 8601 (naive means UTC), dd/mm/YYYY[ HH:MM[:SS]], or UNIX seconds
+    UNIX_SECONDS = "unix_seconds"  # an integer (or its digits) of seconds since 1970
+    UNIX_MILLIS = "unix_millis"  # an integer (or its digits) of milliseconds since 1970
 
 
 class CurrencySource(enum.StrEnum):
@@ -118,6 +145,23 @@ class ConnectorSpec:
     # RESPONSE_CAP_WHOLE for a network that answers a whole window at once.
     max_response_bytes: int | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # Per field ("commission", "sale"): how an amount is written, where it differs from
+    # `amount_format` (a scale other than cents, text with thousands separators).
+    amounts: Mapping[str, Amount] = field(default_factory=dict)
+    # Per field ("transacted", "clicked"): how a moment is written (default TEXT).
+    times: Mapping[str, TimeFormat] = field(default_factory=dict)
+
+    def amount(self, name: str) -> Amount:
+        """How the amount field `name` is written."""
+        declared = self.amounts.get(name)
+        if declared is not None:
+            return declared
+        cents = self.amount_format is AmountFormat.CENTS
+        return Amount(self.amount_format, scale=2 if cents else 0)
+
+    def time(self, name: str) -> TimeFormat:
+        """How the moment field `name` is written."""
+        return self.times.get(name, TimeFormat.TEXT)
 
     @property
     def response_cap(self) -> int:

@@ -10,9 +10,10 @@ from typing import Any, ClassVar
 
 from accounts.statusmap import MapStatus
 from sync.errors import MalformedResponse, UnexpectedStatus
+from sync.formats import BadRow
 from sync.http import HttpRequest, HttpResponse
 from sync.model import Refused, Transaction, Window
-from sync.spec import AmountFormat, ConnectorSpec, CurrencySource
+from sync.spec import ConnectorSpec, CurrencySource
 from sync.values import (
     ValueProblem,
     decode_json,
@@ -201,7 +202,6 @@ def transaction(ctx: CallContext, f: Fields) -> Transaction:
     if external_id is None:
         raise ValueProblem("id: missing")
     raw = optional_text(f.raw_status)
-    amount_format: AmountFormat = spec.amount_format
     sub_ids = {k: t for k, v in f.sub_ids.items() if (t := optional_text(v)) is not None}
     program_name = optional_text(f.program_name)
     program_id = optional_text(f.program_id)
@@ -230,13 +230,15 @@ def transaction(ctx: CallContext, f: Fields) -> Transaction:
         external_id=external_id,
         status=PAID if f.paid_reason else ctx.status(raw),
         raw_status=raw,
-        commission_amount=parse_amount(f.commission, amount_format, "commission"),
+        commission_amount=parse_amount(f.commission, spec.amount("commission"), "commission"),
         currency=resolve_currency(ctx, f.currency),
-        transacted_at=parse_timestamp(f.transacted_at, "transaction date"),
+        transacted_at=parse_timestamp(f.transacted_at, "transaction date", spec.time("transacted")),
         program_name=program_name,
         program_external_id=program_id,
-        sale_amount=None if f.sale is None else parse_amount(f.sale, amount_format, "sale"),
-        clicked_at=None if clicked is None else parse_timestamp(clicked, "click date"),
+        sale_amount=None if f.sale is None else parse_amount(f.sale, spec.amount("sale"), "sale"),
+        clicked_at=None
+        if clicked is None
+        else parse_timestamp(clicked, "click date", spec.time("clicked")),
         sub_id=sub_id,
         stated=stated,
         network=spec.network,
@@ -280,6 +282,9 @@ def collect(
     done: list[Transaction] = []
     refused: list[Refused] = []
     for record in records:
+        if isinstance(record, BadRow):
+            refused.append(Refused(None, "record_malformed", record.reason))
+            continue
         if not isinstance(record, dict):
             refused.append(Refused(None, "record_malformed", "a record is not an object"))
             continue
