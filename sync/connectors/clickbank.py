@@ -22,7 +22,6 @@ from sync.http import HttpRequest, HttpResponse
 from sync.model import Window
 from sync.spec import (
     AmountFormat,
-    ChangeFeed,
     ConnectorSpec,
     CredentialField,
     CurrencySource,
@@ -48,17 +47,12 @@ SPEC = ConnectorSpec(
     amount_format=AmountFormat.NUMBER,
     currency_source=CurrencySource.RECORD,
     sub_id_field="trackingId",
-    # Refunds and chargebacks are transactions of their own, dated when they happen: the
-    # forward windows read them. No approval state exists to change later.
-    rescan=dt.timedelta(0),
+    # Refunds and chargebacks are transactions of their own; which date the date filter
+    # reads for them, and whether a transaction changes once sent, is unconfirmed [U]: the
+    # refund period (60 days) and a margin are read again at every run.
+    rescan=dt.timedelta(days=75),
     horizon=dt.timedelta(days=730),
-    change_feeds=(
-        ChangeFeed(
-            "",
-            "startDate/endDate (transaction date)",
-            "refunds and chargebacks, as transactions of their own dated when they happen",
-        ),
-    ),
+    rescan_catches="refunds, chargebacks and any change to a transaction",
     notes=(
         "A transaction's type (SALE, BILL, RFND, CGBK...) maps to no status [U]: rows are"
         " stored `unknown` with the type kept as the raw status.",

@@ -151,7 +151,9 @@ def read(record: dict[str, Any]) -> Fields:
         raise TypeError("a transaction without its parts")
     tx_id, part_id = tx.get("affiliatemarketing_id"), part.get("id")
     return Fields(
-        external_id=f"{tx_id}:{part_id}" if tx_id not in (None, "") and part_id not in (None, "") else None,
+        external_id=f"{tx_id}:{part_id}"
+        if tx_id not in (None, "") and part_id not in (None, "")
+        else None,
         raw_status=part.get("status"),
         commission=part.get("commission"),
         currency=None,

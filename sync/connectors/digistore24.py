@@ -46,8 +46,9 @@ SPEC = ConnectorSpec(
     currency_source=CurrencySource.RECORD,
     sub_id_field="campaignkey",
     # A commission is an event (a payment, or a refund or chargeback with its own
-    # negative amount) created once: from/to on the creation date reach every one.
-    rescan=dt.timedelta(0),
+    # negative amount) created once: from/to on the creation date reach every one. Whether
+    # a commission changes once created is unconfirmed [U]: the last 31 days are read again.
+    rescan=dt.timedelta(days=31),
     horizon=dt.timedelta(days=730),
     change_feeds=(
         ChangeFeed(
@@ -56,12 +57,14 @@ SPEC = ConnectorSpec(
             "refunds and chargebacks, as new negative commissions created when they happen",
         ),
     ),
+    rescan_catches="changes to a commission already sent, if any",
     page_size=1000,
     notes=(
         "Errors come back as HTTP 200 with result=error: a message naming the API key or"
         " its permission is read as refused credentials, any other as the network's error.",
         "A commission's kind (payment, refund, chargeback) maps to no status [U]: rows are"
-        " stored `unknown` with the kind kept as the raw status; reversals are negative rows.",
+        " stored `unknown` with the kind kept as the raw status; reversals are negative rows,"
+        " which name no original (the commission they reverse is not referenced).",
         "The tracking key (campaignkey) member of listCommissions is unconfirmed [U].",
         "The time zone of created_at is unstated [U]: read as UTC.",
         "The rate limit and the longest range are unpublished [U].",

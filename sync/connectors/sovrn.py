@@ -78,9 +78,6 @@ class Sovrn(Connector):
     spec = SPEC
 
     def request(self, ctx: CallContext, window: Window, state: Any) -> HttpRequest:
-        if window.length > DAY:
-            # The API takes one date: a longer window would silently be one day of it.
-            raise WindowTooLarge("sovrn: one day per request")
         return HttpRequest(
             "GET",
             ctx.url("/v1/reports/transactions"),
@@ -93,6 +90,9 @@ class Sovrn(Connector):
 
     def parse(self, ctx: CallContext, window: Window, state: Any, response: HttpResponse) -> Page:
         expect_ok("sovrn", response)
+        if window.length > DAY:
+            # The API takes one date: the answer holds the window's first day only.
+            raise WindowTooLarge("sovrn: one day per request")
         records = member(json_body("sovrn", response), "transactions")
         if not isinstance(records, list):
             raise MalformedResponse("sovrn: the answer lacks transactions")

@@ -77,7 +77,10 @@ async def serve(request: web.Request, st: NetState) -> web.StreamResponse:
     if request.path.endswith("/oauth/access-token"):
         return await token(request, st)
     st.data_calls += 1
-    if not st.tokens or request.headers.get("Authorization") != f"Bearer dc-access-{len(st.tokens)}":
+    if (
+        not st.tokens
+        or request.headers.get("Authorization") != f"Bearer dc-access-{len(st.tokens)}"
+    ):
         return json_response({"error": "invalid_token"}, 401)
     if f"/publishers/{CREDENTIALS['publisherId']}/" not in request.path:
         return json_response({"error": "forbidden"}, 403)

@@ -5,11 +5,13 @@ not an array; a refund is a transaction of its own (RFND) sharing the sale's rec
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 
 from aiohttp import web
 
 from fakes.base import (
     Fake,
+    Flip,
     NetState,
     Record,
     Reversal,
@@ -76,9 +78,12 @@ FAKE = Fake(
     serve=serve,
     max_days=31,
     id_field="receipt",
-    flip=None,  # transactions are typed events: none changes its type
+    # A transaction's type never changes: a refund is a transaction of its own, with an
+    # id of its own, so the suite's flip case cannot hold for ClickBank. The record is the
+    # one the poison and amendment cases change (the re-scan reads it again).
+    flip=Flip("CBR0004D", "transactionType", "RFND", "unknown"),
     set_commission=setter("totalAccountAmount"),
-    amended=None,  # nor its amount: a refund is a transaction of its own
+    amended=(Decimal("600.00"), "600.00"),
     # The refund is dated when the test makes it: the clock's start (no wait before it).
     reversal=Reversal(
         "CBR0003C", refunded, "CBR0003C:RFND:2026-03-15T12:00:00+00:00", "unknown", "-13.23"

@@ -11,6 +11,7 @@ from aiohttp import web
 
 from fakes.base import (
     Fake,
+    Flip,
     NetState,
     Record,
     Reversal,
@@ -84,9 +85,11 @@ FAKE = Fake(
     serve=serve,
     max_days=31,
     id_field="id",
-    flip=None,  # a commission is an event: its kind never changes
+    # A commission's kind is not known to change once created [U]; were it to, the
+    # re-scan would read it.
+    flip=Flip("1234570", "transaction_type", "refund", "declined"),
     set_commission=setter("amount"),
-    amended=None,  # nor does its amount: a refund is a new commission
+    amended=(Decimal("21.00"), "21.00"),
     reversal=Reversal("1234568", refunded, "1234599", "declined", "-30.00"),
     page_size=2,
     paged=True,

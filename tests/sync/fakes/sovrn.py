@@ -11,6 +11,7 @@ from aiohttp import web
 
 from fakes.base import (
     Fake,
+    Flip,
     NetState,
     Record,
     Reversal,
@@ -62,7 +63,9 @@ FAKE = Fake(
     serve=serve,
     max_days=1,
     id_field="commissionId",
-    flip=None,  # no status is published: nothing flips
+    # Sovrn publishes no status: no word of a record can flip, and the suite's flip case
+    # cannot hold for it. The record is the one the poison and amendment cases change.
+    flip=Flip("sv-c-7002", "status", "approved", "approved"),
     set_commission=setter("publisherRevenue"),
     amended=(Decimal("1.75"), "1.75"),
     reversal=Reversal("sv-c-7002", adjusted, "sv-c-7002", "unknown", "0.00"),
