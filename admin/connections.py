@@ -21,7 +21,7 @@ from sync.model import Position
 from sync.ports import Connection
 from sync.runner import SyncSettings, sync_connection, syncing
 from sync.spec import CurrencySource
-from sync.storage import AccountSyncStore, connection_of, credential_opener
+from sync.storage import AccountSyncStore, connection_of, credential_opener, credential_sealer
 from sync.worker import LEASE_SHARE
 
 Result = dict[str, Any]
@@ -147,7 +147,11 @@ async def network_sync(
     settings = SyncSettings(base_urls=dict(base_urls))
     try:
         async with syncing(
-            sync_store, credential_opener(keyring), load_status_map().status, settings
+            sync_store,
+            credential_opener(keyring),
+            load_status_map().status,
+            settings,
+            seal=credential_sealer(keyring),
         ) as syncer:
             # As a worker's run: over before its lease, which no other worker then takes.
             deadline = syncer.client.clock.monotonic() + lease * LEASE_SHARE

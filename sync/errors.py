@@ -3,6 +3,9 @@ HTTP statuses only: never from URLs, bodies or credentials."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from urllib.parse import quote, quote_plus
+
 
 class SyncError(Exception):
     """A failure with a stable code; `str()` is the human message."""
@@ -30,6 +33,20 @@ class CredentialsUnreadable(SyncError):  # noqa: N818 - named for the outcome it
     """The stored credentials could not be decrypted or decoded."""
 
     code = "credentials_unreadable"
+
+
+class CredentialsChanged(SyncError):  # noqa: N818 - named for the outcome it reports
+    """The stored credentials were replaced (reconnected) while this run refreshed them:
+    the run stops, and the next one starts from the stored ones."""
+
+    code = "credentials_changed"
+
+
+class CredentialsUnstorable(SyncError):  # noqa: N818 - named for the outcome it reports
+    """The network rotated the credentials but this run has no way to store them: the new
+    ones are never used, so nothing depends on credentials the store does not hold."""
+
+    code = "credentials_unstorable"
 
 
 class CurrencyMissing(SyncError):  # noqa: N818 - named for the outcome it reports
@@ -147,9 +164,16 @@ REFUSAL_CODES: frozenset[str] = frozenset(
 )
 
 
-def redact(text: str, secrets: list[str]) -> str:
-    """`text` with every secret value replaced: a last guard, messages carry none anyway."""
-    for secret in sorted(secrets, key=len, reverse=True):
-        if len(secret) >= 4:
-            text = text.replace(secret, "[redacted]")
+def redact(text: str, secrets: Iterable[str]) -> str:
+    """`text` with every secret value replaced, as written and as a URL carries it (a key
+    in a query string or a path is percent-encoded there): the one redaction of log
+    lines (sync.logs), errors and reports."""
+    forms = {
+        form
+        for secret in secrets
+        if len(secret) >= 4
+        for form in (secret, quote(secret, safe=""), quote_plus(secret, safe=""))
+    }
+    for form in sorted(forms, key=len, reverse=True):
+        text = text.replace(form, "[redacted]")
     return text

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import email.utils
-import logging
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,10 +30,11 @@ from sync.errors import (
     SyncError,
 )
 from sync.events import SyncEvents, Unobserved
+from sync.logs import logger
 from sync.ratelimit import SlidingLimiter
 from sync.spec import RESPONSE_CAP_PAGED
 
-log = logging.getLogger("sync.http")
+log = logger("sync.http")
 
 RETRIED_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 AUTH_STATUSES = frozenset({401, 403})

@@ -10,7 +10,9 @@ The account store implements it; the sync never touches storage otherwise. Its c
   unexpired lease); `release` gives it back. A lease that expires frees the connection for
   another worker, so a crashed worker holds nothing for long.
 - Credentials leave the store only encrypted (`load_credentials`); the caller's `Decrypt`
-  opens them in memory for the one sync that needs them.
+  opens them in memory for the one sync that needs them. Credentials a network rotated
+  come back sealed (`Seal`) and replace the stored ones atomically (`replace_credentials`)
+  before they are used.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ class Connection:
 # Opens a connection's stored credentials: (connection, ciphertext) -> the credential JSON.
 # The connection is passed because a ciphertext is bound to its (account, network) row.
 Decrypt = Callable[[Connection, bytes], Mapping[str, object]]
+# Seals a connection's credential JSON for its row: the inverse of Decrypt.
+Seal = Callable[[Connection, Mapping[str, str]], bytes]
 
 
 class SyncStore(Protocol):
@@ -64,6 +68,11 @@ class SyncStore(Protocol):
 
     async def load_credentials(self, connection: Connection) -> bytes:
         """The connection's encrypted credentials (never decrypted by the store)."""
+        ...
+
+    async def replace_credentials(self, connection: Connection, old: bytes, new: bytes) -> bool:
+        """Swap the stored ciphertext `old` for `new` in one atomic step; False (nothing
+        changed) when `old` is no longer what is stored (reconnected meanwhile)."""
         ...
 
     async def load_position(self, connection: Connection) -> Position | None:

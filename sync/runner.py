@@ -10,9 +10,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime as dt
-import logging
 from collections import deque
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,8 +26,10 @@ from sync.connectors import CONNECTORS
 from sync.connectors.base import CallContext, Connector, Credentials, Send
 from sync.errors import (
     AuthRejected,
+    CredentialsChanged,
     CredentialsIncomplete,
     CredentialsUnreadable,
+    CredentialsUnstorable,
     CurrencyMissing,
     MalformedResponse,
     RunDeadline,
@@ -39,14 +40,15 @@ from sync.errors import (
 )
 from sync.events import SyncEvents, Unobserved
 from sync.http import HttpRequest, HttpResponse, NetworkClient, RetryPolicy
+from sync.logs import CURRENT_SECRETS, logger
 from sync.model import Counts, Outcome, Position, Reason, Refused, SyncReport, Transaction, Window
 from sync.paginators import PageLimits, pages
 from sync.planner import PlannedWindow, plan, split
-from sync.ports import Connection, Decrypt, SyncStore
+from sync.ports import Connection, Decrypt, Seal, SyncStore
 from sync.ratelimit import Limiters, credential_key
 from sync.spec import ConnectorSpec, CurrencySource, Rate
 
-log = logging.getLogger("sync.runner")
+log = logger("sync.runner")
 
 REFUSALS_KEPT = 20  # examples of refused records a run keeps for its report
 
@@ -97,8 +99,10 @@ class _Run:
     position: Position | None = None
     forward_blocked: bool = False
     stopped_early: bool = False
-    # The credentials' values, redacted from the outcome's reason.
+    # The credentials' values, redacted from the outcome's reason and the log lines.
     secrets: list[str] = field(default_factory=list)
+    # The stored ciphertext the run's credentials came from (replaced on a refresh).
+    sealed: bytes = b""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +118,9 @@ class Syncer:
     limiters: Limiters
     settings: SyncSettings = field(default_factory=SyncSettings)
     connectors: Mapping[str, Connector] = field(default_factory=lambda: CONNECTORS)
+    # Seals refreshed credentials (None: a network that rotates them fails its run
+    # before using the new ones).
+    seal: Seal | None = None
 
 
 @asynccontextmanager
@@ -126,13 +133,16 @@ async def syncing(
     clock: Clock | None = None,
     events: SyncEvents | None = None,
     connectors: Mapping[str, Connector] = CONNECTORS,
+    seal: Seal | None = None,
 ) -> AsyncIterator[Syncer]:
     """A Syncer over an HTTP session of its own, closed on exit."""
     clock = clock or SystemClock()
     settings = settings or SyncSettings()
     async with aiohttp.ClientSession() as session:
         client = NetworkClient(session, clock, settings.retry, events=events or Unobserved())
-        yield Syncer(store, decrypt, map_status, client, Limiters(clock), settings, connectors)
+        yield Syncer(
+            store, decrypt, map_status, client, Limiters(clock), settings, connectors, seal
+        )
 
 
 async def sync_connection(
@@ -150,6 +160,8 @@ async def sync_connection(
     run = _Run()
     outcome: Outcome
     reason: Reason | None
+    # Every log line of this run is redacted with its credentials (sync.logs).
+    redacting = CURRENT_SECRETS.set(run.secrets)
     try:
         await _sync(syncer, connection, run, deadline)
         outcome, reason = _verdict(run)
@@ -160,6 +172,8 @@ async def sync_connection(
         outcome, reason = Outcome.AUTH_FAILED, Reason(exc.code, exc.message)
     except SyncError as exc:
         outcome, reason = Outcome.ERROR, Reason(exc.code, exc.message)
+    finally:
+        CURRENT_SECRETS.reset(redacting)
     if reason is not None:
         reason = Reason(reason.code, shown(redact(reason.message, run.secrets)))
     report = SyncReport(outcome, reason, run.counts, started, clock.now(), run.position)
@@ -199,8 +213,9 @@ async def _open(syncer: Syncer, connection: Connection, run: _Run) -> tuple[Conn
     if connector is None:
         raise UnsupportedNetwork(f"no connector for network {connection.network!r}")
     spec = syncer.settings.spec_for(connector.spec)
-    creds = await open_credentials(syncer.store, connection, syncer.decrypt, spec)
-    run.secrets = creds.secret_values()
+    run.sealed = await syncer.store.load_credentials(connection)
+    creds = open_sealed(run.sealed, connection, syncer.decrypt, spec)
+    run.secrets.extend(creds.secret_values())
     if spec.currency_source is CurrencySource.CONNECTION and not connection.currency:
         raise CurrencyMissing(
             f"{spec.network} records carry no currency: the connection must declare its currency"
@@ -212,8 +227,35 @@ async def _open(syncer: Syncer, connection: Connection, run: _Run) -> tuple[Conn
         currency=connection.currency,
         page_size=spec.page_size or 0,
         map_status=syncer.map_status,
+        persist=_persister(syncer, connection, run),
+        now=syncer.client.clock.now,
     )
     return connector, ctx
+
+
+def _persister(
+    syncer: Syncer, connection: Connection, run: _Run
+) -> Callable[[Mapping[str, str]], Awaitable[None]]:
+    """How this run stores credentials a network rotated: sealed, swapped for the ones it
+    read in one atomic step, before the connector may use them."""
+
+    async def persist(values: Mapping[str, str]) -> None:
+        # The new values are secrets from now on, whatever happens next.
+        run.secrets.extend(v for v in values.values() if v and v not in run.secrets)
+        if syncer.seal is None:
+            raise CredentialsUnstorable(
+                f"{connection.network}: this process cannot store refreshed credentials"
+            )
+        sealed = syncer.seal(connection, values)
+        if not await syncer.store.replace_credentials(connection, run.sealed, sealed):
+            raise CredentialsChanged(
+                f"{connection.network}: the credentials were replaced while this run "
+                "refreshed them; the next run uses the stored ones"
+            )
+        run.sealed = sealed
+        log.info("%s: refreshed credentials stored", connection)
+
+    return persist
 
 
 def _sender(syncer: Syncer, ctx: CallContext, deadline: float | None, run: _Run) -> Send:
@@ -262,7 +304,13 @@ async def open_credentials(
     store: SyncStore, connection: Connection, decrypt: Decrypt, spec: ConnectorSpec
 ) -> Credentials:
     """The connection's credentials, decrypted in memory and checked against the spec."""
-    blob = await store.load_credentials(connection)
+    return open_sealed(await store.load_credentials(connection), connection, decrypt, spec)
+
+
+def open_sealed(
+    blob: bytes, connection: Connection, decrypt: Decrypt, spec: ConnectorSpec
+) -> Credentials:
+    """Stored credentials, decrypted in memory and checked against the spec."""
     failed: str | None = None
     try:
         values = decrypt(connection, blob)

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 
 import orjson
 
-from accounts.crypto import decrypt_credentials
+from accounts.crypto import decrypt_credentials, encrypt_credentials
 from accounts.keyring import Keyring
 from store import AccountStore, ConnectionView, connections
 from sync.model import (
@@ -23,7 +23,7 @@ from sync.model import (
     WriteResult,
     format_timestamp,
 )
-from sync.ports import Connection, Decrypt
+from sync.ports import Connection, Decrypt, Seal
 
 
 def connection_of(view: ConnectionView) -> Connection:
@@ -78,6 +78,15 @@ class AccountSyncStore:
         )
         return sealed.ciphertext
 
+    async def replace_credentials(self, connection: Connection, old: bytes, new: bytes) -> bool:
+        return await self.store.write(
+            connections.replace_credentials,
+            connection.account_uid,
+            connection.network,
+            old,
+            new,
+        )
+
     async def load_position(self, connection: Connection) -> Position | None:
         view = await self.store.read(connections.find, connection.account_uid, connection.network)
         return None if view is None else parse_position(view.position)
@@ -124,3 +133,13 @@ def credential_opener(keyring: Keyring) -> Decrypt:
         return value
 
     return decrypt
+
+
+def credential_sealer(keyring: Keyring) -> Seal:
+    """Seals a connection's credential JSON under the keyring's current secret."""
+
+    def seal(connection: Connection, values: Mapping[str, str]) -> bytes:
+        plain = orjson.dumps(dict(values))
+        return encrypt_credentials(keyring, connection.account_uid, connection.network, plain)
+
+    return seal

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import logging
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -25,12 +24,12 @@ from store.base import StoreError, StoreUnavailable
 from sync.clock import Clock, SystemClock
 from sync.errors import InternalFault
 from sync.events import SyncEvents, Unobserved
-from sync.logs import CURRENT_CONNECTION, about
+from sync.logs import CURRENT_CONNECTION, about, logger
 from sync.model import Counts, Outcome, Reason, SyncReport
-from sync.ports import Connection, Decrypt, SyncStore
+from sync.ports import Connection, Decrypt, Seal, SyncStore
 from sync.runner import Syncer, SyncSettings, sync_connection, syncing
 
-log = logging.getLogger("sync.worker")
+log = logger("sync.worker")
 
 # The latest reports a worker keeps (for tests and a caller's look): it runs for months.
 REPORTS_KEPT = 100
@@ -65,6 +64,8 @@ class Worker:
     interrupted: dict[tuple[str, str], Connection] = field(default_factory=dict)
     # Who hears of polls, syncs and requests: the metrics and /healthz when served.
     events: SyncEvents = field(default_factory=Unobserved)
+    # Seals credentials a network rotated (sync.storage.credential_sealer).
+    seal: Seal | None = None
 
     async def run(self, stop: asyncio.Event) -> None:
         """Sync due connections until `stop` is set."""
@@ -75,6 +76,7 @@ class Worker:
             self.settings,
             clock=self.clock,
             events=self.events,
+            seal=self.seal,
         ) as syncer:
             running: dict[tuple[str, str], asyncio.Task[None]] = {}
             stopping = asyncio.create_task(stop.wait())

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from accounts.statusmap import MapStatus
-from sync.errors import MalformedResponse, UnexpectedStatus
+from sync.errors import CredentialsUnstorable, MalformedResponse, UnexpectedStatus
 from sync.formats import BadRow
 from sync.http import HttpRequest, HttpResponse
 from sync.model import Refused, Transaction, Window
@@ -25,6 +25,8 @@ from sync.values import (
 
 PAID = "paid"
 Send = Callable[[HttpRequest], Awaitable[HttpResponse]]
+# Seals and stores a connection's whole credential JSON (sync.runner provides it).
+Persist = Callable[[Mapping[str, str]], Awaitable[None]]
 
 
 class Credentials:
@@ -74,9 +76,28 @@ class CallContext:
     # map_status's answers so far: a network uses a handful of words, and folding one is
     # a large share of a record's parse. MapStatus is a table lookup, the same all sync.
     statuses: dict[str | None, str] = field(default_factory=dict, repr=False)
+    # Stores refreshed credentials, sealed, before they are used (the runner's; None where
+    # nothing can be stored, and a refresh then fails the run).
+    persist: Persist | None = field(default=None, repr=False)
+    # The run's clock (a token's lifetime is read against it).
+    now: Callable[[], dt.datetime] = field(default=lambda: dt.datetime.now(dt.UTC), repr=False)
 
     def url(self, path: str) -> str:
         return self.base_url.rstrip("/") + path
+
+    async def keep_credentials(self, changes: Mapping[str, str]) -> None:
+        """Store the credentials with `changes` (a rotated refresh token, a token and its
+        expiry) before anything uses them: sealed, in one atomic swap of the stored ones,
+        so a run that dies after a refresh leaves the account with the credentials the
+        network now honours. Only then do they become this context's credentials.
+        CredentialsChanged when the stored ones were replaced meanwhile."""
+        values = {**self.credentials.as_dict(), **{str(k): str(v) for k, v in changes.items()}}
+        if self.persist is None:
+            raise CredentialsUnstorable(
+                f"{self.spec.network}: refreshed credentials cannot be stored by this run"
+            )
+        await self.persist(values)
+        self.credentials = Credentials(values)
 
     def status(self, raw: str | None) -> str:
         """map_status(network, raw), asked once per word and sync."""

@@ -146,6 +146,12 @@ class MemoryStore:
     async def load_credentials(self, conn: Connection) -> bytes:
         return self.credentials[key(conn)]
 
+    async def replace_credentials(self, conn: Connection, old: bytes, new: bytes) -> bool:
+        if self.credentials.get(key(conn)) != old:
+            return False
+        self.credentials[key(conn)] = new
+        return True
+
     async def load_position(self, conn: Connection) -> Position | None:
         return self.positions.get(key(conn))
 
