@@ -18,6 +18,7 @@ MODULES: tuple[str, ...] = (
     "cj",
     "clickbank",
     "commissionfactory",
+    "daisycon",
     "digistore24",
     "effiliation",
     "impact",

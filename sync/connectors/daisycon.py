@@ -88,12 +88,63 @@ RESULT_CAP = 10_000
 # The token endpoint, on its own host (a configured base URL serves it under /oauth/).
 LOGIN_URL = "https://login.daisycon.com/oauth/access-token"
 CLI_REDIRECT = "https://login.daisycon.com/oauth/cli"
+# A stored access token is used only while it lives this much longer (a run's first pages).
+MARGIN = dt.timedelta(minutes=5)
 SUB_IDS = ("subid", "subid_2", "subid_3", "extra_1", "extra_2", "extra_3", "extra_4", "extra_5")
 
 
 class Daisycon(Connector):
     spec = SPEC
     reauthenticates = True
+
+    async def authenticate(self, ctx: CallContext, send: Send) -> None:
+        """An access token: the stored one while it lives, else a refresh, whose new refresh
+        token (the old one is dead once used) is stored before anything uses it."""
+        creds = ctx.credentials
+        expires = creds.get("accessTokenExpiresAt")
+        renewing = bool(ctx.auth_headers)  # the token in use was refused: never reuse it
+        if (
+            not renewing
+            and creds.get("accessToken")
+            and expires
+            and _moment(expires) > ctx.now() + MARGIN
+        ):
+            ctx.auth_headers = {"Authorization": f"Bearer {creds['accessToken']}"}
+            return
+        default = ctx.base_url.rstrip("/") == SPEC.base_url
+        response = await send(
+            HttpRequest(
+                "POST",
+                LOGIN_URL if default else ctx.url("/oauth/access-token"),
+                form={
+                    "grant_type": "refresh_token",
+                    "client_id": creds["clientId"],
+                    "client_secret": creds["clientSecret"],
+                    "refresh_token": creds["refreshToken"],
+                    "redirect_uri": CLI_REDIRECT,
+                },
+            )
+        )
+        if response.status in (400, 401, 403):
+            raise AuthRejected(f"daisycon refused the credentials (HTTP {response.status})")
+        expect_ok("daisycon", response)
+        body = json_body("daisycon", response)
+        access, refresh, lifetime = (
+            member(body, "access_token"),
+            member(body, "refresh_token"),
+            member(body, "expires_in"),
+        )
+        if not (isinstance(access, str) and access and isinstance(refresh, str) and refresh):
+            raise MalformedResponse("daisycon: the token answer lacks its tokens")
+        seconds = lifetime if isinstance(lifetime, int) and 0 < lifetime <= 86400 else 0
+        await ctx.keep_credentials(
+            {
+                "refreshToken": refresh,
+                "accessToken": access,
+                "accessTokenExpiresAt": (ctx.now() + dt.timedelta(seconds=seconds)).isoformat(),
+            }
+        )
+        ctx.auth_headers = {"Authorization": f"Bearer {access}"}
 
     def request(self, ctx: CallContext, window: Window, state: Any) -> HttpRequest:
         if window.feed:
@@ -132,6 +183,14 @@ class Daisycon(Connector):
         done, refused = collect(ctx, parts(body), read)
         page = state or 1
         return Page(done, refused, next=page + 1 if body and page * ctx.page_size < total else None)
+
+
+def _moment(text: str) -> dt.datetime:
+    try:
+        moment = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return dt.datetime.min.replace(tzinfo=dt.UTC)  # unreadable: refresh
+    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
 
 
 def parts(transactions: list[Any]) -> Iterator[Any]:

@@ -1,25 +1,30 @@
 """Daisycon's fake: an OAuth2 refresh_token grant whose refresh token rotates (the old one
 stops working once a new one is issued), then pages (page, per_page) with the total in the
-X-Total-Count header; one transaction holds parts, each with its own status."""
+X-Total-Count header; a transaction holds parts, each with its own status.
+
+The fake keeps one record per part (the row the sync stores, `__row_id`), with its
+transaction under `__tx`, and answers them grouped into transactions as Daisycon does."""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 from decimal import Decimal
 
 from aiohttp import web
 
 from fakes.base import (
+    RECORDINGS,
     Fake,
     Flip,
     NetState,
     Record,
     Reversal,
+    by_status,
     dumps,
     json_response,
     refused,
-    shown,
-    stamp,
+    setter,
     utc,
 )
 
@@ -30,25 +35,36 @@ CREDENTIALS = {
     "publisherId": "77001",
 }
 STAMP = "%Y-%m-%d %H:%M:%S"
+# A change to a part dates its transaction's date_modified.
 CHANGES = {kind: ("__modified", STAMP) for kind in ("status", "reversal", "amount")}
 
 
-def part_setter(name: str):
-    def change(record: Record, value: object) -> None:
-        record["parts"][0][name] = value
+def load() -> list[Record]:
+    """The recorded transactions, one record per part."""
+    text = (RECORDINGS / "daisycon" / "transactions.json").read_text("utf-8")
+    parts: list[Record] = []
+    for tx in json.loads(text, parse_float=Decimal):
+        head = {k: v for k, v in tx.items() if k != "parts"}
+        for part in tx["parts"]:
+            parts.append(
+                {
+                    **part,
+                    "__row_id": f"{tx['affiliatemarketing_id']}:{part['id']}",
+                    "__tx": head,
+                    "__modified": part["last_modified"],
+                }
+            )
+    return parts
 
-    return change
 
-
-def disapproved(records: list[Record], record: Record, now: dt.datetime) -> None:
-    """Daisycon reverses a part by its status: disapproved, with a reason."""
-    record["parts"][0]["status"] = "disapproved"
-    record["parts"][0]["disapproved_reason"] = "cancelled order"
-    stamp(record, CHANGES["reversal"], now)
-
-
-def flipped(record: Record, member: str, raw: str) -> None:
-    record["parts"][0][member] = raw
+def transactions(parts: list[Record]) -> list[Record]:
+    """Parts grouped into Daisycon's transactions, in order (the `__` members dropped)."""
+    grouped: dict[str, Record] = {}
+    for part in parts:
+        head = {k: v for k, v in part["__tx"].items() if not k.startswith("__")}
+        tx = grouped.setdefault(head["affiliatemarketing_id"], {**head, "parts": []})
+        tx["parts"].append({k: v for k, v in part.items() if not k.startswith("__")})
+    return list(grouped.values())
 
 
 async def token(request: web.Request, st: NetState) -> web.StreamResponse:
@@ -60,12 +76,13 @@ async def token(request: web.Request, st: NetState) -> web.StreamResponse:
         or form.get("client_id") != CREDENTIALS["clientId"]
         or form.get("client_secret") != CREDENTIALS["clientSecret"]
         or form.get("refresh_token") != current
+        or form.get("redirect_uri") != "https://login.daisycon.com/oauth/cli"
     ):
         return refused("daisycon", 400)
     st.tokens.append(f"PLANTED-dc-refresh-{len(st.tokens) + 1}")
     return json_response(
         {
-            "access_token": f"dc-access-{len(st.tokens)}",
+            "access_token": f"PLANTED-dc-access-{len(st.tokens)}",
             "token_type": "Bearer",
             "expires_in": 1800,
             "refresh_token": st.tokens[-1],
@@ -77,36 +94,40 @@ async def serve(request: web.Request, st: NetState) -> web.StreamResponse:
     if request.path.endswith("/oauth/access-token"):
         return await token(request, st)
     st.data_calls += 1
-    if (
-        not st.tokens
-        or request.headers.get("Authorization") != f"Bearer dc-access-{len(st.tokens)}"
-    ):
+    bearer = f"Bearer PLANTED-dc-access-{len(st.tokens)}"
+    if not st.tokens or request.headers.get("Authorization") != bearer:
         return json_response({"error": "invalid_token"}, 401)
     if f"/publishers/{CREDENTIALS['publisherId']}/" not in request.path:
         return json_response({"error": "forbidden"}, 403)
     q = request.query
     if "date_modified_start" in q:
         first, last = utc(q["date_modified_start"], STAMP), utc(q["date_modified_end"], STAMP)
-        hits = [r for r in st.records if first <= utc(r["__modified"], STAMP) <= last]
+        changed = {
+            p["__tx"]["affiliatemarketing_id"]
+            for p in st.records
+            if first <= utc(p["__modified"], STAMP) <= last
+        }
+        hits = [p for p in st.records if p["__tx"]["affiliatemarketing_id"] in changed]
     else:
         first = utc(q["start"], "%Y-%m-%d")
         last = utc(q["end"], "%Y-%m-%d") + dt.timedelta(days=1) - dt.timedelta(seconds=1)
-        hits = [r for r in st.records if first <= utc(r["date"], STAMP) <= last]
+        hits = [p for p in st.records if first <= utc(p["__tx"]["date"], STAMP) <= last]
     if not st.window(first, last, dt.timedelta(seconds=1)):
         return json_response({"error": "the period may not exceed 31 days"}, 400)
     if q.get("currency_code") != "EUR":
         return json_response({"error": "unknown currency_code"}, 400)
+    found = transactions(hits)
+    total = len(found)
     page, size = int(q["page"]), int(q["per_page"])
-    if st.cap is not None and len(hits) > st.cap:
-        hits = hits[: st.cap + 1]  # the answer says there are more than it serves
-    body = dumps(shown(hits[(page - 1) * size : page * size]))
     return web.Response(
-        body=body, content_type="application/json", headers={"X-Total-Count": str(len(hits))}
+        body=dumps(found[(page - 1) * size : page * size]),
+        content_type="application/json",
+        headers={"X-Total-Count": str(total)},
     )
 
 
 def answer(records: list[Record], size: int) -> bytes:
-    return dumps(records)
+    return dumps(transactions(records))
 
 
 FAKE = Fake(
@@ -114,15 +135,18 @@ FAKE = Fake(
     credentials=CREDENTIALS,
     serve=serve,
     max_days=31,
-    id_field="affiliatemarketing_id",
-    flip=Flip("dc-a1", "status", "approved", "approved"),
-    set_commission=part_setter("commission"),
+    id_field="__row_id",
+    flip=Flip("dc-a1:p1", "status", "approved", "approved"),
+    set_commission=setter("commission"),
     amended=(Decimal("5.10"), "5.10"),
-    reversal=Reversal("dc-a1", disapproved, "dc-a1:p1", "declined", "4.26"),
+    reversal=Reversal(
+        "dc-a1:p1", by_status(CHANGES, "status", "disapproved"), "dc-a1:p1", "declined", "4.26"
+    ),
     currency="EUR",
     page_size=1,
     paged=True,
     change_dates=CHANGES,
     truncated=b'[{"affiliatemarketing_id": "dc',
     answer=answer,
+    load=load,
 )
