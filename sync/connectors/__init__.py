@@ -25,6 +25,7 @@ MODULES: tuple[str, ...] = (
     "kwanko",
     "partnerize",
     "sovrn",
+    "timeone",
     "tradedoubler",
 )
 
