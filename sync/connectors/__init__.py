@@ -15,6 +15,7 @@ MODULES: tuple[str, ...] = (
     "admitad",
     "affilae",
     "awin",
+    "belboon",
     "cj",
     "clickbank",
     "commissionfactory",
