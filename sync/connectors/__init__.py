@@ -14,6 +14,7 @@ from sync.connectors.base import Connector
 MODULES: tuple[str, ...] = (
     "admitad",
     "affilae",
+    "avantlink",
     "awin",
     "belboon",
     "cj",
