@@ -15,17 +15,20 @@ import orjson
 from accounts.crypto import CredentialsError, decrypt_credentials, encrypt_credentials, is_current
 from accounts.keyring import Keyring
 from accounts.statusmap import load_status_map
+from admin.commands import EXIT
 from store import AccountStore, ConnectionView, connections
 from sync.connectors import CONNECTORS
-from sync.model import Position
+from sync.lease import Lease, LeaseLost
+from sync.model import Outcome, Position, format_timestamp
 from sync.ports import Connection
 from sync.runner import SyncSettings, sync_connection, syncing
 from sync.spec import CurrencySource
 from sync.storage import AccountSyncStore, connection_of, credential_opener, credential_sealer
-from sync.worker import LEASE_SHARE
 
 Result = dict[str, Any]
 REENCRYPT_BATCH = 500
+# `network sync`'s exit status by the run's outcome: non-zero whenever it did not end ok.
+SYNC_EXIT = {Outcome.OK: 0, Outcome.PARTIAL: 2, Outcome.AUTH_FAILED: 1, Outcome.ERROR: 1}
 
 
 class CommandRefusedError(Exception):
@@ -153,14 +156,23 @@ async def network_sync(
             settings,
             seal=credential_sealer(keyring),
         ) as syncer:
-            # As a worker's run: over before its lease, which no other worker then takes.
-            deadline = syncer.client.clock.monotonic() + lease * LEASE_SHARE
-            report = await sync_connection(syncer, connection, deadline=deadline)
+            # As a worker's run: its lease renewed as it goes.
+            held = Lease(sync_store, connection, worker, lease, syncer.client.clock)
+            report = await sync_connection(syncer, connection, lease=held)
+    except LeaseLost:
+        raise CommandRefusedError(
+            f"{args.account}/{args.network}: another worker took the connection over; "
+            "the windows committed before are kept"
+        ) from None
     finally:
         await sync_store.release(connection, worker)
     counts = report.counts
     why = f" [{report.reason.code}] {report.reason.message}" if report.reason else ""
+    resume = f"; resumes after {format_timestamp(report.resume_at)}" if report.resume_at else ""
     return {
+        # A run that failed is the command's failure (1); one cut short (partial) is 2.
+        EXIT: SYNC_EXIT[report.outcome],
+        "resumeAt": None if report.resume_at is None else format_timestamp(report.resume_at),
         "account": args.account,
         "network": args.network,
         "status": report.outcome.value,
@@ -174,7 +186,7 @@ async def network_sync(
         "requests": counts.requests,
         "text": f"{args.account} {args.network}: {report.outcome.value}{why}; "
         f"{counts.inserted} new, {counts.updated} updated, {counts.unchanged} unchanged, "
-        f"{counts.refused} refused, {counts.windows_ok}/{counts.windows_planned} windows",
+        f"{counts.refused} refused, {counts.windows_ok}/{counts.windows_planned} windows{resume}",
     }
 
 

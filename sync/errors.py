@@ -73,6 +73,17 @@ class RateLimited(SyncError):  # noqa: N818 - named for the outcome it reports
     code = "rate_limited"
 
 
+class RateLimitReached(SyncError):  # noqa: N818 - named for the outcome it reports
+    """A documented limit (or the network's 429) leaves no request before the run may
+    wait: the run stops where it is and resumes `resume_in` seconds from now."""
+
+    code = "rate_limited"
+
+    def __init__(self, message: str, resume_in: float) -> None:
+        super().__init__(message)
+        self.resume_in = resume_in
+
+
 class NetworkUnavailable(SyncError):  # noqa: N818 - named for the outcome it reports
     """5xx or connection failures outlasted the retries."""
 
@@ -140,6 +151,8 @@ REASON_CODES: frozenset[str] = frozenset(
                 AuthRejected,
                 CredentialsIncomplete,
                 CredentialsUnreadable,
+                CredentialsChanged,
+                CredentialsUnstorable,
                 CurrencyMissing,
                 WindowTooLarge,
                 MalformedResponse,

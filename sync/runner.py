@@ -32,6 +32,7 @@ from sync.errors import (
     CredentialsUnstorable,
     CurrencyMissing,
     MalformedResponse,
+    RateLimitReached,
     RunDeadline,
     SyncError,
     UnsupportedNetwork,
@@ -40,6 +41,7 @@ from sync.errors import (
 )
 from sync.events import SyncEvents, Unobserved
 from sync.http import HttpRequest, HttpResponse, NetworkClient, RetryPolicy
+from sync.lease import Lease
 from sync.logs import CURRENT_SECRETS, logger
 from sync.model import Counts, Outcome, Position, Reason, Refused, SyncReport, Transaction, Window
 from sync.paginators import PageLimits, pages
@@ -99,6 +101,8 @@ class _Run:
     position: Position | None = None
     forward_blocked: bool = False
     stopped_early: bool = False
+    # A documented limit stopped the run: why, and in how many seconds it opens again.
+    limited: RateLimitReached | None = None
     # The credentials' values, redacted from the outcome's reason and the log lines.
     secrets: list[str] = field(default_factory=list)
     # The stored ciphertext the run's credentials came from (replaced on a refresh).
@@ -146,14 +150,22 @@ async def syncing(
 
 
 async def sync_connection(
-    syncer: Syncer, connection: Connection, *, deadline: float | None = None
+    syncer: Syncer,
+    connection: Connection,
+    *,
+    deadline: float | None = None,
+    lease: Lease | None = None,
 ) -> SyncReport:
     """Sync one connection now and record its outcome through the store.
 
     `deadline` (on the client's `clock.monotonic()`): no window or page starts after it,
     no request or wait runs past it; the run then ends `partial` (`deadline`), the window
-    under way uncommitted. Raises only what the store raises (and cancellation); every
-    failure of the network, or of reading what it sent, becomes the recorded outcome.
+    under way uncommitted. `lease`: the worker's lease, renewed as the run goes (no wait
+    longer than a third of it); LeaseLost, raised, when another worker took it. A
+    documented limit that leaves no request within the longest wait ends the run
+    `partial` (`rate_limited`) with `resume_at`, the moment it opens again.
+    Raises only what the store raises (and cancellation, LeaseLost); every failure of
+    the network, or of reading what it sent, becomes the recorded outcome.
     """
     clock = syncer.client.clock
     started = clock.now()
@@ -163,7 +175,10 @@ async def sync_connection(
     # Every log line of this run is redacted with its credentials (sync.logs).
     redacting = CURRENT_SECRETS.set(run.secrets)
     try:
-        await _sync(syncer, connection, run, deadline)
+        await _sync(syncer, connection, run, deadline, lease)
+        outcome, reason = _verdict(run)
+    except RateLimitReached as exc:
+        run.stopped_early, run.limited = True, exc
         outcome, reason = _verdict(run)
     except RunDeadline:
         run.stopped_early = True
@@ -176,13 +191,23 @@ async def sync_connection(
         CURRENT_SECRETS.reset(redacting)
     if reason is not None:
         reason = Reason(reason.code, shown(redact(reason.message, run.secrets)))
-    report = SyncReport(outcome, reason, run.counts, started, clock.now(), run.position)
+    finished = clock.now()
+    resume_at = None
+    if run.limited is not None:
+        resume_at = finished + dt.timedelta(seconds=max(1.0, run.limited.resume_in))
+    report = SyncReport(outcome, reason, run.counts, started, finished, run.position, resume_at)
     await syncer.store.record_outcome(connection, report)
     _log_report(connection, report)
     return report
 
 
-async def _sync(syncer: Syncer, connection: Connection, run: _Run, deadline: float | None) -> None:
+async def _sync(
+    syncer: Syncer,
+    connection: Connection,
+    run: _Run,
+    deadline: float | None,
+    lease: Lease | None,
+) -> None:
     """Plan the connection's windows from its position, then fetch and commit each."""
     connector, ctx = await _open(syncer, connection, run)
     spec = ctx.spec
@@ -198,11 +223,12 @@ async def _sync(syncer: Syncer, connection: Connection, run: _Run, deadline: flo
         backfill=connection.backfill or syncer.settings.backfill,
         changes=[feed.name for feed in spec.change_feeds],
         change_lookback=spec.change_lookback,
+        ahead={feed.name: feed.ahead for feed in spec.change_feeds if feed.ahead},
     )
     run.counts.windows_planned = len(windows)
-    send = _sender(syncer, ctx, deadline, run)
+    send = _sender(syncer, ctx, deadline, run, lease)
     paging = PageLimits(syncer.settings.max_pages, clock, deadline)
-    limits = _Limits(paging, latest_instant(clock.now()))
+    limits = _Limits(paging, latest_instant(clock.now()), lease)
     await _authenticate(connector, ctx, send)
     await _windows(syncer.store, connection, connector, ctx, send, windows, run, limits)
 
@@ -258,15 +284,24 @@ def _persister(
     return persist
 
 
-def _sender(syncer: Syncer, ctx: CallContext, deadline: float | None, run: _Run) -> Send:
-    """How this run sends a request: through the credential's rate limiter, within the
-    network's time limit and answer size, never past the deadline, counted in its report."""
+def _sender(
+    syncer: Syncer, ctx: CallContext, deadline: float | None, run: _Run, lease: Lease | None
+) -> Send:
+    """How this run sends a request: through the credential's rate limiter (every
+    documented rate, its concurrency), within the network's time limit and answer size,
+    never past the deadline, under a renewed lease, counted in its report."""
     spec = ctx.spec
     limiter = syncer.limiters.get(
-        credential_key(spec.network, ctx.credentials.as_dict()), spec.rate
+        credential_key(spec.network, ctx.credentials.as_dict()),
+        spec.rate,
+        spec.more_rates,
+        spec.concurrency,
     )
+    max_wait = None if lease is None else lease.longest_wait
 
     async def send(request: HttpRequest) -> HttpResponse:
+        if lease is not None:
+            await lease.keep()
         return await syncer.client.send(
             spec.network,
             request,
@@ -275,6 +310,7 @@ def _sender(syncer: Syncer, ctx: CallContext, deadline: float | None, run: _Run)
             max_bytes=spec.response_cap,
             cutoff=deadline,
             attempted=counted,
+            max_wait=max_wait,
         )
 
     def counted() -> None:
@@ -338,6 +374,7 @@ class _Limits:
 
     pages: PageLimits
     latest: str
+    lease: Lease | None = None
 
 
 async def _authenticate(connector: Connector, ctx: CallContext, send: Send) -> None:
@@ -384,6 +421,9 @@ async def _windows(
             failed: str | None = None
             try:
                 rows, refused = await _fetch_renewing(connector, ctx, send, item.window, limits)
+            except RateLimitReached as exc:
+                run.stopped_early, run.limited = True, exc
+                return
             except RunDeadline:
                 run.stopped_early = True
                 return
@@ -416,6 +456,8 @@ async def _windows(
             if writing is not None:
                 previous, writing = writing, None
                 await previous
+            if limits.lease is not None:
+                await limits.lease.keep()
             writing = asyncio.ensure_future(_commit(store, connection, item, rows, refused, run))
     finally:
         # The write under way ends before the run does (its failure raised in place of a
@@ -522,6 +564,13 @@ def _verdict(run: _Run) -> tuple[Outcome, Reason | None]:
         failed = run.counts.windows_failed
         return Outcome.PARTIAL, Reason(
             first.code, f"{failed} window(s) failed; first: {first.message}"
+        )
+    if run.limited is not None:
+        done, planned = run.counts.windows_ok, run.counts.windows_planned
+        return Outcome.PARTIAL, Reason(
+            run.limited.code,
+            f"{run.limited.message} ({done} of {planned} window(s) done; "
+            f"resumes in {run.limited.resume_in:.0f}s)",
         )
     if run.stopped_early:
         return Outcome.PARTIAL, Reason(

@@ -99,6 +99,10 @@ class ChangeFeed:
     parameter: str
     # Which changes it reports, for the docs ("approvals and declines").
     catches: str
+    # How far past now this feed's dates run: a date the network sets ahead (Impact's
+    # LockingDate, the end of the lock period, is known when the action is made). Its
+    # windows reach now plus this, so a change dated in the future is read now.
+    ahead: dt.timedelta = dt.timedelta(0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,11 +149,22 @@ class ConnectorSpec:
     # RESPONSE_CAP_WHOLE for a network that answers a whole window at once.
     max_response_bytes: int | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # Further documented limits over other periods (1,000 a day besides 20 a minute): a
+    # request is sent only when it fits every one (sync.ratelimit).
+    more_rates: tuple[Rate, ...] = ()
+    # Requests in flight at once per credential (1: the network refuses concurrent calls);
+    # None: no documented limit.
+    concurrency: int | None = None
     # Per field ("commission", "sale"): how an amount is written, where it differs from
     # `amount_format` (a scale other than cents, text with thousands separators).
     amounts: Mapping[str, Amount] = field(default_factory=dict)
     # Per field ("transacted", "clicked"): how a moment is written (default TEXT).
     times: Mapping[str, TimeFormat] = field(default_factory=dict)
+
+    @property
+    def rates(self) -> tuple[Rate, ...]:
+        """Every documented rate, the primary one first."""
+        return (self.rate, *self.more_rates)
 
     def amount(self, name: str) -> Amount:
         """How the amount field `name` is written."""

@@ -133,6 +133,7 @@ async def run_sync(
 
     async def run(network: str, deadline: float | None = None, **overrides: Any) -> SyncReport:
         conn = overrides.pop("connection", None) or connection(network)
+        lease = overrides.pop("lease", None)
         cfg = overrides.pop("settings", settings)
         syncer = Syncer(
             overrides.pop("store", store),
@@ -143,7 +144,7 @@ async def run_sync(
             cfg,
             **overrides,
         )
-        return await sync_connection(syncer, conn, deadline=deadline)
+        return await sync_connection(syncer, conn, deadline=deadline, lease=lease)
 
     yield run
     await session.close()
