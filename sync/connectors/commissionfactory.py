@@ -38,6 +38,8 @@ SPEC = ConnectorSpec(
     granularity=dt.timedelta(days=1),
     pagination=Pagination.NONE,
     rate=Rate(30, 60),
+    more_rates=(Rate(1000, 86400),),
+    concurrency=1,
     rate_source=(
         "30 calls per rolling 60 s and 1,000 per rolling 24 h per user account, no concurrent"
         " calls; 429 past them (dev.commissionfactory.com/V1/ApiCallRateLimits)"
@@ -58,8 +60,6 @@ SPEC = ConnectorSpec(
         ),
     ),
     notes=(
-        "The daily limit (1,000 calls per rolling 24 h) and the ban on concurrent calls are"
-        " the network's; the limiter keeps the per-minute rate per credential.",
         "Usage counts per user account, not per key: two keys of one user share the limit.",
         "Timestamps carry no offset and no time zone is stated [U]: read as UTC.",
         "The longest date range is unpublished [U]: 31 days.",

@@ -52,6 +52,7 @@ SPEC = ConnectorSpec(
     granularity=dt.timedelta(days=1),
     pagination=Pagination.PAGE,
     rate=Rate(25, 60),
+    more_rates=(Rate(2500, 3600),),
     rate_source=(
         "50 requests/min per IP, then the IP is blocked for a minute with 429 (daisycon.com,"
         " developers, rate limits; an older page: 2,500/h per user, 503); half of it, as"

@@ -43,6 +43,7 @@ SPEC = ConnectorSpec(
     granularity=DAY,
     pagination=Pagination.NONE,
     rate=Rate(1, 60),
+    concurrency=1,
     rate_source=(
         "one day per request and 1 request per 60 s; overruns may block the key"
         " (developer.sovrn.com, get_reports-transactions)"
