@@ -15,7 +15,7 @@ from sync.connectors.base import (
     expect_ok,
     last_day,
 )
-from sync.errors import AuthRejected, MalformedResponse, RateLimited
+from sync.errors import AuthRejected, MalformedResponse, RateLimitReached
 from sync.formats import children, find, local, parse_xml, record, text
 from sync.http import HttpRequest, HttpResponse
 from sync.model import Window
@@ -27,6 +27,9 @@ from sync.spec import (
     Pagination,
     Rate,
 )
+
+# The period of the network's call limit (seconds).
+LIMIT_PERIOD = 900.0
 
 SPEC = ConnectorSpec(
     network="timeone",
@@ -40,7 +43,7 @@ SPEC = ConnectorSpec(
     max_window=dt.timedelta(days=31),
     granularity=dt.timedelta(days=1),
     pagination=Pagination.NONE,
-    rate=Rate(3, 900),
+    rate=Rate(3, LIMIT_PERIOD),
     rate_source=(
         "3 calls per 900 s: the answer says 'You reached the limit of 3 call(s) in the last"
         " 900 seconds' (php-oara fork Publicidees.php)"
@@ -86,7 +89,11 @@ class TimeOne(Connector):
         if BAD_CREDENTIALS in head:
             raise AuthRejected("timeone refused the credentials (its error text)")
         if CALL_LIMIT in head:
-            raise RateLimited("timeone: the network's call limit (3 per 15 minutes) was reached")
+            # Its count is over the last 900 s: the run stops and resumes when it has passed.
+            raise RateLimitReached(
+                "timeone: the network's call limit (3 per 15 minutes) was reached",
+                LIMIT_PERIOD,
+            )
         expect_ok("timeone", response)
         root = parse_xml("timeone", response.body)
         if local(root.tag) != "partner":

@@ -74,13 +74,17 @@ async def test_avantlink_an_answer_without_the_report_header_is_never_an_empty_r
     assert report.position is None
 
 
-async def test_timeone_plain_text_limit_answer_is_rate_limited(networks, store, run_sync):
+async def test_timeone_plain_text_limit_answer_stops_the_run_until_it_passes(
+    networks, store, run_sync
+):
     networks["timeone"].inject.append(
         Canned(200, b"You reached the limit of 3 call(s) in the last 900 seconds (15 min)")
     )
     report = await run_sync("timeone")
-    assert report.outcome in (Outcome.PARTIAL, Outcome.ERROR)
+    assert report.outcome is Outcome.PARTIAL
     assert report.reason.code == "rate_limited"
+    assert report.resume_at == report.finished_at + dt.timedelta(seconds=900)
+    assert len(networks["timeone"].seen) == 1  # nothing more was asked of it
 
 
 async def test_timeone_keeps_three_calls_per_quarter_hour(networks, store, settings, run_sync):
