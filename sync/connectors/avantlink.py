@@ -60,6 +60,7 @@ SPEC = ConnectorSpec(
         " other row adds its type and date; a return, fraud or cancellation names the sale"
         " as its original.",
         "The time zone of Transaction_Date is unconfirmed [U]: read as UTC.",
+        "A Canadian account reports at classic.avantlink.ca (--base-url avantlink=…), in CAD.",
     ),
 )
 

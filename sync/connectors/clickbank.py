@@ -36,7 +36,9 @@ SPEC = ConnectorSpec(
     network="clickbank",
     base_url="https://api.clickbank.com",
     credential_fields=(
-        CredentialField("apiKey", "API key (ClickBank: Settings, API keys; API-…)"),
+        CredentialField(
+            "apiKey", "API key (ClickBank: Settings, API keys: API-…; a legacy pair DEV-…:API-…)"
+        ),
     ),
     auth="Authorization: <apiKey>",
     max_window=dt.timedelta(days=31),  # unpublished [U]
