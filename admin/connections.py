@@ -16,7 +16,7 @@ from accounts.crypto import CredentialsError, decrypt_credentials, encrypt_crede
 from accounts.keyring import Keyring
 from accounts.statusmap import load_status_map
 from admin.commands import EXIT
-from store import AccountStore, ConnectionView, connections
+from store import AccountStore, ConnectionView, NotFound, connections
 from sync.connectors import CONNECTORS
 from sync.lease import Lease, LeaseLost
 from sync.model import Outcome, Position, format_timestamp
@@ -35,12 +35,24 @@ class CommandRefusedError(Exception):
     """A connection command that cannot be carried out; the message says why."""
 
 
+def check_network_known(network: str, import_only: bool) -> None:
+    """A network to sync must be one with a connector: a name that is none (a typo) is
+    refused with the known ones listed. `--import-only` connects any well-formed name."""
+    if import_only or network in CONNECTORS:
+        return
+    raise CommandRefusedError(
+        f"no connector for network {network!r}; the known networks are: "
+        f"{', '.join(sorted(CONNECTORS))}. A network we cannot sync can be connected for "
+        "file imports with --import-only"
+    )
+
+
 def check_credentials(network: str, plaintext: bytes, currency: str | None) -> None:
     """The credentials a network's connector needs, present and non-blank; its currency
     where its records carry none. Messages name fields, never values."""
     connector = CONNECTORS.get(network)
     if connector is None:
-        return  # a network without a connector: commissions come by import only
+        raise CommandRefusedError(f"no connector for network {network!r}")
     spec = connector.spec
     try:
         values = orjson.loads(plaintext)
@@ -93,6 +105,41 @@ def _line(view: ConnectionView) -> str:
         f"{view.account_uid} {view.network}: {view.status}, last sync {view.last_sync_at or '-'}"
         f", {view.transactions} transactions{why}"
     )
+
+
+async def network_connect_import_only(store: AccountStore, args: argparse.Namespace) -> Result:
+    """Connect a network for file imports only: no credentials, never synced."""
+    if args.credentials_file is not None:
+        raise CommandRefusedError("--import-only takes no credentials: nothing is synced")
+    if not await store.write(connections.connect_import_only, args.account, args.network):
+        raise CommandRefusedError(
+            f"{args.account} has connected {args.network} already; "
+            "disconnect it first to keep it for imports only"
+        )
+    if args.currency is not None:
+        await store.write(connections.set_currency, args.account, args.network, args.currency)
+    return {
+        "account": args.account,
+        "network": args.network,
+        "importOnly": True,
+        "text": f"{args.account}: {args.network} connected for file imports only (never synced)",
+    }
+
+
+async def network_disconnect(store: AccountStore, args: argparse.Namespace, _: Any) -> Result:
+    """Disconnect a network: its credentials deleted, its sync stopped, its commissions kept."""
+    try:
+        await store.write(connections.disconnect, args.account, args.network)
+    except NotFound:
+        raise CommandRefusedError(
+            f"account {args.account} has not connected {args.network}"
+        ) from None
+    return {
+        "account": args.account,
+        "network": args.network,
+        "text": f"{args.account}: {args.network} disconnected (credentials deleted, "
+        "commissions kept, sync stopped)",
+    }
 
 
 async def network_list(store: AccountStore, args: argparse.Namespace, _: Any) -> Result:

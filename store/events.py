@@ -13,6 +13,9 @@ correction, a sync outcome): an event exists exactly when its change committed.
   outcome's reasonCode and its last success.
 - `connection.recovered`: a failed connection's status became ok or partial (records
   flow again); `data` has the same members.
+- `connection.disconnected`: the account disconnected a network (its sync stopped, its
+  commissions kept); `data` has the same members, as the connection stood (written by the
+  operation, store.connections.disconnect, in its transaction).
 
 `data` is JSON text made by the database, byte for byte what the API sends (members in
 resource order, compact, amounts as JSON numbers verbatim), the same from SQLite and
@@ -45,7 +48,7 @@ if TYPE_CHECKING:
     from store.core import AccountStore
 
 # The types, in the contract's order (what the triggers write is what the API lists).
-CREATED, UPDATED, SYNC_FAILED, RECOVERED_EVENT = EVENT_TYPES
+CREATED, UPDATED, SYNC_FAILED, RECOVERED_EVENT, DISCONNECTED = EVENT_TYPES
 
 # Connection statuses of a failed sync; leaving them for one of RECOVERED is a recovery.
 FAILED = ("auth_failed", "error")
@@ -424,3 +427,22 @@ async def prune(store: AccountStore, before: str, batch: int = PRUNE_BATCH) -> i
         total += deleted
         if deleted < batch:
             return total
+
+
+async def record_disconnected(s: Session, account_id: int, network: str) -> None:
+    """Write the connection.disconnected event of a connection about to be removed, in the
+    caller's transaction, under the account's event lock as the triggers take it."""
+    dialect = "pg" if s.dialect.concurrent_writes else "sqlite"
+    if dialect == "pg":
+        await s.execute(
+            f"SELECT pg_advisory_xact_lock({EVENTS_LOCK_SPACE}, (?::bigint % 2147483647)::integer)",
+            account_id,
+        )
+    await s.execute(
+        f"{_INSERT} SELECT n.account_id, '{DISCONNECTED}', ?, "
+        f"{connection_data(dialect, 'n.', 'n.')} FROM networks n "
+        "WHERE n.account_id = ? AND n.network = ?",
+        s.now(),
+        account_id,
+        network,
+    )

@@ -149,6 +149,8 @@ class ConnectorSpec:
     # RESPONSE_CAP_WHOLE for a network that answers a whole window at once.
     max_response_bytes: int | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # Every sub-id member a record carries besides the primary one (clickRef2..6).
+    more_sub_ids: tuple[str, ...] = ()
     # Further documented limits over other periods (1,000 a day besides 20 a minute): a
     # request is sent only when it fits every one (sync.ratelimit).
     more_rates: tuple[Rate, ...] = ()
@@ -160,6 +162,11 @@ class ConnectorSpec:
     amounts: Mapping[str, Amount] = field(default_factory=dict)
     # Per field ("transacted", "clicked"): how a moment is written (default TEXT).
     times: Mapping[str, TimeFormat] = field(default_factory=dict)
+
+    @property
+    def all_sub_ids(self) -> tuple[str, ...]:
+        """The sub-id members, the primary one first."""
+        return (self.sub_id_field, *self.more_sub_ids)
 
     @property
     def rates(self) -> tuple[Rate, ...]:

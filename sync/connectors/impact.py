@@ -47,6 +47,7 @@ SPEC = ConnectorSpec(
     amount_format=AmountFormat.STRING,
     currency_source=CurrencySource.RECORD,
     sub_id_field="SubId1",
+    more_sub_ids=("SubId2", "SubId3", "SharedId"),
     # StartDate/EndDate filter on the last update, but a state transition is no update:
     # the locking date reports those (a state is final once the action locks).
     rescan=dt.timedelta(0),
