@@ -53,6 +53,8 @@ SPEC = ConnectorSpec(
     horizon=dt.timedelta(days=730),
     notes=(
         "The key is part of the URL path: every log line and error is redacted of it.",
+        "click_subid's pairs (`subid1=X+smc1=Y`) are each a sub-id; a value without pairs is"
+        " subid1.",
         "Amounts are asked for in the connection's currency (filter[currencycode]) and read"
         " from conversion_commission_total / conversion_order_value.",
         "The root element is unconfirmed [U]: every <transaction> element is read.",

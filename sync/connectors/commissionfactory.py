@@ -49,6 +49,7 @@ SPEC = ConnectorSpec(
     # ReportedCurrencyCode is the currency of ReportedSaleValue only.
     currency_source=CurrencySource.CONNECTION,
     sub_id_field="UniqueId",
+    more_sub_ids=("UniqueId2", "UniqueId3", "UniqueId4"),
     # DateModified reports every change (status, Status2 up to Paid, voids, amendments).
     rescan=dt.timedelta(0),
     horizon=dt.timedelta(days=730),
@@ -66,8 +67,6 @@ SPEC = ConnectorSpec(
         "Paid only on explicit evidence: Status2 `Paid` or `Paid: true`.",
     ),
 )
-
-UNIQUE_IDS = ("UniqueId", "UniqueId2", "UniqueId3", "UniqueId4")
 
 
 class CommissionFactory(Connector):
@@ -118,7 +117,7 @@ def read(record: dict[str, Any]) -> Fields:
         sale=record.get("SaleValue"),
         program_id=record.get("MerchantId"),
         program_name=record.get("MerchantName"),
-        sub_ids={name: record.get(name) for name in UNIQUE_IDS},
+        sub_ids={name: record.get(name) for name in SPEC.all_sub_ids},
         paid_reason=paid,
         status_reason=reason,
     )

@@ -62,6 +62,7 @@ SPEC = ConnectorSpec(
     # Amounts are in the currency the request names (currency_code): the connection's.
     currency_source=CurrencySource.CONNECTION,
     sub_id_field="subid",
+    more_sub_ids=("subid_2", "subid_3", "extra_1", "extra_2", "extra_3", "extra_4", "extra_5"),
     rescan=dt.timedelta(0),
     horizon=dt.timedelta(days=730),
     change_feeds=(
@@ -91,7 +92,6 @@ LOGIN_URL = "https://login.daisycon.com/oauth/access-token"
 CLI_REDIRECT = "https://login.daisycon.com/oauth/cli"
 # A stored access token is used only while it lives this much longer (a run's first pages).
 MARGIN = dt.timedelta(minutes=5)
-SUB_IDS = ("subid", "subid_2", "subid_3", "extra_1", "extra_2", "extra_3", "extra_4", "extra_5")
 
 
 class Daisycon(Connector):
@@ -222,6 +222,6 @@ def read(record: dict[str, Any]) -> Fields:
         clicked_at=part.get("date_click"),
         program_id=tx.get("program_id"),
         program_name=tx.get("program_name"),
-        sub_ids={name: part.get(name) for name in SUB_IDS},
+        sub_ids={name: part.get(name) for name in SPEC.all_sub_ids},
         status_reason="daisycon:disapproved" if part.get("disapproved_reason") else None,
     )

@@ -112,5 +112,5 @@ def read(record: dict[str, Any]) -> Fields:
         clicked_at=record.get("clickDate"),
         program_id=record.get("merchantGroupId"),
         program_name=record.get("merchantGroupName"),
-        sub_ids={"cuid": record.get("cuid"), "clickSid": record.get("clickSid")},
+        sub_ids={"cuid": record.get("cuid")},
     )
