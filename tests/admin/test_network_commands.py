@@ -79,6 +79,10 @@ async def test_an_import_only_network_is_connected_without_credentials_and_never
     done = run(env, "network", "connect", "--account", uid, "--network", "amazon", "--import-only")
     assert done.returncode == 0, done.stderr
     assert "file imports only" in done.stdout
+    listed = run(env, "--json", "network", "list", "--account", uid)
+    assert [(c["network"], c["importOnly"]) for c in json.loads(listed.stdout)["connections"]] == [
+        ("amazon", True)
+    ]
     store = await open_store(database, writable=True, readers=1, timeout=10.0)
     try:
         assert await store.write(connections.due, "9999-01-01T00:00:00Z", 50) == []
@@ -101,7 +105,7 @@ def test_network_list_names_one_accounts_connections(env, uid):
     listed = run(env, "--json", "network", "list", "--account", uid)
     assert listed.returncode == 0, listed.stderr
     shown = json.loads(listed.stdout)["connections"]
-    assert [(c["account"], c["network"]) for c in shown] == [(uid, "awin")]
+    assert [(c["account"], c["network"], c["importOnly"]) for c in shown] == [(uid, "awin", False)]
     assert "token-for-the-test" not in listed.stdout
 
 

@@ -40,9 +40,14 @@ def test_every_registered_connector_has_its_fake_and_recordings():
 
 
 def assert_rate_kept(networks, network: str) -> None:
-    rate = CONNECTORS[network].spec.rate
-    seen = max_in_any_period(networks[network].times(), rate.seconds)
-    assert seen <= rate.requests, f"{network} saw {seen} requests in {rate.seconds}s"
+    """No period of any documented rate saw more requests than it allows, nor more at
+    once than the documented concurrency."""
+    spec = CONNECTORS[network].spec
+    for rate in spec.rates:
+        seen = max_in_any_period(networks[network].times(), rate.seconds)
+        assert seen <= rate.requests, f"{network} saw {seen} requests in {rate.seconds}s"
+    if spec.concurrency is not None:
+        assert networks[network].most_in_flight <= spec.concurrency
 
 
 def find(networks, network: str, external_id: str) -> dict:
@@ -423,3 +428,15 @@ async def test_a_window_too_large_for_the_network_is_never_taken_for_an_empty_on
     assert networks[network].too_long > 0
     assert report.outcome in (Outcome.PARTIAL, Outcome.ERROR), report.reason
     assert report.position is None
+
+
+@pytest.mark.parametrize("network", NETWORKS)
+async def test_a_backfill_of_two_years_ends_complete_within_every_limit(
+    network, networks, store, settings, run_sync
+):
+    years = dataclasses.replace(settings, backfill=dt.timedelta(days=730))
+    report = await run_sync(network, settings=years)
+    assert report.outcome is Outcome.OK, report.reason
+    assert len(store.rows_of(network)) == len(expected(network))
+    assert networks[network].too_long == 0
+    assert_rate_kept(networks, network)
