@@ -49,6 +49,7 @@ CASES: list[tuple[Callable[..., Any], dict[str, Any]]] = [
         for p in suite.POISON
     ),
     (suite.test_a_window_too_large_for_the_network_is_never_taken_for_an_empty_one, {}),
+    (suite.test_a_backfill_of_two_years_ends_complete_within_every_limit, {}),
 ]
 
 
