@@ -92,7 +92,11 @@ class ClickBank(Connector):
         body = json_body("clickbank", response)
         if not isinstance(body, dict):
             raise MalformedResponse("clickbank: the answer is not an object")
-        orders = body.get("orderData", [])
+        if "orderData" not in body and body:
+            # How ClickBank answers "no orders" is unconfirmed [U]: an empty object, or a
+            # null orderData; an object with other members is not taken for no orders.
+            raise MalformedResponse("clickbank: the answer lacks orderData")
+        orders = body.get("orderData") or []
         if isinstance(orders, dict):
             orders = [orders]  # one transaction comes as the object itself
         if not isinstance(orders, list):

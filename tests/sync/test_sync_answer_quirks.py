@@ -44,6 +44,22 @@ async def test_clickbank_reads_206_as_more_pages_and_one_record_as_an_object(
     assert set(store.rows_of("clickbank")) == set(expected("clickbank"))
 
 
+@pytest.mark.parametrize(
+    ("body", "outcome"),
+    [(b"{}", Outcome.OK), (b'{"orderData": null}', Outcome.OK), (b'{"error": "x"}', None)],
+    ids=["empty object", "null orderData", "other members"],
+)
+async def test_clickbank_no_orders_is_told_from_an_answer_that_is_none(
+    body, outcome, networks, store, run_sync
+):
+    networks["clickbank"].inject.append(Canned(200, body))
+    report = await run_sync("clickbank")
+    if outcome is Outcome.OK:
+        assert report.outcome is Outcome.OK, report.reason
+    else:
+        assert report.reason is not None and report.reason.code == "malformed_response"
+
+
 async def test_clickbank_a_refund_is_its_own_negative_row_naming_its_sale(store, run_sync):
     await run_sync("clickbank")
     rows = store.rows_of("clickbank")
