@@ -220,6 +220,26 @@ async def claim(
     )
 
 
+async def renew(
+    s: Session, account_uid: str, network: str, worker: str, lease_seconds: float
+) -> bool:
+    """Extend `worker`'s lease for `lease_seconds` from now; False when `worker` holds it no
+    more (released, or taken by another worker). A renewal is no new attempt: it leaves
+    last_attempt_at as the claim stamped it."""
+    expires = format_timestamp(lease_end(s.moment(), lease_seconds))
+    return bool(
+        await s.execute(
+            "UPDATE networks SET lease_expires_at = ? "
+            "WHERE account_id = (SELECT id FROM accounts WHERE uid = ?) AND network = ? "
+            "AND lease_owner = ?",
+            expires,
+            account_uid,
+            network,
+            worker,
+        )
+    )
+
+
 async def release(s: Session, account_uid: str, network: str, worker: str) -> None:
     """Give the lease up (nothing when `worker` does not hold it)."""
     await s.execute(

@@ -45,6 +45,6 @@ class Lease:
         now = self.clock.monotonic()
         if now - self.renewed < self.seconds / 3:
             return
-        if not await self.store.claim(self.connection, self.worker_id, self.seconds):
+        if not await self.store.renew(self.connection, self.worker_id, self.seconds):
             raise LeaseLost(f"{self.connection}: another worker holds the lease now")
         self.renewed = now

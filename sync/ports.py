@@ -62,6 +62,11 @@ class SyncStore(Protocol):
         holds an unexpired lease. Claiming also marks the attempt (for due_connections)."""
         ...
 
+    async def renew(self, connection: Connection, worker_id: str, lease_seconds: float) -> bool:
+        """Extend `worker_id`'s lease on `connection` to `lease_seconds` from now; False when
+        it holds the lease no more. Not an attempt: the connection's attempt time stays."""
+        ...
+
     async def release(self, connection: Connection, worker_id: str) -> None:
         """End `worker_id`'s lease on `connection` (no effect if it holds none)."""
         ...

@@ -67,6 +67,15 @@ class AccountSyncStore:
             attempted_before=since,
         )
 
+    async def renew(self, connection: Connection, worker_id: str, lease_seconds: float) -> bool:
+        return await self.store.write(
+            connections.renew,
+            connection.account_uid,
+            connection.network,
+            worker_id,
+            lease_seconds,
+        )
+
     async def release(self, connection: Connection, worker_id: str) -> None:
         await self.store.write(
             connections.release, connection.account_uid, connection.network, worker_id

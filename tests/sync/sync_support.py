@@ -139,6 +139,12 @@ class MemoryStore:
         self.attempts[key(conn)] = self.clock.now()
         return True
 
+    async def renew(self, conn: Connection, worker_id: str, lease_seconds: float) -> bool:
+        if self.leases.get(key(conn), ("",))[0] != worker_id:
+            return False
+        self.leases[key(conn)] = (worker_id, self.clock.monotonic() + lease_seconds)
+        return True
+
     async def release(self, conn: Connection, worker_id: str) -> None:
         if self.leases.get(key(conn), ("",))[0] == worker_id:
             del self.leases[key(conn)]

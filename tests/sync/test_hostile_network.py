@@ -366,17 +366,12 @@ async def stored(real_store) -> dict:
     ids=["exponent", "currency", "overflow", "nested", "long-id"],
 )
 async def test_the_real_stores_keep_their_rows_and_record_the_outcome(
-    answer, outcome, code, networks, real_store, keyring, run_sync, clock
+    answer, outcome, code, networks, real_store, leased_run, clock
 ):
     sync_store = AccountSyncStore(real_store, "w1")
-    conn = connection("awin")
 
     async def leased():
-        assert await sync_store.claim(conn, "w1", 3600.0)
-        try:
-            return await run_sync("awin", store=sync_store, decrypt=credential_opener(keyring))
-        finally:
-            await sync_store.release(conn, "w1")
+        return await leased_run("awin", sync_store)
 
     assert (await leased()).outcome is Outcome.OK
     before = await stored(real_store)

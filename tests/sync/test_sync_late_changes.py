@@ -292,17 +292,12 @@ def test_the_table_claims_exactly_what_the_fakes_show():
 
 @pytest.mark.parametrize("network", NETWORKS)
 async def test_late_changes_on_the_real_stores(
-    network, networks, run_sync, real_store: AccountStore, keyring, clock: FakeClock
+    network, networks, leased_run, real_store: AccountStore, clock: FakeClock
 ):
     sync_store = AccountSyncStore(real_store, "w1")
 
     async def run(name: str):
-        conn = connection(name)
-        assert await sync_store.claim(conn, "w1", 3600.0)
-        try:
-            return await run_sync(name, store=sync_store, decrypt=credential_opener(keyring))
-        finally:
-            await sync_store.release(conn, "w1")
+        return await leased_run(name, sync_store)
 
     await scenario(network, networks, clock, run)
     stored = {

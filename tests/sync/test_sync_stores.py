@@ -48,28 +48,17 @@ async def stored_rows(store: AccountStore, network: str) -> dict[str, dict]:
     }
 
 
-async def leased_sync(run_sync, real_store, keyring, network: str, worker: str = "w1"):
-    """One sync as a worker runs it: claimed, synced, released."""
-    sync_store = AccountSyncStore(real_store, worker)
-    conn = connection(network)
-    assert await sync_store.claim(conn, worker, 3600.0)
-    try:
-        return await run_sync(network, store=sync_store, decrypt=credential_opener(keyring))
-    finally:
-        await sync_store.release(conn, worker)
-
-
-def run_sync_real(run_sync, real_store, keyring):
+def run_sync_real(leased_run, real_store):
     async def run(network: str, worker: str = "w1"):
-        return await leased_sync(run_sync, real_store, keyring, network, worker)
+        return await leased_run(network, AccountSyncStore(real_store, worker), worker)
 
     return run
 
 
 @pytest.fixture
-def sync_real(run_sync, real_store, keyring):
+def sync_real(leased_run, real_store):
     """`await sync_real(network)`: one leased sync into the real store."""
-    return run_sync_real(run_sync, real_store, keyring)
+    return run_sync_real(leased_run, real_store)
 
 
 @pytest.mark.parametrize("network", NETWORKS)
@@ -252,13 +241,13 @@ async def test_a_worker_that_lost_its_lease_writes_nothing(networks, real_store,
 
 
 async def test_a_due_list_older_than_another_workers_whole_sync_claims_nothing(
-    networks, real_store, clock, run_sync, keyring
+    networks, real_store, clock, leased_run
 ):
     late, quick = AccountSyncStore(real_store, "w1"), AccountSyncStore(real_store, "w2")
     since = clock.now() - dt.timedelta(hours=6)
     listed = await late.due_connections(since, 50)
     assert connection("awin") in listed
-    report = await leased_sync(run_sync, real_store, keyring, "awin", worker="w2")
+    report = await leased_run("awin", quick, "w2")
     assert report.outcome is Outcome.OK
     clock.advance(1)
     assert not await late.claim(connection("awin"), "w1", 3600.0)
