@@ -56,6 +56,8 @@ NOW = WALL_START  # where the fake clock starts
 ACCOUNT = "acc_sync_test"
 # Every fake network (tests/sync/fakes/<network>.py), in name order.
 NETWORKS: tuple[str, ...] = tuple(FAKES)
+# The networks with a status word to flip (the others report a change as another row).
+FLIPPING: tuple[str, ...] = tuple(n for n, f in FAKES.items() if f.flip is not None)
 # Values no log line or error text may ever contain.
 CREDENTIALS: dict[str, dict[str, str]] = {n: dict(f.credentials) for n, f in FAKES.items()}
 # Values only (not ids that also appear in paths by design, e.g. publisher ids).

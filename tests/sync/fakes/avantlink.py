@@ -13,7 +13,6 @@ from aiohttp import web
 from fakes.base import (
     RECORDINGS,
     Fake,
-    Flip,
     NetState,
     Record,
     Reversal,
@@ -86,7 +85,8 @@ FAKE = Fake(
     id_field="__row_id",
     # A row's type never changes (a return is a row of its own): the flip case cannot hold.
     # The record is the one the poison and amendment cases change.
-    flip=Flip("10060:ORD-2", "Transaction_Type", "RETURN", "declined"),
+    flip=None,  # a change of type is another row, never a status word changed
+    sample_id="10060:ORD-2",
     set_commission=setter("Total_Commission"),
     amended=("$60.00", "60.00"),
     reversal=Reversal(

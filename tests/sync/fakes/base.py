@@ -46,6 +46,9 @@ class Reversal:
     external_id: str  # the row that shows the reversal (the target, or a new row)
     status: str
     amount: str
+    # Whether a reversal row names the record it reverses (False: the network's reversal
+    # is a row of its own that names no original, e.g. Rakuten's and Digistore24's).
+    names_original: bool = True
 
 
 @dataclass(frozen=True)
@@ -65,7 +68,9 @@ class Fake:
     max_days: int
     # The record member holding the network's transaction id.
     id_field: str
-    flip: Flip
+    # The status change the network makes to a record; None for a network with no status
+    # to flip (a change of type is another row: Rakuten, Sovrn, ClickBank, AvantLink).
+    flip: Flip | None
     # Sets a record's commission amount to a wire value.
     set_commission: Callable[[Record, object], None]
     # A corrected commission as the network sends it, and as it is stored.
@@ -89,6 +94,24 @@ class Fake:
     answer: Callable[[list[Record], int], bytes] | None = None
     # The recorded records (default: the one JSON file of recordings/<network>/).
     load: Callable[[], list[Record]] | None = None
+    # The API takes one date per call (Sovrn's updateDate): a longer window cannot be asked
+    # of it, so the connector refuses one itself and the network never sees it.
+    one_day_per_call: bool = False
+    # A record the change feeds or the re-scan reach, for the poison and amendment cases:
+    # the flipped record's unless the network has no flip.
+    sample_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.flip is None and self.sample_id is None:
+            raise ValueError(f"{self.network}: a fake without a flip names its sample_id")
+
+    @property
+    def sample(self) -> str:
+        """The id of the record the poison and amendment cases change."""
+        if self.sample_id is not None:
+            return self.sample_id
+        assert self.flip is not None
+        return self.flip.external_id
 
     def records(self) -> list[Record]:
         """A fresh copy of the recorded records (a test may change them)."""

@@ -11,7 +11,6 @@ from aiohttp import web
 
 from fakes.base import (
     Fake,
-    Flip,
     NetState,
     Record,
     Reversal,
@@ -81,7 +80,8 @@ FAKE = Fake(
     # A transaction's type never changes: a refund is a transaction of its own, with an
     # id of its own, so the suite's flip case cannot hold for ClickBank. The record is the
     # one the poison and amendment cases change (the re-scan reads it again).
-    flip=Flip("CBR0004D", "transactionType", "RFND", "unknown"),
+    flip=None,  # a change of type is another row, never a status word changed
+    sample_id="CBR0004D",
     set_commission=setter("totalAccountAmount"),
     amended=(Decimal("600.00"), "600.00"),
     # The refund is dated when the test makes it: the clock's start (no wait before it).

@@ -90,7 +90,7 @@ FAKE = Fake(
     flip=Flip("1234570", "transaction_type", "refund", "declined"),
     set_commission=setter("amount"),
     amended=(Decimal("21.00"), "21.00"),
-    reversal=Reversal("1234568", refunded, "1234599", "declined", "-30.00"),
+    reversal=Reversal("1234568", refunded, "1234599", "declined", "-30.00", names_original=False),
     page_size=2,
     paged=True,
     drop_currency=lambda r: r.pop("currency"),

@@ -10,7 +10,6 @@ from aiohttp import web
 
 from fakes.base import (
     Fake,
-    Flip,
     NetState,
     Record,
     Reversal,
@@ -77,10 +76,11 @@ FAKE = Fake(
     id_field="etransaction_id",
     # Events sends no status at all: no word of a record can flip. The suite's flip case
     # cannot hold for this network until a fake may declare none.
-    flip=Flip("t-1006", "status", "approved", "approved"),
+    flip=None,  # a change of type is another row, never a status word changed
+    sample_id="t-1006",
     set_commission=setter("commissions"),
     amended=("4.50", "4.50"),
-    reversal=Reversal("t-1006", returned, "t-1006-r", "pending", "-5.00"),
+    reversal=Reversal("t-1006", returned, "t-1006-r", "pending", "-5.00", names_original=False),
     page_size=2,
     paged=True,
     change_dates={"reversal": ("process_date", JS)},

@@ -11,7 +11,6 @@ from aiohttp import web
 
 from fakes.base import (
     Fake,
-    Flip,
     NetState,
     Record,
     Reversal,
@@ -65,7 +64,9 @@ FAKE = Fake(
     id_field="commissionId",
     # Sovrn publishes no status: no word of a record can flip, and the suite's flip case
     # cannot hold for it. The record is the one the poison and amendment cases change.
-    flip=Flip("sv-c-7002", "status", "approved", "approved"),
+    flip=None,  # a change of type is another row, never a status word changed
+    sample_id="sv-c-7002",
+    one_day_per_call=True,
     set_commission=setter("publisherRevenue"),
     amended=(Decimal("1.75"), "1.75"),
     reversal=Reversal("sv-c-7002", adjusted, "sv-c-7002", "unknown", "0.00"),
