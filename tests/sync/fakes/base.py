@@ -90,8 +90,10 @@ class Fake:
     # An answer cut short, as this network's body (JSON unless it answers otherwise).
     truncated: bytes = b'[{"id": 15919'
     truncated_type: str = "application/json"
-    # The records as one whole answer of the network (the parsers' property tests).
+    # The records as one whole answer of the network (the parsers' property tests), and
+    # the headers the network sends with an answer (Daisycon's X-Total-Count).
     answer: Callable[[list[Record], int], bytes] | None = None
+    answer_headers: Mapping[str, str] = field(default_factory=dict)
     # The recorded records (default: the one JSON file of recordings/<network>/).
     load: Callable[[], list[Record]] | None = None
     # The API takes one date per call (Sovrn's updateDate): a longer window cannot be asked

@@ -136,6 +136,8 @@ FAKE = Fake(
     serve=serve,
     max_days=31,
     id_field="__row_id",
+    # The total of the recorded answer: the parsers read it before the body.
+    answer_headers={"X-Total-Count": str(len(transactions(load())))},
     flip=Flip("dc-a1:p1", "status", "approved", "approved"),
     set_commission=setter("commission"),
     amended=(Decimal("5.10"), "5.10"),
