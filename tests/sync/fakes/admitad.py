@@ -10,6 +10,7 @@ from aiohttp import web
 from fakes.base import (
     Fake,
     Flip,
+    Late,
     NetState,
     Record,
     Reversal,
@@ -79,4 +80,5 @@ FAKE = Fake(
     change_dates=CHANGES,
     drop_currency=lambda r: r.pop("currency"),
     answer=answer,
+    late=Late("action_date", "%Y-%m-%d %H:%M:%S", frozenset({"approval", "decline", "reversal"})),
 )

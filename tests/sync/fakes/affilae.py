@@ -9,6 +9,7 @@ from aiohttp import web
 from fakes.base import (
     Fake,
     Flip,
+    Late,
     NetState,
     Record,
     Reversal,
@@ -60,4 +61,5 @@ FAKE = Fake(
     paged=True,
     drop_currency=lambda r: r.pop("currency"),
     answer=answer,
+    late=Late("createdAt", "%Y-%m-%dT%H:%M:%SZ"),
 )

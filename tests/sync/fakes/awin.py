@@ -8,8 +8,10 @@ from decimal import Decimal
 from aiohttp import web
 
 from fakes.base import (
+    ALL_LATE,
     Fake,
     Flip,
+    Late,
     NetState,
     Reversal,
     by_status,
@@ -71,4 +73,5 @@ FAKE = Fake(
     ),
     change_dates=CHANGES,
     answer=lambda records, size: dumps(records),
+    late=Late("transactionDate", "%Y-%m-%dT%H:%M:%S", ALL_LATE, {"validationDate": None}),
 )

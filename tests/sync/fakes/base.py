@@ -51,6 +51,31 @@ class Reversal:
     names_original: bool = True
 
 
+# The four changes of the late-changes scenario, and a locking date still to come.
+ALL_LATE = frozenset({"approval", "decline", "reversal", "amendment"})
+FUTURE = "2027-06-01T00:00:00Z"
+
+
+@dataclass(frozen=True)
+class Late:
+    """How the late-changes scenario (tests/sync/test_sync_late_changes.py) plants
+    transactions on this network: the member and format of a record's transaction date
+    (strftime, or "epoch"), the members planted records start with (a locking date still to
+    come), and which changes to a transaction older than any re-scan the network's change
+    filters report (of approval, decline, reversal, amendment), as docs/sync.md states."""
+
+    date: str
+    date_format: str
+    caught: frozenset[str] = frozenset()
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def dated(self, moment: dt.datetime) -> Any:
+        """`moment` as the network writes a transaction date."""
+        if self.date_format == "epoch":
+            return int(moment.timestamp())
+        return moment.strftime(self.date_format)
+
+
 @dataclass(frozen=True)
 class Fake:
     """A fake network, written from the network's published answer shapes, and what the
@@ -99,6 +124,8 @@ class Fake:
     # The API takes one date per call (Sovrn's updateDate): a longer window cannot be asked
     # of it, so the connector refuses one itself and the network never sees it.
     one_day_per_call: bool = False
+    # The late-changes scenario on this network (None: not planted on it yet).
+    late: Late | None = None
     # A record the change feeds or the re-scan reach, for the poison and amendment cases:
     # the flipped record's unless the network has no flip.
     sample_id: str | None = None

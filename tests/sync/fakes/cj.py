@@ -9,8 +9,10 @@ import re
 from aiohttp import web
 
 from fakes.base import (
+    FUTURE,
     Fake,
     Flip,
+    Late,
     NetState,
     Record,
     Reversal,
@@ -103,4 +105,7 @@ FAKE = Fake(
     paged=True,
     change_dates=CHANGES,
     answer=answer,
+    late=Late(
+        "postingDate", "%Y-%m-%dT%H:%M:%SZ", frozenset({"approval"}), {"lockingDate": FUTURE}
+    ),
 )

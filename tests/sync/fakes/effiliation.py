@@ -13,6 +13,7 @@ from fakes.base import (
     RECORDINGS,
     Fake,
     Flip,
+    Late,
     NetState,
     Record,
     Reversal,
@@ -68,4 +69,5 @@ FAKE = Fake(
     truncated_type="text/csv",
     answer=answer,
     load=load,
+    late=Late("date_transaction", "%d/%m/%Y %H:%M:%S"),
 )

@@ -7,8 +7,11 @@ import datetime as dt
 from aiohttp import web
 
 from fakes.base import (
+    ALL_LATE,
+    FUTURE,
     Fake,
     Flip,
+    Late,
     NetState,
     Record,
     Reversal,
@@ -102,4 +105,5 @@ FAKE = Fake(
     change_dates=CHANGES,
     drop_currency=lambda r: r.pop("Currency"),
     answer=answer,
+    late=Late("EventDate", "%Y-%m-%dT%H:%M:%SZ", ALL_LATE, {"LockingDate": FUTURE}),
 )

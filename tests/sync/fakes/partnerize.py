@@ -7,8 +7,10 @@ import datetime as dt
 from aiohttp import web
 
 from fakes.base import (
+    ALL_LATE,
     Fake,
     Flip,
+    Late,
     NetState,
     Record,
     Reversal,
@@ -90,4 +92,5 @@ FAKE = Fake(
     change_dates=CHANGES,
     drop_currency=lambda r: r.pop("currency"),
     answer=answer,
+    late=Late("conversion_time", "%Y-%m-%d %H:%M:%S", ALL_LATE),
 )

@@ -10,6 +10,7 @@ from aiohttp import web
 from fakes.base import (
     Fake,
     Flip,
+    Late,
     NetState,
     Record,
     Reversal,
@@ -91,4 +92,5 @@ FAKE = Fake(
     paged=True,
     drop_currency=lambda r: r.pop("currency"),
     answer=answer,
+    late=Late("timeOfTransaction", "%Y-%m-%dT%H:%M:%S"),
 )
