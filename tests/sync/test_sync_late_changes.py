@@ -76,7 +76,8 @@ def plant(networks: FakeNetworks, network: str, now: dt.datetime) -> dict[str, d
         record[status_member(network)] = word(
             network, "approved" if kind == "reversal" else "pending"
         )
-        record[shape.date] = shape.dated(now - dt.timedelta(days=5))
+        for member in shape.dates:
+            record[member] = shape.dated(now - dt.timedelta(days=5))
         if network == "cj":
             record["eventDate"] = record["postingDate"]
             record["originalActionId"] = record["commissionId"]

@@ -80,5 +80,7 @@ FAKE = Fake(
     change_dates=CHANGES,
     drop_currency=lambda r: r.pop("currency"),
     answer=answer,
-    late=Late("action_date", "%Y-%m-%d %H:%M:%S", frozenset({"approval", "decline", "reversal"})),
+    late=Late(
+        ("action_date",), "%Y-%m-%d %H:%M:%S", frozenset({"approval", "decline", "reversal"})
+    ),
 )

@@ -61,5 +61,5 @@ FAKE = Fake(
     paged=True,
     drop_currency=lambda r: r.pop("currency"),
     answer=answer,
-    late=Late("createdAt", "%Y-%m-%dT%H:%M:%SZ"),
+    late=Late(("createdAt",), "%Y-%m-%dT%H:%M:%SZ"),
 )

@@ -73,5 +73,5 @@ FAKE = Fake(
     ),
     change_dates=CHANGES,
     answer=lambda records, size: dumps(records),
-    late=Late("transactionDate", "%Y-%m-%dT%H:%M:%S", ALL_LATE, {"validationDate": None}),
+    late=Late(("transactionDate",), "%Y-%m-%dT%H:%M:%S", ALL_LATE, {"validationDate": None}),
 )

@@ -60,11 +60,13 @@ FUTURE = "2027-06-01T00:00:00Z"
 class Late:
     """How the late-changes scenario (tests/sync/test_sync_late_changes.py) plants
     transactions on this network: the member and format of a record's transaction date
-    (strftime, or "epoch"), the members planted records start with (a locking date still to
+    (strftime, "epoch" or "epoch_ms"), the members planted records start with (a locking date still to
     come), and which changes to a transaction older than any re-scan the network's change
     filters report (of approval, decline, reversal, amendment), as docs/sync.md states."""
 
-    date: str
+    # The members dated with the transaction (its date, and a last-modified date where a
+    # new transaction carries one).
+    dates: tuple[str, ...]
     date_format: str
     caught: frozenset[str] = frozenset()
     extra: Mapping[str, Any] = field(default_factory=dict)
@@ -73,6 +75,8 @@ class Late:
         """`moment` as the network writes a transaction date."""
         if self.date_format == "epoch":
             return int(moment.timestamp())
+        if self.date_format == "epoch_ms":
+            return int(moment.timestamp() * 1000)
         return moment.strftime(self.date_format)
 
 

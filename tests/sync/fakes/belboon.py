@@ -14,6 +14,7 @@ from fakes.base import (
     RECORDINGS,
     Fake,
     Flip,
+    Late,
     NetState,
     Record,
     Reversal,
@@ -76,4 +77,5 @@ FAKE = Fake(
     truncated_type="text/xml",
     answer=answer,
     load=load,
+    late=Late(("conversion_tracking_time", "conversion_last_modified_time"), STAMP),
 )

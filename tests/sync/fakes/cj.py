@@ -106,6 +106,6 @@ FAKE = Fake(
     change_dates=CHANGES,
     answer=answer,
     late=Late(
-        "postingDate", "%Y-%m-%dT%H:%M:%SZ", frozenset({"approval"}), {"lockingDate": FUTURE}
+        ("postingDate",), "%Y-%m-%dT%H:%M:%SZ", frozenset({"approval"}), {"lockingDate": FUTURE}
     ),
 )

@@ -10,8 +10,10 @@ from decimal import Decimal
 from aiohttp import web
 
 from fakes.base import (
+    ALL_LATE,
     Fake,
     Flip,
+    Late,
     NetState,
     Record,
     Reversal,
@@ -78,4 +80,5 @@ FAKE = Fake(
     currency="AUD",
     change_dates=CHANGES,
     answer=answer,
+    late=Late(("DateCreated", "DateModified"), STAMP, ALL_LATE),
 )

@@ -10,8 +10,10 @@ import datetime as dt
 from aiohttp import web
 
 from fakes.base import (
+    ALL_LATE,
     Fake,
     Flip,
+    Late,
     NetState,
     Record,
     Reversal,
@@ -74,4 +76,5 @@ FAKE = Fake(
     change_dates=CHANGES,
     truncated=b'{"Records": [{"EpnTransactionId": "5',
     answer=answer,
+    late=Late(("EventDate", "UpdateDate"), "%Y-%m-%dT%H:%M:%S+0000", ALL_LATE),
 )

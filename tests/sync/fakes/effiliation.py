@@ -69,5 +69,5 @@ FAKE = Fake(
     truncated_type="text/csv",
     answer=answer,
     load=load,
-    late=Late("date_transaction", "%d/%m/%Y %H:%M:%S"),
+    late=Late(("date_transaction",), "%d/%m/%Y %H:%M:%S"),
 )

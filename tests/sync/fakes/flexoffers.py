@@ -11,6 +11,7 @@ from aiohttp import web
 from fakes.base import (
     Fake,
     Flip,
+    Late,
     NetState,
     Record,
     Reversal,
@@ -65,4 +66,5 @@ FAKE = Fake(
     paged=True,
     drop_currency=lambda r: r.pop("currency"),
     answer=answer,
+    late=Late(("eventDate", "modifiedDate"), "%Y-%m-%dT%H:%M:%S"),
 )

@@ -105,5 +105,5 @@ FAKE = Fake(
     change_dates=CHANGES,
     drop_currency=lambda r: r.pop("Currency"),
     answer=answer,
-    late=Late("EventDate", "%Y-%m-%dT%H:%M:%SZ", ALL_LATE, {"LockingDate": FUTURE}),
+    late=Late(("EventDate",), "%Y-%m-%dT%H:%M:%SZ", ALL_LATE, {"LockingDate": FUTURE}),
 )

@@ -56,5 +56,5 @@ FAKE = Fake(
     reversal=Reversal("5550002", by_status({}, "state", "refused"), "5550002", "declined", "3.6"),
     currency="EUR",
     answer=answer,
-    late=Late("completed_at_timestamp", "epoch"),
+    late=Late(("completed_at_timestamp",), "epoch"),
 )

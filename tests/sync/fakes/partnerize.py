@@ -92,5 +92,5 @@ FAKE = Fake(
     change_dates=CHANGES,
     drop_currency=lambda r: r.pop("currency"),
     answer=answer,
-    late=Late("conversion_time", "%Y-%m-%d %H:%M:%S", ALL_LATE),
+    late=Late(("conversion_time",), "%Y-%m-%d %H:%M:%S", ALL_LATE),
 )

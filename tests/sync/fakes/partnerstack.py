@@ -11,6 +11,7 @@ from aiohttp import web
 from fakes.base import (
     Fake,
     Flip,
+    Late,
     NetState,
     Record,
     Reversal,
@@ -72,4 +73,5 @@ FAKE = Fake(
     paged=True,
     truncated=b'{"data": {"has_more": true, "items": [{"key": "rw',
     answer=answer,
+    late=Late(("created_at",), "epoch_ms"),
 )

@@ -14,6 +14,7 @@ from fakes.base import (
     RECORDINGS,
     Fake,
     Flip,
+    Late,
     NetState,
     Record,
     Reversal,
@@ -86,4 +87,5 @@ FAKE = Fake(
     truncated_type="text/xml",
     answer=answer,
     load=load,
+    late=Late(("ActionDate",), STAMP),
 )

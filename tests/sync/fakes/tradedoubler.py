@@ -92,5 +92,5 @@ FAKE = Fake(
     paged=True,
     drop_currency=lambda r: r.pop("currency"),
     answer=answer,
-    late=Late("timeOfTransaction", "%Y-%m-%dT%H:%M:%S"),
+    late=Late(("timeOfTransaction",), "%Y-%m-%dT%H:%M:%S"),
 )
