@@ -212,6 +212,26 @@ async def test_a_lease_keeps_a_second_worker_off_and_ends_no_earlier_than_asked(
     assert view is not None and view.lease_owner == "w2"
 
 
+async def test_a_renewal_extends_its_holders_lease_only_and_is_no_new_attempt(
+    networks, real_store, clock: FakeClock
+):
+    first, second = AccountSyncStore(real_store, "w1"), AccountSyncStore(real_store, "w2")
+    conn = connection("awin")
+    assert await first.claim(conn, "w1", 30.0)
+    claimed = await real_store.read(connections.find, ACCOUNT, "awin")
+    clock.advance(20)
+    assert await first.renew(conn, "w1", 30.0)
+    assert not await second.renew(conn, "w2", 30.0)  # another worker's lease: untouched
+    renewed = await real_store.read(connections.find, ACCOUNT, "awin")
+    assert claimed is not None and renewed is not None
+    assert renewed.last_attempt_at == claimed.last_attempt_at
+    assert renewed.lease_owner == "w1" and renewed.lease_expires_at > claimed.lease_expires_at
+    clock.advance(20)  # past the claimed end, within the renewed one
+    assert not await second.claim(conn, "w2", 30.0)
+    await first.release(conn, "w1")
+    assert not await first.renew(conn, "w1", 30.0)  # a released lease is not taken again
+
+
 async def test_a_connection_left_by_a_dead_worker_is_due_once_its_lease_ends(
     networks, real_store, clock: FakeClock
 ):
