@@ -20,7 +20,7 @@ from store import (
     open_store,
 )
 from sync.model import Outcome, Position, Window
-from sync.storage import AccountSyncStore, credential_opener
+from sync.storage import AccountSyncStore, credential_opener, credential_sealer
 from sync.worker import Worker, WorkerConfig
 
 STORED_FIELDS = {
@@ -316,6 +316,7 @@ async def test_two_workers_on_one_store_sync_each_connection_once(
                 WorkerConfig(worker_id=name, concurrency=3, poll_seconds=0.01),
                 settings,
                 clock,
+                seal=credential_sealer(keyring),
             )
             for store, name in ((real_store, "w1"), (other, "w2"))
         ]
