@@ -54,6 +54,16 @@ class HttpRequest:
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)
     json: Any = field(default=None, repr=False)
     form: Mapping[str, str] | None = field(default=None, repr=False)
+    # A body sent as it is (a SOAP envelope), with its content type.
+    body: bytes | None = field(default=None, repr=False)
+    content_type: str | None = None
+
+    def __post_init__(self) -> None:
+        bodies = sum(b is not None for b in (self.json, self.form, self.body))
+        if bodies > 1:
+            raise ValueError("a request has one body: json, form or raw")
+        if (self.body is None) != (self.content_type is None):
+            raise ValueError("a raw body is sent with its content type, and only it has one")
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,9 +242,9 @@ class NetworkClient:
                 request.method,
                 request.url,
                 params=list(request.params) or None,
-                headers=dict(request.headers),
+                headers=_headers(request),
                 json=request.json,
-                data=dict(request.form) if request.form is not None else None,
+                data=request.body if request.body is not None else _form(request),
                 allow_redirects=False,
             ) as resp,
         ):
@@ -260,3 +270,14 @@ class NetworkClient:
 def _earliest(*moments: float | None) -> float | None:
     known = [m for m in moments if m is not None]
     return min(known) if known else None
+
+
+def _headers(request: HttpRequest) -> dict[str, str]:
+    headers = dict(request.headers)
+    if request.content_type is not None:
+        headers["Content-Type"] = request.content_type
+    return headers
+
+
+def _form(request: HttpRequest) -> dict[str, str] | None:
+    return dict(request.form) if request.form is not None else None

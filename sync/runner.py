@@ -142,7 +142,9 @@ async def syncing(
     """A Syncer over an HTTP session of its own, closed on exit."""
     clock = clock or SystemClock()
     settings = settings or SyncSettings()
-    async with aiohttp.ClientSession() as session:
+    # No cookie jar: a session cookie one account's network set must never be sent for
+    # another account; a connector that needs one sends it itself.
+    async with aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar()) as session:
         client = NetworkClient(session, clock, settings.retry, events=events or Unobserved())
         yield Syncer(
             store, decrypt, map_status, client, Limiters(clock), settings, connectors, seal

@@ -132,7 +132,7 @@ async def run_sync(
     """`await run_sync(network, **overrides)`: one sync of the test connection, on one shared
     session and limiter set (as a worker has), able to store the credentials a network
     rotates as a worker does: sealed like the credentials it opens (`seal=None` runs without)."""
-    session = aiohttp.ClientSession()
+    session = aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar())  # as the worker's
     limiters = Limiters(clock)
 
     async def run(network: str, deadline: float | None = None, **overrides: Any) -> SyncReport:
