@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 from zoneinfo import ZoneInfo
 
+from accounts import amazon
 from accounts.statusmap import StatusMap
 from contract import commission, currencies
 from contract.vocabulary import FLAG_PATTERN
@@ -56,7 +57,7 @@ TEXT_LIMITS = {
 STATUS_LIMIT = commission.TEXT_LIMITS["raw_status"]
 MAX_REPORTED = 20
 PROBLEMS_KEPT = 10_000  # then only the first MAX_REPORTED, and a count of the others
-FORMATS = ("csv", "jsonl")
+FORMATS = ("csv", "jsonl", amazon.FORMAT)
 
 _AMOUNT_INPUT = re.compile(
     rf"([+-]?)([0-9]{{1,{commission.AMOUNT_DIGITS}}})(?:\.([0-9]{{1,{commission.AMOUNT_SCALE}}}))?"
@@ -373,7 +374,7 @@ def text_lines(stream: BinaryIO, fmt: str) -> Iterator[str]:
     with that one problem for a byte that is not UTF-8 (at its line, counted in "\n") or
     a line longer than LINE_MAX characters."""
     decoder = codecs.getincrementaldecoder("utf-8-sig")()
-    ends = _CSV_LINE if fmt == "csv" else _JSONL_LINE
+    ends = _JSONL_LINE if fmt == "jsonl" else _CSV_LINE
     newlines = 0  # in the bytes before the block being decoded
     count = 0  # lines given
     tail = ""  # the start of a line whose end has not been read yet
@@ -543,12 +544,17 @@ def read_jsonl(
 
 
 def detect_format(path: str) -> str:
+    name = Path(path).name.lower()
+    if re.fullmatch(r".*earnings-report.*\.tsv", name):
+        return amazon.FORMAT
     suffix = Path(path).suffix.lower()
     if suffix == ".csv":
         return "csv"
     if suffix in {".jsonl", ".ndjson", ".json"}:
         return "jsonl"
-    raise ValueError(f"cannot tell the format of {path!r} from its name; pass --format csv|jsonl")
+    raise ValueError(
+        f"cannot tell the format of {path!r} from its name; pass --format {'|'.join(FORMATS)}"
+    )
 
 
 def decode(data: bytes) -> str:
@@ -610,17 +616,19 @@ def read_export(
     zone: dt.tzinfo | None = None,
     now: dt.datetime | None = None,
     chunk: int = CHUNK_ROWS,
+    currency: str | None = None,
 ) -> Iterator[list[NewCommission]]:
     """The commissions of an export's lines (see text_lines), `chunk` rows at a time
     while no problem is found; after one, the rest is only checked, and ExportError with
     every problem found ends the iteration. Whoever writes the chunks as they come does so
     in one transaction that this error rolls back. Instants may be at most a day past
-    `now` (default: the wall clock)."""
+    `now` (default: the wall clock). `currency`: the connection's, for a format whose
+    rows name none (amazon-earnings)."""
     latest = commission.latest_instant(now or dt.datetime.now(dt.UTC))
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of: {', '.join(FORMATS)}")
     problems: list[Problem] = []
-    records = read_csv(lines, problems) if fmt == "csv" else read_jsonl(lines, problems)
+    records = _records(lines, fmt, problems, currency)
     rows: list[NewCommission] = []
     first_seen = FirstLines()  # the one part of an import that grows with the file
     more = 0
@@ -649,6 +657,27 @@ def read_export(
         raise ExportError(problems, more)
     if rows:
         yield rows
+
+
+def _records(
+    lines: Iterable[str], fmt: str, problems: list[Problem], currency: str | None
+) -> Iterator[tuple[int, Mapping[str, object]]]:
+    if fmt == "csv":
+        return read_csv(lines, problems)
+    if fmt == "jsonl":
+        return read_jsonl(lines, problems)
+    return _amazon(lines, problems, currency)
+
+
+def _amazon(
+    lines: Iterable[str], problems: list[Problem], currency: str | None
+) -> Iterator[tuple[int, Mapping[str, object]]]:
+    found: list[tuple[int, str, str]] = []
+    for line, record in amazon.records(lines, found, currency):
+        problems.extend(Problem(*p) for p in found)
+        found.clear()
+        yield line, record
+    problems.extend(Problem(*p) for p in found)
 
 
 def zone_named(name: str | None) -> dt.tzinfo | None:

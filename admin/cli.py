@@ -35,6 +35,7 @@ from accounts import apikeys
 from accounts import backup as backup_files
 from accounts.crypto import encrypt_credentials
 from accounts.demo import DEMO_UID, seed_store
+from accounts.importer import FORMATS as IMPORT_FORMATS
 from accounts.importer import ExportError, detect_format, read_export, text_lines, zone_named
 from accounts.keyring import RefusePasswordURL, RefuseSecret, SecretError, check_secret
 from accounts.settings import ConfigError, StoreConfig, store_config_from_env
@@ -434,18 +435,28 @@ def read_credentials(source: str) -> bytes:
     "and stored encrypted",
     ACCOUNT,
     NETWORK,
-    arg("--credentials-file", required=True, metavar="FILE|-"),
+    arg("--credentials-file", metavar="FILE|-", help="required unless --import-only"),
     arg(
         "--currency",
         type=_currency,
         help="the account's currency at the network, for networks whose records carry none (cj)",
     ),
+    arg(
+        "--import-only",
+        action="store_true",
+        help="a network without a connector: its commissions come by file import, never synced",
+    ),
 )
 async def network_connect(
     store: AccountStore, args: argparse.Namespace, config: StoreConfig
 ) -> Result:
-    plaintext = await asyncio.to_thread(read_credentials, args.credentials_file)
     try:
+        connections.check_network_known(args.network, args.import_only)
+        if args.import_only:
+            return await connections.network_connect_import_only(store, args)
+        if args.credentials_file is None:
+            raise connections.CommandRefusedError("--credentials-file is required")
+        plaintext = await asyncio.to_thread(read_credentials, args.credentials_file)
         connections.check_credentials(args.network, plaintext, args.currency)
     except connections.CommandRefusedError as exc:
         raise CommandError(str(exc)) from None
@@ -473,6 +484,22 @@ async def network_list(
     store: AccountStore, args: argparse.Namespace, config: StoreConfig
 ) -> Result:
     return await connections.network_list(store, args, config)
+
+
+@COMMANDS.command(
+    "network disconnect",
+    "disconnect a network: its credentials deleted and its sync stopped; its commissions "
+    "stay (a connection.disconnected event)",
+    ACCOUNT,
+    NETWORK,
+)
+async def network_disconnect(
+    store: AccountStore, args: argparse.Namespace, config: StoreConfig
+) -> Result:
+    try:
+        return await connections.network_disconnect(store, args, config)
+    except connections.CommandRefusedError as exc:
+        raise CommandError(str(exc)) from None
 
 
 @COMMANDS.command(
@@ -572,10 +599,11 @@ async def credentials_reencrypt(
 
 @COMMANDS.command(
     "commissions import",
-    "import a CSV or JSON Lines export (all rows or none; re-importing updates rows)",
+    "import a CSV or JSON Lines export, or Amazon Associates' earnings report (all rows or "
+    "none; re-importing updates rows)",
     ACCOUNT,
     NETWORK,
-    arg("--format", choices=("csv", "jsonl"), help="default: from the file name"),
+    arg("--format", choices=IMPORT_FORMATS, help="default: from the file name"),
     arg(
         "--timezone",
         metavar="ZONE",
@@ -608,9 +636,19 @@ async def commissions_import(
                 f"{args.account} has not connected {args.network}: connect it first "
                 "(network connect), or check --network"
             )
+        # A report whose rows name no currency takes the connection's.
+        connection = await store.read(store_connections.find, args.account, args.network)
+        currency = None if connection is None else connection.currency
         # Read, checked and written a chunk at a time inside the store's one transaction:
         # a problem anywhere (ExportError once the file is read) rolls it all back.
-        chunks = read_export(text_lines(stream, fmt), fmt, args.network, load_status_map(), zone)
+        chunks = read_export(
+            text_lines(stream, fmt),
+            fmt,
+            args.network,
+            load_status_map(),
+            zone,
+            currency=currency,
+        )
         result = await store.write(commissions.upsert_stream, args.account, args.network, chunks)
     rows = result.inserted + result.updated + result.unchanged
     return {

@@ -15,21 +15,36 @@ import orjson
 from accounts.crypto import CredentialsError, decrypt_credentials, encrypt_credentials, is_current
 from accounts.keyring import Keyring
 from accounts.statusmap import load_status_map
-from store import AccountStore, ConnectionView, connections
+from admin.commands import EXIT
+from store import AccountStore, ConnectionView, NotFound, connections
 from sync.connectors import CONNECTORS
-from sync.model import Position
+from sync.lease import Lease, LeaseLost
+from sync.model import Outcome, Position, format_timestamp
 from sync.ports import Connection
 from sync.runner import SyncSettings, sync_connection, syncing
 from sync.spec import CurrencySource
-from sync.storage import AccountSyncStore, connection_of, credential_opener
-from sync.worker import LEASE_SHARE
+from sync.storage import AccountSyncStore, connection_of, credential_opener, credential_sealer
 
 Result = dict[str, Any]
 REENCRYPT_BATCH = 500
+# `network sync`'s exit status by the run's outcome: non-zero whenever it did not end ok.
+SYNC_EXIT = {Outcome.OK: 0, Outcome.PARTIAL: 2, Outcome.AUTH_FAILED: 1, Outcome.ERROR: 1}
 
 
 class CommandRefusedError(Exception):
     """A connection command that cannot be carried out; the message says why."""
+
+
+def check_network_known(network: str, import_only: bool) -> None:
+    """A network to sync must be one with a connector: a name that is none (a typo) is
+    refused with the known ones listed. `--import-only` connects any well-formed name."""
+    if import_only or network in CONNECTORS:
+        return
+    raise CommandRefusedError(
+        f"no connector for network {network!r}; the known networks are: "
+        f"{', '.join(sorted(CONNECTORS))}. A network we cannot sync can be connected for "
+        "file imports with --import-only"
+    )
 
 
 def check_credentials(network: str, plaintext: bytes, currency: str | None) -> None:
@@ -37,7 +52,7 @@ def check_credentials(network: str, plaintext: bytes, currency: str | None) -> N
     where its records carry none. Messages name fields, never values."""
     connector = CONNECTORS.get(network)
     if connector is None:
-        return  # a network without a connector: commissions come by import only
+        raise CommandRefusedError(f"no connector for network {network!r}")
     spec = connector.spec
     try:
         values = orjson.loads(plaintext)
@@ -92,12 +107,62 @@ def _line(view: ConnectionView) -> str:
     )
 
 
+async def network_connect_import_only(store: AccountStore, args: argparse.Namespace) -> Result:
+    """Connect a network for file imports only: no credentials, never synced."""
+    if args.credentials_file is not None:
+        raise CommandRefusedError("--import-only takes no credentials: nothing is synced")
+    if not await store.write(connections.connect_import_only, args.account, args.network):
+        raise CommandRefusedError(
+            f"{args.account} has connected {args.network} already; "
+            "disconnect it first to keep it for imports only"
+        )
+    if args.currency is not None:
+        await store.write(connections.set_currency, args.account, args.network, args.currency)
+    return {
+        "account": args.account,
+        "network": args.network,
+        "importOnly": True,
+        "text": f"{args.account}: {args.network} connected for file imports only (never synced)",
+    }
+
+
+async def network_disconnect(store: AccountStore, args: argparse.Namespace, _: Any) -> Result:
+    """Disconnect a network: its credentials deleted, its sync stopped, its commissions kept."""
+    try:
+        await store.write(connections.disconnect, args.account, args.network)
+    except NotFound:
+        raise CommandRefusedError(
+            f"account {args.account} has not connected {args.network}"
+        ) from None
+    return {
+        "account": args.account,
+        "network": args.network,
+        "text": f"{args.account}: {args.network} disconnected (credentials deleted, "
+        "commissions kept, sync stopped)",
+    }
+
+
 async def network_list(store: AccountStore, args: argparse.Namespace, _: Any) -> Result:
     views = await store.read(connections.find_all, args.account)
-    return {
-        "connections": [connection_json(v) for v in views],
-        "text": "\n".join(_line(v) for v in views) or "no connections",
-    }
+    synced = await _synced(store, views)
+    shown = [{**connection_json(v), "importOnly": not synced[i]} for i, v in enumerate(views)]
+    lines = [_line(v) + ("" if synced[i] else " (file imports only)") for i, v in enumerate(views)]
+    return {"connections": shown, "text": "\n".join(lines) or "no connections"}
+
+
+async def _synced(store: AccountStore, views: list[ConnectionView]) -> list[bool]:
+    """Whether each connection has credentials (is synced) or is for file imports only.
+    Asked through the write door, the one that may touch credentials; only their presence
+    leaves the store's operation."""
+    found = []
+    for view in views:
+        try:
+            await store.write(connections.sealed_credentials, view.account_uid, view.network)
+        except NotFound:
+            found.append(False)
+        else:
+            found.append(True)
+    return found
 
 
 async def network_show(store: AccountStore, args: argparse.Namespace, _: Any) -> Result:
@@ -147,16 +212,29 @@ async def network_sync(
     settings = SyncSettings(base_urls=dict(base_urls))
     try:
         async with syncing(
-            sync_store, credential_opener(keyring), load_status_map().status, settings
+            sync_store,
+            credential_opener(keyring),
+            load_status_map().status,
+            settings,
+            seal=credential_sealer(keyring),
         ) as syncer:
-            # As a worker's run: over before its lease, which no other worker then takes.
-            deadline = syncer.client.clock.monotonic() + lease * LEASE_SHARE
-            report = await sync_connection(syncer, connection, deadline=deadline)
+            # As a worker's run: its lease renewed as it goes.
+            held = Lease(sync_store, connection, worker, lease, syncer.client.clock)
+            report = await sync_connection(syncer, connection, lease=held)
+    except LeaseLost:
+        raise CommandRefusedError(
+            f"{args.account}/{args.network}: another worker took the connection over; "
+            "the windows committed before are kept"
+        ) from None
     finally:
         await sync_store.release(connection, worker)
     counts = report.counts
     why = f" [{report.reason.code}] {report.reason.message}" if report.reason else ""
+    resume = f"; resumes after {format_timestamp(report.resume_at)}" if report.resume_at else ""
     return {
+        # A run that failed is the command's failure (1); one cut short (partial) is 2.
+        EXIT: SYNC_EXIT[report.outcome],
+        "resumeAt": None if report.resume_at is None else format_timestamp(report.resume_at),
         "account": args.account,
         "network": args.network,
         "status": report.outcome.value,
@@ -170,7 +248,7 @@ async def network_sync(
         "requests": counts.requests,
         "text": f"{args.account} {args.network}: {report.outcome.value}{why}; "
         f"{counts.inserted} new, {counts.updated} updated, {counts.unchanged} unchanged, "
-        f"{counts.refused} refused, {counts.windows_ok}/{counts.windows_planned} windows",
+        f"{counts.refused} refused, {counts.windows_ok}/{counts.windows_planned} windows{resume}",
     }
 
 

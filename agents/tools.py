@@ -106,7 +106,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "List the account's events",
         "Changes recorded for the account, oldest first: commission.created, "
         "commission.updated (with the replaced status and amounts in `data.previous`), "
-        "connection.sync_failed, connection.recovered; `type` keeps only some (a list). "
+        "connection.sync_failed, connection.recovered, connection.disconnected; `type` keeps "
+        "only some (a list). "
         "Answers `data` and `page`; `page.nextCursor` is set on the last page too: keep it "
         "and call again later with it as `cursor` to get only what happened since. "
         "Needs the server to have an API key.",

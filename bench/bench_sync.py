@@ -23,6 +23,14 @@ a SQLite account store.
 5. The first sync `--repeat` times in all, each into a fresh store: the figures of each
    and their median, which the 20,000 rows/s target is judged on.
 
+`--formats` instead compares the network formats the sync reads (JSON, XML through
+sync.formats' defusedxml reader, CSV by header name with report-style amounts such as
+`$1,234.56` and `($4.26)`): for each, a first sync of `--rows` rows over `--days` days,
+one answer per 31-day window, from a loopback network in its own process, into a fresh
+SQLite store, by a worker in a process of its own, so each format's peak RSS is its own.
+It prints rows/s, CPU per row, peak RSS and each format's ratios against JSON, and writes
+bench/out/sync/formats.json.
+
 Everything runs with Python's own garbage collector settings, as the worker does. Prints
 the figures and ratios and writes
 bench/out/sync/results.json. `--profile` runs the
@@ -544,6 +552,256 @@ def report(args: argparse.Namespace, results: dict[str, Any]) -> None:
         print(f"\ntarget >= 20,000 rows/s: {'met' if rate >= 20_000 else 'NOT met'} ({rate:,.0f})")
 
 
+# --- network formats: JSON, XML, CSV ----------------------------------------------------
+
+FORMATS = ("json", "xml", "csv")
+CSV_HEADER = "Order_Id,Merchant,Merchant_Id,Transaction_Date,Transaction_Amount,Total_Commission,Currency,Status,Custom_Tracking_Code"
+
+
+def _money(cents: int) -> str:
+    """A report's amount: `$1,234.56`, a negative in parentheses."""
+    text = f"${abs(cents) // 100:,}.{abs(cents) % 100:02d}"
+    return f"({text})" if cents < 0 else text
+
+
+def format_row(fmt: str, r: dict[str, Any]) -> bytes:
+    """Conversion `r` as one record of the format."""
+    commission = r["commission"]
+    amount = (
+        f"{commission // 100}.{abs(commission) % 100:02d}"
+        if commission >= 0
+        else (f"-{-commission // 100}.{-commission % 100:02d}")
+    )
+    if fmt == "json":
+        return json.dumps({**r, "commission": amount}).encode()
+    if fmt == "xml":
+        sub = f"<subid>{r['subId']}</subid>" if r["subId"] else ""
+        return (
+            f"<transaction><id>{r['id']}</id><status>{r['status']}</status>"
+            f"<commission>{amount}</commission><amount>{r['amount'] / 100:.2f}</amount>"
+            f"<currency>{r['currency']}</currency><date>{r['createdAt']}</date>"
+            f"<program><id>{r['program']['id']}</id><name>{r['program']['name']}</name></program>"
+            f"{sub}</transaction>"
+        ).encode()
+    return (
+        f'{r["id"]},"{r["program"]["name"]}",{r["program"]["id"]},{r["createdAt"]},'
+        f'"{_money(r["amount"])}","{_money(commission)}",{r["currency"]},{r["status"]},'
+        f"{r['subId'] or ''}"
+    ).encode()
+
+
+def format_body(fmt: str, records: list[bytes]) -> bytes:
+    if fmt == "json":
+        return b"[" + b",".join(records) + b"]"
+    if fmt == "xml":
+        return (
+            b'<?xml version="1.0" encoding="UTF-8"?><transactions>'
+            + b"".join(records)
+            + b"</transactions>"
+        )
+    return "\ufeff".encode() + CSV_HEADER.encode() + b"\n" + b"\n".join(records) + b"\n"
+
+
+def serve_format(fmt: str, rows: int, days: int) -> None:
+    """The network of one format: prints its port, answers until stdin closes."""
+    from aiohttp import web
+
+    timeline = Timeline(rows, days)
+    encoded = [format_row(fmt, record(timeline, i)) for i in range(rows)]
+    kind = {"json": "application/json", "xml": "application/xml", "csv": "text/csv"}[fmt]
+
+    async def transactions(request: web.Request) -> web.Response:
+        if request.headers.get("Authorization") != f"Bearer {TOKEN}":
+            return web.json_response({"error": "invalid_token"}, status=401)
+        lo, hi = timeline.between(_epoch(request.query["from"]), _epoch(request.query["to"]))
+        return web.Response(body=format_body(fmt, encoded[lo:hi]), content_type=kind)
+
+    async def main() -> None:
+        app = web.Application()
+        app.router.add_get("/transactions", transactions)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        print(runner.addresses[0][1], flush=True)
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+        await runner.cleanup()
+
+    asyncio.run(main())
+
+
+def format_connector(fmt: str) -> Any:
+    """A connector of a network answering in `fmt`, one answer per 31-day window, its
+    records read by sync's shared readers (sync.formats for XML and CSV)."""
+    from sync.connectors.base import Connector, Fields, Page, collect, expect_ok, iso_z, json_body
+    from sync.formats import find_all, parse_xml, read_table
+    from sync.formats import record as xml_record
+    from sync.http import HttpRequest
+    from sync.spec import (
+        Amount,
+        AmountFormat,
+        ConnectorSpec,
+        CredentialField,
+        CurrencySource,
+        Pagination,
+        Rate,
+    )
+
+    network = f"bench-{fmt}"
+    report = Amount(AmountFormat.FORMATTED)
+    spec = ConnectorSpec(
+        network=network,
+        base_url="http://127.0.0.1:1",
+        credential_fields=(CredentialField("apiToken", "token"),),
+        auth="Authorization: Bearer <apiToken>",
+        max_window=dt.timedelta(days=31),
+        granularity=dt.timedelta(seconds=1),
+        pagination=Pagination.NONE,
+        rate=Rate(1_000_000, 1),
+        rate_source="bench",
+        amount_format=AmountFormat.STRING,
+        currency_source=CurrencySource.RECORD,
+        sub_id_field="subId",
+        rescan=dt.timedelta(0),
+        horizon=dt.timedelta(days=3650),
+        amounts={"commission": report, "sale": report} if fmt == "csv" else {},
+    )
+
+    def read(r: dict[str, Any]) -> Fields:
+        if fmt == "csv":
+            return Fields(
+                r["Order_Id"], r["Status"], r["Total_Commission"], r["Currency"],
+                r["Transaction_Date"], sale=r["Transaction_Amount"],
+                program_id=r["Merchant_Id"], program_name=r["Merchant"],
+                sub_ids={"subId": r["Custom_Tracking_Code"]},
+            )  # fmt: skip
+        program = r.get("program") or {}
+        return Fields(
+            r["id"], r["status"], r["commission"], r["currency"],
+            r.get("createdAt") or r.get("date"), sale=r.get("amount"),
+            program_id=program.get("id"), program_name=program.get("name"),
+            sub_ids={"subId": r.get("subId") or r.get("subid")},
+        )  # fmt: skip
+
+    class FormatConnector(Connector):
+        def request(self, ctx: Any, window: Any, state: Any) -> HttpRequest:
+            return HttpRequest(
+                "GET",
+                ctx.url("/transactions"),
+                params=(("from", iso_z(window.start)), ("to", iso_z(window.end))),
+                headers={"Authorization": f"Bearer {ctx.credentials['apiToken']}"},
+            )
+
+        def parse(self, ctx: Any, window: Any, state: Any, response: Any) -> Page:
+            expect_ok(network, response)
+            if fmt == "json":
+                records = json_body(network, response)
+            elif fmt == "xml":
+                records = [
+                    xml_record(e)
+                    for e in find_all(parse_xml(network, response.body), "transaction")
+                ]
+            else:
+                records = read_table(network, response.body, required=("Order_Id",))
+            done, refused = collect(ctx, records, read)
+            return Page(done, refused)
+
+    FormatConnector.spec = spec
+    return FormatConnector()
+
+
+async def format_sync(fmt: str, url: str, work: Path, days: int) -> dict[str, Any]:
+    """One first sync of the format's network into a fresh store: its figures."""
+    import orjson
+
+    from accounts.crypto import encrypt_credentials
+    from accounts.keyring import Keyring
+    from accounts.statusmap import load_status_map
+    from store import open_store
+    from sync.ports import Connection
+    from sync.runner import SyncSettings, sync_connection, syncing
+    from sync.storage import AccountSyncStore, credential_opener
+
+    connector = format_connector(fmt)
+    network = connector.spec.network
+    secret = b"bench-sync-secret-" + b"s" * 32
+    store = await open_store(str(work / f"{fmt}.sqlite3"), writable=True, readers=1, timeout=30.0)
+    try:
+        uid = await store.write(accounts.create, None, "pro")
+        sealed = encrypt_credentials(secret, uid, network, orjson.dumps({"apiToken": TOKEN}))
+        await store.write(connections.connect, uid, network, sealed)
+        connection = Connection(uid, network)
+        sync_store = AccountSyncStore(store, WORKER)
+        assert await sync_store.claim(connection, WORKER, 3600)
+        settings = SyncSettings(base_urls={network: url}, backfill=dt.timedelta(days=days))
+        rss0, cpu0, started = rss_mb(), cpu(), time.perf_counter()
+        async with syncing(
+            sync_store,
+            credential_opener(Keyring.of(secret)),
+            load_status_map().status,
+            settings,
+            clock=FixedClock(),
+            connectors={network: connector},
+        ) as syncer:
+            report = await sync_connection(syncer, connection)
+        wall, used = time.perf_counter() - started, cpu() - cpu0
+    finally:
+        await store.close()
+    rows = report.counts.inserted
+    return {
+        "outcome": report.outcome.value,
+        "rows": rows,
+        "refused": report.counts.refused,
+        "rows/s": rows / wall,
+        "CPU us/row": used / max(rows, 1) * 1e6,
+        "RSS at start (MB)": rss0,
+        "peak RSS (MB)": peak_rss_mb(),
+    }
+
+
+def compare_formats(args: argparse.Namespace) -> int:
+    """Each format's first sync in a worker process of its own; ratios against JSON."""
+    results: dict[str, dict[str, Any]] = {}
+    for fmt in FORMATS:
+        server = subprocess.Popen(
+            [sys.executable, __file__, "--serve-format", fmt, "--rows", str(args.rows),
+             "--days", str(args.days)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            assert server.stdout is not None
+            port = server.stdout.readline().strip()
+            done = subprocess.run(
+                [sys.executable, __file__, "--format-child", fmt, "--rows", str(args.rows),
+                 "--days", str(args.days), "--url", f"http://127.0.0.1:{port}"],
+                capture_output=True, text=True, check=True,
+            )  # fmt: skip
+            results[fmt] = json.loads(done.stdout.strip().splitlines()[-1])
+        finally:
+            assert server.stdin is not None
+            server.stdin.close()
+            server.wait(timeout=10)
+    print(
+        f"\n{args.rows:,} rows over {args.days} days, one answer per 31-day window, SQLite store\n"
+    )
+    names = list(results["json"])
+    print(f"  {'':<20}" + "".join(f"{fmt:>14}" for fmt in FORMATS))
+    for name in names:
+        cells = [results[fmt][name] for fmt in FORMATS]
+        print(f"  {name:<20}" + "".join(
+            f"{c:>14,.1f}" if isinstance(c, float) else f"{c!s:>14}" for c in cells
+        ))  # fmt: skip
+    print("\nratios against JSON (same machine, same rows):")
+    for name in ("rows/s", "CPU us/row", "peak RSS (MB)"):
+        base = results["json"][name]
+        print(f"  {name:<20}" + "".join(f"{results[f][name] / base:>14.2f}" for f in FORMATS))
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "formats.json").write_text(
+        json.dumps({"args": vars(args), "results": results}, indent=2)
+    )
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=200_000)
@@ -557,10 +815,26 @@ def main() -> int:
     parser.add_argument("--profile", action="store_true", help="cProfile the sync instead")
     parser.add_argument("--keep", action="store_true", help="keep the stores in bench/out/sync")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--formats", action="store_true", help="compare the JSON, XML and CSV formats instead"
+    )
+    parser.add_argument("--serve-format", choices=FORMATS, help=argparse.SUPPRESS)
+    parser.add_argument("--format-child", choices=FORMATS, help=argparse.SUPPRESS)
+    parser.add_argument("--url", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         serve(args.rows, args.days)
         return 0
+    if args.serve_format:
+        serve_format(args.serve_format, args.rows, args.days)
+        return 0
+    if args.format_child:
+        with tempfile.TemporaryDirectory() as work:
+            figures = asyncio.run(format_sync(args.format_child, args.url, Path(work), args.days))
+        print(json.dumps(figures))
+        return 0
+    if args.formats:
+        return compare_formats(args)
 
     server = subprocess.Popen(
         [sys.executable, __file__, "--serve", "--rows", str(args.rows), "--days", str(args.days)],

@@ -621,7 +621,9 @@ COMMISSION_UPDATE = Resource(
 CONNECTION_CHANGE = Resource(
     "ConnectionChange",
     "The data of a connection.sync_failed or connection.recovered event: a connected "
-    "network's synchronisation outcome changed between a failure and a success.",
+    "network's synchronisation outcome changed between a failure and a success; of a "
+    "connection.disconnected event: the connection as it stood when the account "
+    "disconnected it (status and previousStatus alike).",
     (
         F("network", "string", "Network identifier."),
         F(
@@ -659,6 +661,7 @@ EVENT_DATA: dict[str, str] = {
     "commission.updated": "CommissionUpdate",
     "connection.sync_failed": "ConnectionChange",
     "connection.recovered": "ConnectionChange",
+    "connection.disconnected": "ConnectionChange",
 }
 
 EVENT = Resource(
@@ -679,7 +682,8 @@ EVENT = Resource(
             "object",
             "commission.created: the Commission as /v1/commissions lists it; "
             "commission.updated: the CommissionUpdate (the Commission and `previous`); "
-            "connection.sync_failed and connection.recovered: the ConnectionChange.",
+            "connection.sync_failed, connection.recovered and connection.disconnected: the "
+            "ConnectionChange.",
             any_of=tuple(dict.fromkeys(EVENT_DATA.values())),
         ),
     ),

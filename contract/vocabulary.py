@@ -114,6 +114,7 @@ EVENT_TYPES: tuple[str, ...] = (
     "commission.updated",
     "connection.sync_failed",
     "connection.recovered",
+    "connection.disconnected",
 )
 # Days an event stays readable by default; edge, sync worker and admin CLI can be told
 # another retention (docs/configuration.md).

@@ -30,6 +30,7 @@ from store.base import (
 )
 from store.commissions import check_batch, upsert_chunks
 from store.core import Session
+from store.events import record_disconnected
 
 _CONNECTION_COLUMNS = (
     "a.uid, n.network, n.status, n.connected_at, n.last_sync_at, n.last_attempt_at, "
@@ -70,6 +71,40 @@ async def connect(s: Session, account_uid: str, network: str, ciphertext: bytes)
         ciphertext,
         now,
     )
+
+
+async def connect_import_only(s: Session, account_uid: str, network: str) -> bool:
+    """Connect a network whose commissions come by file import only: no credentials, so
+    the sync worker never lists it. False when the network is connected already (its
+    credentials, if any, stay: disconnect it first to make it import-only)."""
+    check_network(network)
+    return bool(
+        await s.execute(
+            "INSERT INTO networks (account_id, network, status, connected_at) "
+            "VALUES (?, ?, 'never', ?) ON CONFLICT (account_id, network) DO NOTHING",
+            await account_id(s, account_uid),
+            network,
+            s.now(),
+        )
+    )
+
+
+async def disconnect(s: Session, account_uid: str, network: str) -> None:
+    """Remove a connection: its credentials go with it (no worker syncs it again; one
+    syncing it now loses its lease and writes nothing more), its commissions stay, and a
+    connection.disconnected event records it. NotFound when it is not connected."""
+    check_network(network)
+    row_id = await account_id(s, account_uid)
+    found = await s.fetchval(
+        "SELECT 1 FROM networks WHERE account_id = ? AND network = ?", row_id, network
+    )
+    if found is None:
+        raise NotFound(f"account {account_uid} has not connected {network}")
+    await record_disconnected(s, row_id, network)
+    await s.execute(
+        "DELETE FROM network_credentials WHERE account_id = ? AND network = ?", row_id, network
+    )
+    await s.execute("DELETE FROM networks WHERE account_id = ? AND network = ?", row_id, network)
 
 
 async def record_sync(
@@ -181,6 +216,26 @@ async def claim(
             "WHERE account_id = (SELECT id FROM accounts WHERE uid = ?) AND network = ? "
             "AND (lease_owner IS NULL OR lease_owner = ? OR lease_expires_at <= ?) " + due,
             *params,
+        )
+    )
+
+
+async def renew(
+    s: Session, account_uid: str, network: str, worker: str, lease_seconds: float
+) -> bool:
+    """Extend `worker`'s lease for `lease_seconds` from now; False when `worker` holds it no
+    more (released, or taken by another worker). A renewal is no new attempt: it leaves
+    last_attempt_at as the claim stamped it."""
+    expires = format_timestamp(lease_end(s.moment(), lease_seconds))
+    return bool(
+        await s.execute(
+            "UPDATE networks SET lease_expires_at = ? "
+            "WHERE account_id = (SELECT id FROM accounts WHERE uid = ?) AND network = ? "
+            "AND lease_owner = ?",
+            expires,
+            account_uid,
+            network,
+            worker,
         )
     )
 

@@ -13,6 +13,9 @@ correction, a sync outcome): an event exists exactly when its change committed.
   outcome's reasonCode and its last success.
 - `connection.recovered`: a failed connection's status became ok or partial (records
   flow again); `data` has the same members.
+- `connection.disconnected`: the account disconnected a network (its sync stopped, its
+  commissions kept); `data` has the same members, as the connection stood (written by the
+  operation, store.connections.disconnect, in its transaction).
 
 The table and its triggers are schema step 5 (store/schema/v005_events.py). `data` is JSON
 text made by the database, byte for byte what the API sends but for the commission's id
@@ -41,6 +44,9 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
+from contract.vocabulary import EVENT_TYPES
 from store.base import format_timestamp
 from store.core import Session
 
@@ -174,3 +180,43 @@ async def prune(store: AccountStore, before: str, batch: int = PRUNE_BATCH) -> i
         total += deleted
         if deleted < batch:
             return total
+
+
+# The event a disconnection writes (the triggers write the others).
+DISCONNECTED = "connection.disconnected"
+assert DISCONNECTED in EVENT_TYPES
+
+# The per-account event lock the triggers take (schema step 5, PostgreSQL): an event written
+# here takes its id, and commits, in the account's order as theirs do.
+EVENTS_LOCK = "SELECT pg_advisory_xact_lock(-419135353, (?::bigint % 2147483647)::integer)"
+
+
+async def record_disconnected(s: Session, account_id: int, network: str) -> None:
+    """Write the connection.disconnected event of a connection about to be removed, in the
+    caller's transaction, under the account's event lock as the triggers take it; its data
+    is the connection's state as the other connection events show it."""
+    if s.dialect.concurrent_writes:
+        await s.execute(EVENTS_LOCK, account_id)
+    row = await s.fetchrow(
+        "SELECT status, reason_code, last_success_at FROM networks "
+        "WHERE account_id = ? AND network = ?",
+        account_id,
+        network,
+    )
+    if row is None:
+        return
+    status, reason_code, last_success_at = row
+    data = {
+        "network": network,
+        "status": status,
+        "previousStatus": status,
+        "reasonCode": reason_code,
+        "lastSuccessAt": last_success_at,
+    }
+    await s.execute(
+        "INSERT INTO events (account_id, type, occurred_at, data) VALUES (?, ?, ?, ?)",
+        account_id,
+        DISCONNECTED,
+        s.now(),
+        orjson.dumps(data).decode(),
+    )

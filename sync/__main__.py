@@ -38,7 +38,7 @@ from sync.metrics import SyncMetrics
 from sync.monitor import serve_monitor
 from sync.retention import keep_retention
 from sync.runner import SyncSettings
-from sync.storage import AccountSyncStore, credential_opener
+from sync.storage import AccountSyncStore, credential_opener, credential_sealer
 from sync.worker import Worker, WorkerConfig
 
 PROG = "affdir-sync"
@@ -187,6 +187,7 @@ async def serve(args: argparse.Namespace) -> int:
         ),
         SyncSettings(base_urls=urls, backfill=dt.timedelta(days=args.backfill_days)),
         events=metrics or Unobserved(),
+        seal=credential_sealer(keyring),
     )
     try:
         async with stop_on_signals() as stop, contextlib.AsyncExitStack() as monitoring:

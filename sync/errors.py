@@ -3,6 +3,9 @@ HTTP statuses only: never from URLs, bodies or credentials."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from urllib.parse import quote, quote_plus
+
 
 class SyncError(Exception):
     """A failure with a stable code; `str()` is the human message."""
@@ -32,6 +35,20 @@ class CredentialsUnreadable(SyncError):  # noqa: N818 - named for the outcome it
     code = "credentials_unreadable"
 
 
+class CredentialsChanged(SyncError):  # noqa: N818 - named for the outcome it reports
+    """The stored credentials were replaced (reconnected) while this run refreshed them:
+    the run stops, and the next one starts from the stored ones."""
+
+    code = "credentials_changed"
+
+
+class CredentialsUnstorable(SyncError):  # noqa: N818 - named for the outcome it reports
+    """The network rotated the credentials but this run has no way to store them: the new
+    ones are never used, so nothing depends on credentials the store does not hold."""
+
+    code = "credentials_unstorable"
+
+
 class CurrencyMissing(SyncError):  # noqa: N818 - named for the outcome it reports
     """The network's records carry no currency and the connection declares none."""
 
@@ -54,6 +71,17 @@ class RateLimited(SyncError):  # noqa: N818 - named for the outcome it reports
     """The network kept answering 429, or asked to wait longer than we may."""
 
     code = "rate_limited"
+
+
+class RateLimitReached(SyncError):  # noqa: N818 - named for the outcome it reports
+    """A documented limit (or the network's 429) leaves no request before the run may
+    wait: the run stops where it is and resumes `resume_in` seconds from now."""
+
+    code = "rate_limited"
+
+    def __init__(self, message: str, resume_in: float) -> None:
+        super().__init__(message)
+        self.resume_in = resume_in
 
 
 class NetworkUnavailable(SyncError):  # noqa: N818 - named for the outcome it reports
@@ -123,6 +151,8 @@ REASON_CODES: frozenset[str] = frozenset(
                 AuthRejected,
                 CredentialsIncomplete,
                 CredentialsUnreadable,
+                CredentialsChanged,
+                CredentialsUnstorable,
                 CurrencyMissing,
                 WindowTooLarge,
                 MalformedResponse,
@@ -147,9 +177,16 @@ REFUSAL_CODES: frozenset[str] = frozenset(
 )
 
 
-def redact(text: str, secrets: list[str]) -> str:
-    """`text` with every secret value replaced: a last guard, messages carry none anyway."""
-    for secret in sorted(secrets, key=len, reverse=True):
-        if len(secret) >= 4:
-            text = text.replace(secret, "[redacted]")
+def redact(text: str, secrets: Iterable[str]) -> str:
+    """`text` with every secret value replaced, as written and as a URL carries it (a key
+    in a query string or a path is percent-encoded there): the one redaction of log
+    lines (sync.logs), errors and reports."""
+    forms = {
+        form
+        for secret in secrets
+        if len(secret) >= 4
+        for form in (secret, quote(secret, safe=""), quote_plus(secret, safe=""))
+    }
+    for form in sorted(forms, key=len, reverse=True):
+        text = text.replace(form, "[redacted]")
     return text

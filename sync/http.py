@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import email.utils
-import logging
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,15 +25,17 @@ from sync.errors import (
     NetworkTimeout,
     NetworkUnavailable,
     RateLimited,
+    RateLimitReached,
     ResponseTooLarge,
     RunDeadline,
     SyncError,
 )
 from sync.events import SyncEvents, Unobserved
+from sync.logs import logger
 from sync.ratelimit import SlidingLimiter
 from sync.spec import RESPONSE_CAP_PAGED
 
-log = logging.getLogger("sync.http")
+log = logger("sync.http")
 
 RETRIED_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 AUTH_STATUSES = frozenset({401, 403})
@@ -53,6 +54,16 @@ class HttpRequest:
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)
     json: Any = field(default=None, repr=False)
     form: Mapping[str, str] | None = field(default=None, repr=False)
+    # A body sent as it is (a SOAP envelope), with its content type.
+    body: bytes | None = field(default=None, repr=False)
+    content_type: str | None = None
+
+    def __post_init__(self) -> None:
+        bodies = sum(b is not None for b in (self.json, self.form, self.body))
+        if bodies > 1:
+            raise ValueError("a request has one body: json, form or raw")
+        if (self.body is None) != (self.content_type is None):
+            raise ValueError("a raw body is sent with its content type, and only it has one")
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,21 +127,38 @@ class NetworkClient:
         max_bytes: int = RESPONSE_CAP_PAGED,
         cutoff: float | None = None,
         attempted: Callable[[], None] | None = None,
+        max_wait: float | None = None,
     ) -> HttpResponse:
         """The network's answer to `request`, after retries. Raises AuthRejected on 401/403,
         RateLimited, NetworkUnavailable or NetworkTimeout when retries run out, and
         ResponseTooLarge for an answer over `max_bytes` (not retried: the rest is never
         read). Any other answer (2xx, other 4xx) is returned for the connector to read.
 
+        A 429 is waited out: by its Retry-After, else by the shortest period of the
+        limiter's documented rates (a network that counts calls per minute has room again
+        a minute later; backing off seconds would only spend more of its count).
+
         `cutoff` (on clock.monotonic()): no attempt, wait or backoff runs past it, and an
         attempt's time limit ends there; RunDeadline when nothing more may be tried.
+        `max_wait`: the longest one wait for the rate limit or a 429 may last; past it
+        RateLimitReached says when the limit opens again (the run resumes then).
         `attempted` is called once per request sent: a run counts its own, as runs of one
         worker share the client."""
         failure: SyncError = NetworkUnavailable(f"{network}: no attempt made")
         for attempt in range(self.policy.attempts):
             queued = self.clock.monotonic()
-            if not await limiter.acquire(cutoff):
-                raise RunDeadline(f"{network}: the rate limit's next slot is past the time limit")
+            waits_end = _earliest(cutoff, None if max_wait is None else queued + max_wait)
+            if not await limiter.acquire(waits_end):
+                opens = limiter.opens_at()
+                if cutoff is not None and opens > cutoff:
+                    raise RunDeadline(
+                        f"{network}: the rate limit's next slot is past the time limit"
+                    )
+                raise RateLimitReached(
+                    f"{network}: its documented limit is reached; the sync resumes when it "
+                    "opens again",
+                    opens - self.clock.monotonic(),
+                )
             if (waited := self.clock.monotonic() - queued) > LIMIT_WAIT_NOTED:
                 self.events.waited(network, "limit", waited)
             limit = time_limit
@@ -141,7 +169,8 @@ class NetworkClient:
             if attempted is not None:
                 attempted()
             try:
-                response = await self._once(request, limit, max_bytes, network)
+                async with limiter.flight():
+                    response = await self._once(request, limit, max_bytes, network)
             except TimeoutError:
                 self.events.answered(network, "timeout")
                 failure = NetworkTimeout(f"{network}: no answer within {limit:g}s")
@@ -160,20 +189,13 @@ class NetworkClient:
                 wait = retry_after_seconds(response.headers, self.clock.now())
                 if response.status == 429:
                     failure = RateLimited(f"{network}: rate limited (HTTP 429)")
+                    if wait is None:
+                        # No Retry-After: the documented window, not a backoff of seconds.
+                        wait = min(r.seconds for r in limiter.rates)
                 else:
                     failure = NetworkUnavailable(f"{network}: HTTP {response.status}")
                 if wait is not None:
-                    if wait > self.policy.max_retry_after:
-                        raise RateLimited(
-                            f"{network} asked to wait {wait:g}s, longer than {self.policy.max_retry_after:g}s"
-                        )
-                    if cutoff is not None and self.clock.monotonic() + wait > cutoff:
-                        raise RateLimited(
-                            f"{network} asked to wait {wait:g}s, past the run's time limit"
-                        )
-                    log.info("%s: HTTP %s, waiting %.1fs as asked", network, response.status, wait)
-                    await limiter.hold_off(wait)
-                    self.events.waited(network, "retry_after", wait)
+                    await self._wait_out(network, response.status, wait, limiter, cutoff, max_wait)
                     if attempt + 1 < self.policy.attempts:
                         self.events.retrying(network, failure.code)
                     continue
@@ -186,6 +208,31 @@ class NetworkClient:
                 await self.clock.sleep(delay)
         raise failure
 
+    async def _wait_out(
+        self,
+        network: str,
+        status: int,
+        wait: float,
+        limiter: SlidingLimiter,
+        cutoff: float | None,
+        max_wait: float | None,
+    ) -> None:
+        """Wait as the network asked, or stop the run until then when that is too long."""
+        longest = self.policy.max_retry_after if max_wait is None else max_wait
+        if wait > longest:
+            raise RateLimitReached(
+                f"{network} asked to wait {wait:g}s (HTTP {status}), longer than a run waits "
+                f"({longest:g}s); the sync resumes then",
+                wait,
+            )
+        if cutoff is not None and self.clock.monotonic() + wait > cutoff:
+            raise RateLimitReached(
+                f"{network} asked to wait {wait:g}s, past the run's time limit", wait
+            )
+        log.info("%s: HTTP %s, waiting %.1fs as asked", network, status, wait)
+        await limiter.hold_off(wait)
+        self.events.waited(network, "retry_after", wait)
+
     async def _once(
         self, request: HttpRequest, time_limit: float, max_bytes: int, network: str
     ) -> HttpResponse:
@@ -195,9 +242,9 @@ class NetworkClient:
                 request.method,
                 request.url,
                 params=list(request.params) or None,
-                headers=dict(request.headers),
+                headers=_headers(request),
                 json=request.json,
-                data=dict(request.form) if request.form is not None else None,
+                data=request.body if request.body is not None else _form(request),
                 allow_redirects=False,
             ) as resp,
         ):
@@ -218,3 +265,19 @@ class NetworkClient:
                     raise too_large
                 chunks.append(chunk)
             return HttpResponse(resp.status, CIMultiDict(resp.headers), b"".join(chunks))
+
+
+def _earliest(*moments: float | None) -> float | None:
+    known = [m for m in moments if m is not None]
+    return min(known) if known else None
+
+
+def _headers(request: HttpRequest) -> dict[str, str]:
+    headers = dict(request.headers)
+    if request.content_type is not None:
+        headers["Content-Type"] = request.content_type
+    return headers
+
+
+def _form(request: HttpRequest) -> dict[str, str] | None:
+    return dict(request.form) if request.form is not None else None

@@ -9,7 +9,10 @@ concerns.
 - `text`: `time LEVEL logger: message` lines.
 
 No line carries a credential whatever the format: the sync never logs request headers,
-queries or bodies, nor the text of an exception that could quote them (sync.http).
+queries or bodies, nor the text of an exception that could quote them (sync.http); and
+every line of a sync logger (`logger`) is redacted by `sync.errors.redact` with the
+credentials of the run under way (`CURRENT_SECRETS`), as written and percent-encoded, a
+key carried in a query string or a path included.
 """
 
 from __future__ import annotations
@@ -17,10 +20,11 @@ from __future__ import annotations
 import contextvars
 import logging
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from contract.logformat import JsonLineFormatter, chosen_format
+from sync.errors import redact
 from sync.ports import Connection
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -28,6 +32,39 @@ TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 CURRENT_CONNECTION: contextvars.ContextVar[Connection | None] = contextvars.ContextVar(
     "sync_connection", default=None
 )
+
+
+# The credential values of the run the current task performs (sync.runner sets it; the
+# list grows when the run stores refreshed credentials).
+CURRENT_SECRETS: contextvars.ContextVar[Sequence[str]] = contextvars.ContextVar(
+    "sync_secrets", default=()
+)
+
+
+class Redacting(logging.Filter):
+    """Rewrites a record's message (and traceback) without the current run's secrets."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        secrets = CURRENT_SECRETS.get()
+        if secrets:
+            record.msg = redact(record.getMessage(), secrets)
+            record.args = None
+            if record.exc_info and not record.exc_text:
+                record.exc_text = logging.Formatter().formatException(record.exc_info)
+            if record.exc_text:
+                record.exc_text = redact(record.exc_text, secrets)
+        return True
+
+
+_REDACTING = Redacting()
+
+
+def logger(name: str) -> logging.Logger:
+    """The logger `name` with the redaction of the current run's secrets on it."""
+    found = logging.getLogger(name)
+    if _REDACTING not in found.filters:
+        found.addFilter(_REDACTING)
+    return found
 
 
 def connection_fields(connection: Connection) -> dict[str, str]:

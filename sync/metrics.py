@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -32,10 +31,11 @@ from contract.version import BUILD_INFO_METRIC, VERSION
 from store import AccountStore, connections
 from store.base import StoreError
 from sync.health import Progress
+from sync.logs import logger
 from sync.model import Outcome, SyncReport
 from sync.ports import Connection
 
-log = logging.getLogger("sync.metrics")
+log = logger("sync.metrics")
 
 Key = tuple[str, str]  # (account uid, network)
 # What a run counts as when it ended without recording an outcome (the store failed or

@@ -127,3 +127,6 @@ class SyncReport:
     started_at: dt.datetime
     finished_at: dt.datetime
     position: Position | None
+    # When a documented limit (or a 429) stopped the run: when it opens again, and the
+    # run may resume (sooner than the sync interval).
+    resume_at: dt.datetime | None = None

@@ -13,7 +13,6 @@ never anything else: the worker serves no API.
 from __future__ import annotations
 
 import contextlib
-import logging
 from collections.abc import AsyncIterator
 
 import orjson
@@ -24,9 +23,10 @@ from prometheus_client.exposition import generate_latest
 from contract.process import serve_side_app
 from store import AccountStore
 from sync.health import health
+from sync.logs import logger
 from sync.metrics import SyncMetrics
 
-log = logging.getLogger("sync.monitor")
+log = logger("sync.monitor")
 
 METRICS_PATH = "/metrics"
 HEALTHZ = "/healthz"

@@ -14,7 +14,7 @@ killed at any point resumes from its last committed window.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from sync.model import Position, Window
@@ -69,15 +69,17 @@ def plan(
     backfill: dt.timedelta,
     changes: Sequence[str] = (),
     change_lookback: dt.timedelta = dt.timedelta(0),
+    ahead: Mapping[str, dt.timedelta] | None = None,
 ) -> list[PlannedWindow]:
-    """The windows of one run: change feeds, then re-scans, then forward windows in time
-    order.
+    """The windows of one run: re-scans, then the change feeds and forward windows in time
+    order, each feed window before the forward window its start falls in (`interleaved`).
 
     `backfill`: how far back a connection's first run starts (bounded by the horizon).
     `changes`: the names of the network's change feeds, each read from `change_lookback`
     before now, or from the position when it lags further (the runs that did not move it
     read no change to trust either), never past the horizon. A first run reads none: it
-    fetches every transaction in its present state.
+    fetches every transaction in its present state. `ahead`: for a feed whose dates the
+    network sets in the future (a locking date), how far past now its windows reach.
     """
     now = now.astimezone(dt.UTC).replace(microsecond=0)
     earliest = now - horizon
@@ -95,12 +97,29 @@ def plan(
         )
         changes_from = floor_to(max(earliest, min(complete, now - change_lookback)), granularity)
         for feed in filter(None, changes):
-            changed += cut(changes_from, now, max_window, granularity, feed)
+            until = now + (ahead or {}).get(feed, dt.timedelta(0))
+            changed += cut(changes_from, until, max_window, granularity, feed)
     forward_from = floor_to(complete, granularity)
     forwards = cut(forward_from, now, max_window, granularity) if complete < now else []
-    return [PlannedWindow(w, False) for w in (*changed, *rescans)] + [
-        PlannedWindow(w, True) for w in forwards
-    ]
+    return [PlannedWindow(w, False) for w in rescans] + interleaved(changed, forwards)
+
+
+def interleaved(changed: Sequence[Window], forwards: Sequence[Window]) -> list[PlannedWindow]:
+    """The change-feed windows and the forward windows in the order a run may be stopped
+    in at any point (a documented limit, a deadline) without losing a change: before the
+    position moves to a forward window's end, every feed window that starts before that
+    end has been read, so the next run's feeds, read from the position, miss nothing.
+    A backfill under a tight limit then goes forward run after run, with its feeds."""
+    pending = sorted(changed, key=lambda w: w.start)  # stable: the spec's feed order
+    ordered: list[PlannedWindow] = []
+    taken = 0
+    for forward in forwards:
+        while taken < len(pending) and pending[taken].start < forward.end:
+            ordered.append(PlannedWindow(pending[taken], False))
+            taken += 1
+        ordered.append(PlannedWindow(forward, True))
+    ordered += [PlannedWindow(w, False) for w in pending[taken:]]
+    return ordered
 
 
 def split(window: Window, granularity: dt.timedelta) -> tuple[Window, Window] | None:

@@ -10,7 +10,9 @@ The account store implements it; the sync never touches storage otherwise. Its c
   unexpired lease); `release` gives it back. A lease that expires frees the connection for
   another worker, so a crashed worker holds nothing for long.
 - Credentials leave the store only encrypted (`load_credentials`); the caller's `Decrypt`
-  opens them in memory for the one sync that needs them.
+  opens them in memory for the one sync that needs them. Credentials a network rotated
+  come back sealed (`Seal`) and replace the stored ones atomically (`replace_credentials`)
+  before they are used.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ class Connection:
 # Opens a connection's stored credentials: (connection, ciphertext) -> the credential JSON.
 # The connection is passed because a ciphertext is bound to its (account, network) row.
 Decrypt = Callable[[Connection, bytes], Mapping[str, object]]
+# Seals a connection's credential JSON for its row: the inverse of Decrypt.
+Seal = Callable[[Connection, Mapping[str, str]], bytes]
 
 
 class SyncStore(Protocol):
@@ -58,12 +62,22 @@ class SyncStore(Protocol):
         holds an unexpired lease. Claiming also marks the attempt (for due_connections)."""
         ...
 
+    async def renew(self, connection: Connection, worker_id: str, lease_seconds: float) -> bool:
+        """Extend `worker_id`'s lease on `connection` to `lease_seconds` from now; False when
+        it holds the lease no more. Not an attempt: the connection's attempt time stays."""
+        ...
+
     async def release(self, connection: Connection, worker_id: str) -> None:
         """End `worker_id`'s lease on `connection` (no effect if it holds none)."""
         ...
 
     async def load_credentials(self, connection: Connection) -> bytes:
         """The connection's encrypted credentials (never decrypted by the store)."""
+        ...
+
+    async def replace_credentials(self, connection: Connection, old: bytes, new: bytes) -> bool:
+        """Swap the stored ciphertext `old` for `new` in one atomic step; False (nothing
+        changed) when `old` is no longer what is stored (reconnected meanwhile)."""
         ...
 
     async def load_position(self, connection: Connection) -> Position | None:

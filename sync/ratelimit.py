@@ -1,17 +1,20 @@
-"""Outbound rate limits: at most N requests in any rolling period, per credential.
+"""Outbound rate limits: at most N requests in any rolling period, for every period a network
+documents (20 a minute; 1 a minute and 1,000 a day...), and at most C at once, per credential.
 
-A sliding log rather than a token bucket: it guarantees the published figure ("20 calls per
-minute") over every period, which is what a network counts, at the cost of N timestamps per
-credential (N is small for every network).
+A sliding log rather than a token bucket: it guarantees each published figure ("20 calls per
+minute") over every period, which is what a network counts, at the cost of one timestamp per
+request of the longest period (at most the largest of the documented counts).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
+from bisect import bisect_right
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sync.clock import Clock
@@ -26,12 +29,44 @@ def credential_key(network: str, credentials: Mapping[str, object]) -> str:
 
 @dataclass
 class SlidingLimiter:
-    """Waits until a request fits in `rate` over the rolling period."""
+    """Waits until a request fits in every one of `rates` over its rolling period, and
+    lets at most `concurrency` requests run at once (None: no such limit)."""
 
     rate: Rate
     clock: Clock
+    more: Sequence[Rate] = ()
+    concurrency: int | None = None
     _sent: deque[float] = field(default_factory=deque)
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _flying: asyncio.Semaphore | None = None
+
+    def __post_init__(self) -> None:
+        if self.concurrency is not None:
+            self._flying = asyncio.Semaphore(self.concurrency)
+
+    @property
+    def rates(self) -> tuple[Rate, ...]:
+        return (self.rate, *self.more)
+
+    def _wait(self, now: float) -> float:
+        """Seconds until one more request fits every rate (0: now)."""
+        longest = max(r.seconds for r in self.rates)
+        while self._sent and now - self._sent[0] >= longest:
+            self._sent.popleft()
+        wait = 0.0
+        ordered = list(self._sent)
+        for rate in self.rates:
+            recent = len(ordered) - bisect_right(ordered, now - rate.seconds)
+            if recent >= rate.requests:
+                # The request that must leave the period before another fits.
+                leaving = ordered[len(ordered) - rate.requests]
+                wait = max(wait, leaving + rate.seconds - now)
+        return wait
+
+    def opens_at(self) -> float:
+        """When (on clock.monotonic()) the next request would fit every rate."""
+        now = self.clock.monotonic()
+        return now + self._wait(now)
 
     async def acquire(self, cutoff: float | None = None) -> bool:
         """Return True when one more request may be sent now, and record it as sent;
@@ -39,15 +74,22 @@ class SlidingLimiter:
         async with self._lock:
             while True:
                 now = self.clock.monotonic()
-                while self._sent and now - self._sent[0] >= self.rate.seconds:
-                    self._sent.popleft()
-                if len(self._sent) < self.rate.requests:
+                wait = self._wait(now)
+                if wait <= 0:
                     self._sent.append(now)
                     return True
-                wait = self._sent[0] + self.rate.seconds - now
                 if cutoff is not None and now + wait > cutoff:
                     return False
                 await self.clock.sleep(wait)
+
+    @contextlib.asynccontextmanager
+    async def flight(self) -> AsyncIterator[None]:
+        """Held while a request runs: at most `concurrency` at once."""
+        if self._flying is None:
+            yield
+            return
+        async with self._flying:
+            yield
 
     async def hold_off(self, seconds: float) -> None:
         """Make everyone sharing the credential wait (a network said Retry-After)."""
@@ -62,8 +104,13 @@ class Limiters:
     clock: Clock
     _limiters: dict[str, SlidingLimiter] = field(default_factory=dict)
 
-    def get(self, key: str, rate: Rate) -> SlidingLimiter:
+    def get(
+        self, key: str, rate: Rate, more: Sequence[Rate] = (), concurrency: int | None = None
+    ) -> SlidingLimiter:
         limiter = self._limiters.get(key)
-        if limiter is None or limiter.rate != rate:
-            limiter = self._limiters[key] = SlidingLimiter(rate, self.clock)
+        wanted = (rate, tuple(more), concurrency)
+        if limiter is None or (limiter.rate, tuple(limiter.more), limiter.concurrency) != wanted:
+            limiter = self._limiters[key] = SlidingLimiter(
+                rate, self.clock, tuple(more), concurrency
+            )
         return limiter

@@ -12,14 +12,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
-import logging
 from collections.abc import Callable
 
 from store import AccountStore
 from store.base import StoreError, utc_now
 from store.events import prune, retention_horizon
+from sync.logs import logger
 
-log = logging.getLogger("sync.retention")
+log = logger("sync.retention")
 
 PRUNE_EVERY = 3600.0  # seconds between two prunes: an hour's events are a small batch
 

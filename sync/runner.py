@@ -10,9 +10,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime as dt
-import logging
 from collections import deque
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,10 +26,13 @@ from sync.connectors import CONNECTORS
 from sync.connectors.base import CallContext, Connector, Credentials, Send
 from sync.errors import (
     AuthRejected,
+    CredentialsChanged,
     CredentialsIncomplete,
     CredentialsUnreadable,
+    CredentialsUnstorable,
     CurrencyMissing,
     MalformedResponse,
+    RateLimitReached,
     RunDeadline,
     SyncError,
     UnsupportedNetwork,
@@ -39,14 +41,16 @@ from sync.errors import (
 )
 from sync.events import SyncEvents, Unobserved
 from sync.http import HttpRequest, HttpResponse, NetworkClient, RetryPolicy
+from sync.lease import Lease
+from sync.logs import CURRENT_SECRETS, logger
 from sync.model import Counts, Outcome, Position, Reason, Refused, SyncReport, Transaction, Window
 from sync.paginators import PageLimits, pages
 from sync.planner import PlannedWindow, plan, split
-from sync.ports import Connection, Decrypt, SyncStore
+from sync.ports import Connection, Decrypt, Seal, SyncStore
 from sync.ratelimit import Limiters, credential_key
 from sync.spec import ConnectorSpec, CurrencySource, Rate
 
-log = logging.getLogger("sync.runner")
+log = logger("sync.runner")
 
 REFUSALS_KEPT = 20  # examples of refused records a run keeps for its report
 
@@ -97,8 +101,12 @@ class _Run:
     position: Position | None = None
     forward_blocked: bool = False
     stopped_early: bool = False
-    # The credentials' values, redacted from the outcome's reason.
+    # A documented limit stopped the run: why, and in how many seconds it opens again.
+    limited: RateLimitReached | None = None
+    # The credentials' values, redacted from the outcome's reason and the log lines.
     secrets: list[str] = field(default_factory=list)
+    # The stored ciphertext the run's credentials came from (replaced on a refresh).
+    sealed: bytes = b""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +122,9 @@ class Syncer:
     limiters: Limiters
     settings: SyncSettings = field(default_factory=SyncSettings)
     connectors: Mapping[str, Connector] = field(default_factory=lambda: CONNECTORS)
+    # Seals refreshed credentials (None: a network that rotates them fails its run
+    # before using the new ones).
+    seal: Seal | None = None
 
 
 @asynccontextmanager
@@ -126,32 +137,50 @@ async def syncing(
     clock: Clock | None = None,
     events: SyncEvents | None = None,
     connectors: Mapping[str, Connector] = CONNECTORS,
+    seal: Seal | None = None,
 ) -> AsyncIterator[Syncer]:
     """A Syncer over an HTTP session of its own, closed on exit."""
     clock = clock or SystemClock()
     settings = settings or SyncSettings()
-    async with aiohttp.ClientSession() as session:
+    # No cookie jar: a session cookie one account's network set must never be sent for
+    # another account; a connector that needs one sends it itself.
+    async with aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar()) as session:
         client = NetworkClient(session, clock, settings.retry, events=events or Unobserved())
-        yield Syncer(store, decrypt, map_status, client, Limiters(clock), settings, connectors)
+        yield Syncer(
+            store, decrypt, map_status, client, Limiters(clock), settings, connectors, seal
+        )
 
 
 async def sync_connection(
-    syncer: Syncer, connection: Connection, *, deadline: float | None = None
+    syncer: Syncer,
+    connection: Connection,
+    *,
+    deadline: float | None = None,
+    lease: Lease | None = None,
 ) -> SyncReport:
     """Sync one connection now and record its outcome through the store.
 
     `deadline` (on the client's `clock.monotonic()`): no window or page starts after it,
     no request or wait runs past it; the run then ends `partial` (`deadline`), the window
-    under way uncommitted. Raises only what the store raises (and cancellation); every
-    failure of the network, or of reading what it sent, becomes the recorded outcome.
+    under way uncommitted. `lease`: the worker's lease, renewed as the run goes (no wait
+    longer than a third of it); LeaseLost, raised, when another worker took it. A
+    documented limit that leaves no request within the longest wait ends the run
+    `partial` (`rate_limited`) with `resume_at`, the moment it opens again.
+    Raises only what the store raises (and cancellation, LeaseLost); every failure of
+    the network, or of reading what it sent, becomes the recorded outcome.
     """
     clock = syncer.client.clock
     started = clock.now()
     run = _Run()
     outcome: Outcome
     reason: Reason | None
+    # Every log line of this run is redacted with its credentials (sync.logs).
+    redacting = CURRENT_SECRETS.set(run.secrets)
     try:
-        await _sync(syncer, connection, run, deadline)
+        await _sync(syncer, connection, run, deadline, lease)
+        outcome, reason = _verdict(run)
+    except RateLimitReached as exc:
+        run.stopped_early, run.limited = True, exc
         outcome, reason = _verdict(run)
     except RunDeadline:
         run.stopped_early = True
@@ -160,15 +189,27 @@ async def sync_connection(
         outcome, reason = Outcome.AUTH_FAILED, Reason(exc.code, exc.message)
     except SyncError as exc:
         outcome, reason = Outcome.ERROR, Reason(exc.code, exc.message)
+    finally:
+        CURRENT_SECRETS.reset(redacting)
     if reason is not None:
         reason = Reason(reason.code, shown(redact(reason.message, run.secrets)))
-    report = SyncReport(outcome, reason, run.counts, started, clock.now(), run.position)
+    finished = clock.now()
+    resume_at = None
+    if run.limited is not None:
+        resume_at = finished + dt.timedelta(seconds=max(1.0, run.limited.resume_in))
+    report = SyncReport(outcome, reason, run.counts, started, finished, run.position, resume_at)
     await syncer.store.record_outcome(connection, report)
     _log_report(connection, report)
     return report
 
 
-async def _sync(syncer: Syncer, connection: Connection, run: _Run, deadline: float | None) -> None:
+async def _sync(
+    syncer: Syncer,
+    connection: Connection,
+    run: _Run,
+    deadline: float | None,
+    lease: Lease | None,
+) -> None:
     """Plan the connection's windows from its position, then fetch and commit each."""
     connector, ctx = await _open(syncer, connection, run)
     spec = ctx.spec
@@ -184,11 +225,12 @@ async def _sync(syncer: Syncer, connection: Connection, run: _Run, deadline: flo
         backfill=connection.backfill or syncer.settings.backfill,
         changes=[feed.name for feed in spec.change_feeds],
         change_lookback=spec.change_lookback,
+        ahead={feed.name: feed.ahead for feed in spec.change_feeds if feed.ahead},
     )
     run.counts.windows_planned = len(windows)
-    send = _sender(syncer, ctx, deadline, run)
+    send = _sender(syncer, ctx, deadline, run, lease)
     paging = PageLimits(syncer.settings.max_pages, clock, deadline)
-    limits = _Limits(paging, latest_instant(clock.now()))
+    limits = _Limits(paging, latest_instant(clock.now()), lease)
     await _authenticate(connector, ctx, send)
     await _windows(syncer.store, connection, connector, ctx, send, windows, run, limits)
 
@@ -199,8 +241,9 @@ async def _open(syncer: Syncer, connection: Connection, run: _Run) -> tuple[Conn
     if connector is None:
         raise UnsupportedNetwork(f"no connector for network {connection.network!r}")
     spec = syncer.settings.spec_for(connector.spec)
-    creds = await open_credentials(syncer.store, connection, syncer.decrypt, spec)
-    run.secrets = creds.secret_values()
+    run.sealed = await syncer.store.load_credentials(connection)
+    creds = open_sealed(run.sealed, connection, syncer.decrypt, spec)
+    run.secrets.extend(creds.secret_values())
     if spec.currency_source is CurrencySource.CONNECTION and not connection.currency:
         raise CurrencyMissing(
             f"{spec.network} records carry no currency: the connection must declare its currency"
@@ -212,19 +255,55 @@ async def _open(syncer: Syncer, connection: Connection, run: _Run) -> tuple[Conn
         currency=connection.currency,
         page_size=spec.page_size or 0,
         map_status=syncer.map_status,
+        persist=_persister(syncer, connection, run),
+        now=syncer.client.clock.now,
     )
     return connector, ctx
 
 
-def _sender(syncer: Syncer, ctx: CallContext, deadline: float | None, run: _Run) -> Send:
-    """How this run sends a request: through the credential's rate limiter, within the
-    network's time limit and answer size, never past the deadline, counted in its report."""
+def _persister(
+    syncer: Syncer, connection: Connection, run: _Run
+) -> Callable[[Mapping[str, str]], Awaitable[None]]:
+    """How this run stores credentials a network rotated: sealed, swapped for the ones it
+    read in one atomic step, before the connector may use them."""
+
+    async def persist(values: Mapping[str, str]) -> None:
+        # The new values are secrets from now on, whatever happens next.
+        run.secrets.extend(v for v in values.values() if v and v not in run.secrets)
+        if syncer.seal is None:
+            raise CredentialsUnstorable(
+                f"{connection.network}: this process cannot store refreshed credentials"
+            )
+        sealed = syncer.seal(connection, values)
+        if not await syncer.store.replace_credentials(connection, run.sealed, sealed):
+            raise CredentialsChanged(
+                f"{connection.network}: the credentials were replaced while this run "
+                "refreshed them; the next run uses the stored ones"
+            )
+        run.sealed = sealed
+        log.info("%s: refreshed credentials stored", connection)
+
+    return persist
+
+
+def _sender(
+    syncer: Syncer, ctx: CallContext, deadline: float | None, run: _Run, lease: Lease | None
+) -> Send:
+    """How this run sends a request: through the credential's rate limiter (every
+    documented rate, its concurrency), within the network's time limit and answer size,
+    never past the deadline, under a renewed lease, counted in its report."""
     spec = ctx.spec
     limiter = syncer.limiters.get(
-        credential_key(spec.network, ctx.credentials.as_dict()), spec.rate
+        credential_key(spec.network, ctx.credentials.as_dict()),
+        spec.rate,
+        spec.more_rates,
+        spec.concurrency,
     )
+    max_wait = None if lease is None else lease.longest_wait
 
     async def send(request: HttpRequest) -> HttpResponse:
+        if lease is not None:
+            await lease.keep()
         return await syncer.client.send(
             spec.network,
             request,
@@ -233,6 +312,7 @@ def _sender(syncer: Syncer, ctx: CallContext, deadline: float | None, run: _Run)
             max_bytes=spec.response_cap,
             cutoff=deadline,
             attempted=counted,
+            max_wait=max_wait,
         )
 
     def counted() -> None:
@@ -262,7 +342,13 @@ async def open_credentials(
     store: SyncStore, connection: Connection, decrypt: Decrypt, spec: ConnectorSpec
 ) -> Credentials:
     """The connection's credentials, decrypted in memory and checked against the spec."""
-    blob = await store.load_credentials(connection)
+    return open_sealed(await store.load_credentials(connection), connection, decrypt, spec)
+
+
+def open_sealed(
+    blob: bytes, connection: Connection, decrypt: Decrypt, spec: ConnectorSpec
+) -> Credentials:
+    """Stored credentials, decrypted in memory and checked against the spec."""
     failed: str | None = None
     try:
         values = decrypt(connection, blob)
@@ -290,6 +376,7 @@ class _Limits:
 
     pages: PageLimits
     latest: str
+    lease: Lease | None = None
 
 
 async def _authenticate(connector: Connector, ctx: CallContext, send: Send) -> None:
@@ -336,6 +423,9 @@ async def _windows(
             failed: str | None = None
             try:
                 rows, refused = await _fetch_renewing(connector, ctx, send, item.window, limits)
+            except RateLimitReached as exc:
+                run.stopped_early, run.limited = True, exc
+                return
             except RunDeadline:
                 run.stopped_early = True
                 return
@@ -368,6 +458,8 @@ async def _windows(
             if writing is not None:
                 previous, writing = writing, None
                 await previous
+            if limits.lease is not None:
+                await limits.lease.keep()
             writing = asyncio.ensure_future(_commit(store, connection, item, rows, refused, run))
     finally:
         # The write under way ends before the run does (its failure raised in place of a
@@ -474,6 +566,13 @@ def _verdict(run: _Run) -> tuple[Outcome, Reason | None]:
         failed = run.counts.windows_failed
         return Outcome.PARTIAL, Reason(
             first.code, f"{failed} window(s) failed; first: {first.message}"
+        )
+    if run.limited is not None:
+        done, planned = run.counts.windows_ok, run.counts.windows_planned
+        return Outcome.PARTIAL, Reason(
+            run.limited.code,
+            f"{run.limited.message} ({done} of {planned} window(s) done; "
+            f"resumes in {run.limited.resume_in:.0f}s)",
         )
     if run.stopped_early:
         return Outcome.PARTIAL, Reason(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 # The default caps of an answer's size: a page holds at most a few thousand records (some
@@ -28,6 +29,32 @@ class AmountFormat(enum.StrEnum):
     STRING = "string"  # decimal text, e.g. "6.00"
     NUMBER = "number"  # JSON numbers (parsed as Decimal, never float)
     CENTS = "cents"  # integers of minor units: 1250 means 12.50
+    # Text as a report shows it: currency signs or codes, thousands separators, and a
+    # negative as `-4.26`, `$-4.26` or `($4.26)` (never read as positive).
+    FORMATTED = "formatted"
+
+
+@dataclass(frozen=True, slots=True)
+class Amount:
+    """How one amount field is written: its form, its scale (the wire value counts units
+    of 10**-scale: 2 for cents, 4 for ten-thousandths) and, for text, which character
+    separates the decimals (the other of `.` and `,`, and spaces, group thousands)."""
+
+    form: AmountFormat = AmountFormat.NUMBER
+    scale: int = 0
+    decimal_comma: bool = False
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.scale <= 8:
+            raise ValueError("an amount's scale is 0 to 8 decimal places")
+
+
+class TimeFormat(enum.StrEnum):
+    """How a moment arrives on the wire."""
+
+    TEXT = "text"  # ISO 8601 (naive means UTC), dd/mm/YYYY[ HH:MM[:SS]], or UNIX seconds
+    UNIX_SECONDS = "unix_seconds"  # an integer (or its digits) of seconds since 1970
+    UNIX_MILLIS = "unix_millis"  # an integer (or its digits) of milliseconds since 1970
 
 
 class CurrencySource(enum.StrEnum):
@@ -72,6 +99,10 @@ class ChangeFeed:
     parameter: str
     # Which changes it reports, for the docs ("approvals and declines").
     catches: str
+    # How far past now this feed's dates run: a date the network sets ahead (Impact's
+    # LockingDate, the end of the lock period, is known when the action is made). Its
+    # windows reach now plus this, so a change dated in the future is read now.
+    ahead: dt.timedelta = dt.timedelta(0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +149,41 @@ class ConnectorSpec:
     # RESPONSE_CAP_WHOLE for a network that answers a whole window at once.
     max_response_bytes: int | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # Every sub-id member a record carries besides the primary one (clickRef2..6).
+    more_sub_ids: tuple[str, ...] = ()
+    # Further documented limits over other periods (1,000 a day besides 20 a minute): a
+    # request is sent only when it fits every one (sync.ratelimit).
+    more_rates: tuple[Rate, ...] = ()
+    # Requests in flight at once per credential (1: the network refuses concurrent calls);
+    # None: no documented limit.
+    concurrency: int | None = None
+    # Per field ("commission", "sale"): how an amount is written, where it differs from
+    # `amount_format` (a scale other than cents, text with thousands separators).
+    amounts: Mapping[str, Amount] = field(default_factory=dict)
+    # Per field ("transacted", "clicked"): how a moment is written (default TEXT).
+    times: Mapping[str, TimeFormat] = field(default_factory=dict)
+
+    @property
+    def all_sub_ids(self) -> tuple[str, ...]:
+        """The sub-id members, the primary one first."""
+        return (self.sub_id_field, *self.more_sub_ids)
+
+    @property
+    def rates(self) -> tuple[Rate, ...]:
+        """Every documented rate, the primary one first."""
+        return (self.rate, *self.more_rates)
+
+    def amount(self, name: str) -> Amount:
+        """How the amount field `name` is written."""
+        declared = self.amounts.get(name)
+        if declared is not None:
+            return declared
+        cents = self.amount_format is AmountFormat.CENTS
+        return Amount(self.amount_format, scale=2 if cents else 0)
+
+    def time(self, name: str) -> TimeFormat:
+        """How the moment field `name` is written."""
+        return self.times.get(name, TimeFormat.TEXT)
 
     @property
     def response_cap(self) -> int:

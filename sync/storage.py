@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 
 import orjson
 
-from accounts.crypto import decrypt_credentials
+from accounts.crypto import decrypt_credentials, encrypt_credentials
 from accounts.keyring import Keyring
 from store import AccountStore, ConnectionView, connections
 from sync.model import (
@@ -23,7 +23,7 @@ from sync.model import (
     WriteResult,
     format_timestamp,
 )
-from sync.ports import Connection, Decrypt
+from sync.ports import Connection, Decrypt, Seal
 
 
 def connection_of(view: ConnectionView) -> Connection:
@@ -67,6 +67,15 @@ class AccountSyncStore:
             attempted_before=since,
         )
 
+    async def renew(self, connection: Connection, worker_id: str, lease_seconds: float) -> bool:
+        return await self.store.write(
+            connections.renew,
+            connection.account_uid,
+            connection.network,
+            worker_id,
+            lease_seconds,
+        )
+
     async def release(self, connection: Connection, worker_id: str) -> None:
         await self.store.write(
             connections.release, connection.account_uid, connection.network, worker_id
@@ -77,6 +86,15 @@ class AccountSyncStore:
             connections.sealed_credentials, connection.account_uid, connection.network
         )
         return sealed.ciphertext
+
+    async def replace_credentials(self, connection: Connection, old: bytes, new: bytes) -> bool:
+        return await self.store.write(
+            connections.replace_credentials,
+            connection.account_uid,
+            connection.network,
+            old,
+            new,
+        )
 
     async def load_position(self, connection: Connection) -> Position | None:
         view = await self.store.read(connections.find, connection.account_uid, connection.network)
@@ -124,3 +142,13 @@ def credential_opener(keyring: Keyring) -> Decrypt:
         return value
 
     return decrypt
+
+
+def credential_sealer(keyring: Keyring) -> Seal:
+    """Seals a connection's credential JSON under the keyring's current secret."""
+
+    def seal(connection: Connection, values: Mapping[str, str]) -> bytes:
+        plain = orjson.dumps(dict(values))
+        return encrypt_credentials(keyring, connection.account_uid, connection.network, plain)
+
+    return seal

@@ -9,12 +9,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+import unicodedata
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from contract import commission
 from sync.model import format_timestamp
-from sync.spec import AmountFormat
+from sync.spec import Amount, AmountFormat, TimeFormat
 
 _AMOUNT_TEXT = re.compile(r"\s*[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*")
 _CURRENCY = re.compile(r"[A-Za-z]{3}")
@@ -71,17 +72,19 @@ def decode_json(body: bytes) -> Any:
     return json.loads(body, parse_float=_json_number, parse_int=_json_int)
 
 
-def parse_amount(value: object, fmt: AmountFormat, name: str = "amount") -> str:
-    """Signed plain decimal text (the store's amount form) from a wire amount."""
+def parse_amount(value: object, fmt: AmountFormat | Amount, name: str = "amount") -> str:
+    """Signed plain decimal text (the store's amount form) from a wire amount written as
+    `fmt` declares (an AmountFormat alone: its usual scale, cents for CENTS)."""
+    if isinstance(fmt, AmountFormat):
+        fmt = _USUAL[fmt]
+    scale = fmt.scale
     if type(value) is int and _INT_SLOW < value < _INT_FAST:
         # Most networks' amounts: no Decimal needed for an exact answer.
-        if fmt is not AmountFormat.CENTS:
+        if not scale:
             return str(value)
-        if value < 0:
-            digits = str(-value).rjust(3, "0")
-            return f"-{digits[:-2]}.{digits[-2:]}"
-        digits = str(value).rjust(3, "0")
-        return f"{digits[:-2]}.{digits[-2:]}"
+        sign, digits = ("-", str(-value)) if value < 0 else ("", str(value))
+        digits = digits.rjust(scale + 1, "0")
+        return f"{sign}{digits[:-scale]}.{digits[-scale:]}"
     if value is None or isinstance(value, bool):
         raise ValueProblem(f"{name}: missing")
     if isinstance(value, float):
@@ -91,6 +94,8 @@ def parse_amount(value: object, fmt: AmountFormat, name: str = "amount") -> str:
         raise ValueProblem(f"{name}: a number with an exponent or too many digits")
     if isinstance(value, int | Decimal):
         number = Decimal(value)
+    elif isinstance(value, str) and fmt.form is AmountFormat.FORMATTED:
+        number = formatted_amount(value, fmt.decimal_comma, name)
     elif isinstance(value, str) and _AMOUNT_TEXT.fullmatch(value):
         try:
             number = Decimal(value.strip())
@@ -100,14 +105,76 @@ def parse_amount(value: object, fmt: AmountFormat, name: str = "amount") -> str:
         raise ValueProblem(f"{name}: not a number")
     if not number.is_finite() or abs(number.adjusted()) > _EXPONENT_LIMIT:
         raise ValueProblem(f"{name}: out of range")
-    if fmt is AmountFormat.CENTS:
+    if scale:
         if number != number.to_integral_value():
-            raise ValueProblem(f"{name}: cents must be whole")
-        number = number.scaleb(-2)
+            raise ValueProblem(f"{name}: minor units must be whole")
+        number = number.scaleb(-scale)
     text = plain(number)
     why = commission.amount_problem(text)
     if why is not None:
         raise ValueProblem(f"{name}: {why}")
+    return text
+
+
+_USUAL = {
+    AmountFormat.STRING: Amount(AmountFormat.STRING),
+    AmountFormat.NUMBER: Amount(AmountFormat.NUMBER),
+    AmountFormat.CENTS: Amount(AmountFormat.CENTS, scale=2),
+    AmountFormat.FORMATTED: Amount(AmountFormat.FORMATTED),
+}
+# The longest amount text read (a report's cell: signs, separators and 30 digits fit).
+_FORMATTED_MAX = 64
+# Digits grouped by thousands (the first group 1 to 3 digits), or not grouped at all.
+_GROUPED = re.compile(r"[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+")
+_SPACES = frozenset(" \u00a0\u202f\u2009")
+
+
+def formatted_amount(value: str, decimal_comma: bool, name: str = "amount") -> Decimal:
+    """A Decimal from an amount as a report writes it: `$1,234.56`, `-€3.10`, `$-3.10`,
+    `($4.26)` (negative: never +4.26), `4.26 USD`, `1.234,56 €` with `decimal_comma`.
+
+    Refused: a sign inside the parentheses as well as outside them, two signs, digits
+    grouped other than by thousands, letters that are not one currency code."""
+    if len(value) > _FORMATTED_MAX:
+        raise ValueProblem(f"{name}: not a number")
+    text = _unmarked(value)
+    negative = False
+    if text.startswith("(") and text.endswith(")"):
+        negative, text = True, _unmarked(text[1:-1])
+    if text[:1] in ("-", "+", "\u2212"):
+        sign, text = text[0], _unmarked(text[1:])
+        if negative:
+            raise ValueProblem(f"{name}: a sign inside parentheses")
+        negative = sign != "+"
+    elif text[-1:] == "-":  # a trailing minus, as some ledgers write it
+        if negative:
+            raise ValueProblem(f"{name}: a sign inside parentheses")
+        negative, text = True, _unmarked(text[:-1])
+    point, group = (",", ".") if decimal_comma else (".", ",")
+    whole, has_point, fraction = text.partition(point)
+    whole = "".join(group if c in _SPACES else c for c in whole)
+    if (
+        not _GROUPED.fullmatch((whole or "0").replace(group, ","))
+        or (has_point and not (fraction.isascii() and fraction.isdigit()))
+        or not (whole or fraction)
+    ):
+        raise ValueProblem(f"{name}: not a number")
+    number = Decimal((whole or "0").replace(group, "") + (f".{fraction}" if fraction else ""))
+    return -number if negative else number
+
+
+def _unmarked(text: str) -> str:
+    """`text` without spaces, currency signs or one ISO 4217 code at either end."""
+    text = text.strip()
+    if len(text) > 3 and text[:3] in _CODES:
+        text = text[3:]
+    if len(text) > 3 and text[-3:] in _CODES:
+        text = text[:-3]
+    text = text.strip()
+    while text and unicodedata.category(text[0]) == "Sc":
+        text = text[1:].lstrip()
+    while text and unicodedata.category(text[-1]) == "Sc":
+        text = text[:-1].rstrip()
     return text
 
 
@@ -131,10 +198,13 @@ def parse_currency(value: object) -> str | None:
     raise ValueProblem("currency: not an ISO 4217 currency code")
 
 
-def parse_timestamp(value: object, name: str = "date") -> str:
+def parse_timestamp(value: object, name: str = "date", fmt: TimeFormat = TimeFormat.TEXT) -> str:
     """`YYYY-MM-DDTHH:MM:SSZ` from ISO 8601 (naive means UTC), `dd/mm/YYYY[ HH:MM[:SS]]`
-    or UNIX seconds."""
-    if type(value) is str and _CANONICAL.fullmatch(value):
+    or UNIX seconds; with `fmt` UNIX_SECONDS or UNIX_MILLIS, only that count (an integer
+    or its digits) is read, milliseconds rounded down to the second."""
+    if fmt is not TimeFormat.TEXT:
+        moment = epoch_moment(value, fmt, name)
+    elif type(value) is str and _CANONICAL.fullmatch(value):
         # Already in the stored form: only the calendar is left to check (strftime is a
         # large share of a record's parse).
         try:
@@ -142,12 +212,32 @@ def parse_timestamp(value: object, name: str = "date") -> str:
         except ValueError:
             raise ValueProblem(f"{name}: not a date") from None
         return value
-    moment = parse_moment(value, name)
+    else:
+        moment = parse_moment(value, name)
     try:
         return format_timestamp(moment)
     except OverflowError:
         # Year 9999 with a negative offset is past year 9999 in UTC.
         raise ValueProblem(f"{name}: out of range") from None
+
+
+_DIGITS = re.compile(r"-?[0-9]{1,16}")
+
+
+def epoch_moment(value: object, fmt: TimeFormat, name: str = "date") -> dt.datetime:
+    """The moment of a count of seconds or milliseconds since 1970 (an integer, or its
+    digits as text); ValueProblem for anything else, a float included."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        count = value
+    elif isinstance(value, str) and _DIGITS.fullmatch(value.strip()):
+        count = int(value.strip())
+    elif value is None or value == "":
+        raise ValueProblem(f"{name}: missing")
+    else:
+        raise ValueProblem(f"{name}: not a count of {fmt.value.removeprefix('unix_')}")
+    if fmt is TimeFormat.UNIX_MILLIS:
+        count //= 1000  # floor: -1 ms is the second before the epoch, not the epoch
+    return _from_epoch(count, name)
 
 
 def _from_epoch(seconds: int, name: str) -> dt.datetime:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import logging
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -25,18 +24,16 @@ from store.base import StoreError, StoreUnavailable
 from sync.clock import Clock, SystemClock
 from sync.errors import InternalFault
 from sync.events import SyncEvents, Unobserved
-from sync.logs import CURRENT_CONNECTION, about
+from sync.lease import Lease, LeaseLost
+from sync.logs import CURRENT_CONNECTION, about, logger
 from sync.model import Counts, Outcome, Reason, SyncReport
-from sync.ports import Connection, Decrypt, SyncStore
+from sync.ports import Connection, Decrypt, Seal, SyncStore
 from sync.runner import Syncer, SyncSettings, sync_connection, syncing
 
-log = logging.getLogger("sync.worker")
+log = logger("sync.worker")
 
 # The latest reports a worker keeps (for tests and a caller's look): it runs for months.
 REPORTS_KEPT = 100
-# The share of the lease a run may use: no window, page, request or wait after it, so the
-# lease outlasts the run's last request and its last write.
-LEASE_SHARE = 0.8
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,8 +60,12 @@ class Worker:
     reports: deque[SyncReport] = field(default_factory=lambda: deque(maxlen=REPORTS_KEPT))
     # Syncs cut short by a store outage, to run again once the store answers.
     interrupted: dict[tuple[str, str], Connection] = field(default_factory=dict)
+    # Syncs a documented limit cut short, to run again when it opens (this worker's).
+    resuming: dict[tuple[str, str], tuple[Connection, dt.datetime]] = field(default_factory=dict)
     # Who hears of polls, syncs and requests: the metrics and /healthz when served.
     events: SyncEvents = field(default_factory=Unobserved)
+    # Seals credentials a network rotated (sync.storage.credential_sealer).
+    seal: Seal | None = None
 
     async def run(self, stop: asyncio.Event) -> None:
         """Sync due connections until `stop` is set."""
@@ -75,6 +76,7 @@ class Worker:
             self.settings,
             clock=self.clock,
             events=self.events,
+            seal=self.seal,
         ) as syncer:
             running: dict[tuple[str, str], asyncio.Task[None]] = {}
             stopping = asyncio.create_task(stop.wait())
@@ -108,8 +110,11 @@ class Worker:
             log.error("the store could not list due connections (%s)", type(exc).__name__)
             return
         self.events.polled()
-        # The store answers again: what its outage cut short goes first.
-        again = [c for k, c in self.interrupted.items() if k not in running]
+        # The store answers again: what its outage cut short goes first, then the runs a
+        # documented limit stopped whose limit has opened again.
+        now = self.clock.now()
+        resumed = [c for k, (c, at) in self.resuming.items() if at <= now and k not in running]
+        again = [c for k, c in self.interrupted.items() if k not in running] + resumed
         seen = {(c.account_uid, c.network) for c in again}
         due = [*again, *(c for c in due if (c.account_uid, c.network) not in seen)]
         for connection in due:
@@ -131,24 +136,37 @@ class Worker:
                 )
                 continue
             self.interrupted.pop(key, None)  # claimed or taken by another worker: done
+            if key in self.resuming and self.resuming[key][1] <= now:
+                del self.resuming[key]
             if claimed:
                 running[key] = asyncio.create_task(self._sync(connection, syncer))
                 free -= 1
 
     async def _sync(self, connection: Connection, syncer: Syncer) -> None:
-        # Stop well before the lease runs out (no new page, no request, no wait past the
-        # deadline), so no other worker takes the connection while this one still works.
-        deadline = self.clock.monotonic() + self.config.lease_seconds * LEASE_SHARE
+        # The lease is renewed as the run goes (sync.lease): a backfill of any length
+        # finishes in one run, and a lease another worker took stops it at once.
+        lease = Lease(
+            self.store, connection, self.config.worker_id, self.config.lease_seconds, self.clock
+        )
         # This task's log lines name the connection (sync.logs); its own context, so the
         # setting ends with the task.
         CURRENT_CONNECTION.set(connection)
         self.events.started(connection)
         try:
-            report = await sync_connection(syncer, connection, deadline=deadline)
+            report = await sync_connection(syncer, connection, lease=lease)
             self.reports.append(report)
             self.events.finished(connection, report)
+            if report.resume_at is not None:
+                # Cut short by a documented limit: again when it opens, not an interval later.
+                self.resuming[(connection.account_uid, connection.network)] = (
+                    connection,
+                    report.resume_at,
+                )
         except asyncio.CancelledError:
             raise
+        except LeaseLost:
+            # Another worker holds the connection: its outcome is that worker's to record.
+            log.warning("sync %s stopped: another worker holds its lease now", connection)
         except StoreUnavailable:
             # Nothing recorded: the connection's outcome stays what the network last earned.
             log.warning(

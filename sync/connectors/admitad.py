@@ -47,6 +47,7 @@ SPEC = ConnectorSpec(
     amount_format=AmountFormat.STRING,
     currency_source=CurrencySource.RECORD,
     sub_id_field="subid",
+    more_sub_ids=("subid1", "subid2", "subid3", "subid4"),
     # Statuses change retroactively (hold times run to months): status_updated reports
     # them. An amount or payment change without a status update has no filter [U], so
     # the re-scan stays for those.

@@ -29,6 +29,8 @@ from sync.spec import (
     Rate,
 )
 
+CLICK_REFS = ("clickRef", "clickRef2", "clickRef3", "clickRef4", "clickRef5", "clickRef6")
+
 SPEC = ConnectorSpec(
     network="awin",
     base_url="https://api.awin.com",
@@ -45,6 +47,7 @@ SPEC = ConnectorSpec(
     amount_format=AmountFormat.NUMBER,
     currency_source=CurrencySource.RECORD,
     sub_id_field="clickRef",
+    more_sub_ids=CLICK_REFS[1:],
     # Validations and amendments come through dateType; a payment (paidToPublisher,
     # paymentId) changes neither date, so the re-scan is there for payments only.
     rescan=dt.timedelta(days=120),
@@ -59,8 +62,6 @@ SPEC = ConnectorSpec(
         "What `deleted` means is unconfirmed [U]: declined, with statusReason awin:deleted.",
     ),
 )
-
-CLICK_REFS = ("clickRef", "clickRef2", "clickRef3", "clickRef4", "clickRef5", "clickRef6")
 
 
 class Awin(Connector):

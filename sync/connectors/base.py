@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from accounts.statusmap import MapStatus
-from sync.errors import MalformedResponse, UnexpectedStatus
+from sync.errors import CredentialsUnstorable, MalformedResponse, UnexpectedStatus
+from sync.formats import BadRow
 from sync.http import HttpRequest, HttpResponse
 from sync.model import Refused, Transaction, Window
-from sync.spec import AmountFormat, ConnectorSpec, CurrencySource
+from sync.spec import ConnectorSpec, CurrencySource
 from sync.values import (
     ValueProblem,
     decode_json,
@@ -24,6 +25,8 @@ from sync.values import (
 
 PAID = "paid"
 Send = Callable[[HttpRequest], Awaitable[HttpResponse]]
+# Seals and stores a connection's whole credential JSON (sync.runner provides it).
+Persist = Callable[[Mapping[str, str]], Awaitable[None]]
 
 
 class Credentials:
@@ -73,9 +76,28 @@ class CallContext:
     # map_status's answers so far: a network uses a handful of words, and folding one is
     # a large share of a record's parse. MapStatus is a table lookup, the same all sync.
     statuses: dict[str | None, str] = field(default_factory=dict, repr=False)
+    # Stores refreshed credentials, sealed, before they are used (the runner's; None where
+    # nothing can be stored, and a refresh then fails the run).
+    persist: Persist | None = field(default=None, repr=False)
+    # The run's clock (a token's lifetime is read against it).
+    now: Callable[[], dt.datetime] = field(default=lambda: dt.datetime.now(dt.UTC), repr=False)
 
     def url(self, path: str) -> str:
         return self.base_url.rstrip("/") + path
+
+    async def keep_credentials(self, changes: Mapping[str, str]) -> None:
+        """Store the credentials with `changes` (a rotated refresh token, a token and its
+        expiry) before anything uses them: sealed, in one atomic swap of the stored ones,
+        so a run that dies after a refresh leaves the account with the credentials the
+        network now honours. Only then do they become this context's credentials.
+        CredentialsChanged when the stored ones were replaced meanwhile."""
+        values = {**self.credentials.as_dict(), **{str(k): str(v) for k, v in changes.items()}}
+        if self.persist is None:
+            raise CredentialsUnstorable(
+                f"{self.spec.network}: refreshed credentials cannot be stored by this run"
+            )
+        await self.persist(values)
+        self.credentials = Credentials(values)
 
     def status(self, raw: str | None) -> str:
         """map_status(network, raw), asked once per word and sync."""
@@ -192,6 +214,10 @@ class Fields:
     paid_reason: str | None = None
     status_reason: str | None = None
     original_id: object = None
+    # The status of a record whose network sends no status word at all (Rakuten's Events):
+    # used only when no word came, and, being no word of the network's, it never replaces
+    # a stored status (a new row takes it; a stored one keeps its own).
+    implied_status: str | None = None
 
 
 def transaction(ctx: CallContext, f: Fields) -> Transaction:
@@ -201,7 +227,6 @@ def transaction(ctx: CallContext, f: Fields) -> Transaction:
     if external_id is None:
         raise ValueProblem("id: missing")
     raw = optional_text(f.raw_status)
-    amount_format: AmountFormat = spec.amount_format
     sub_ids = {k: t for k, v in f.sub_ids.items() if (t := optional_text(v)) is not None}
     program_name = optional_text(f.program_name)
     program_id = optional_text(f.program_id)
@@ -228,15 +253,19 @@ def transaction(ctx: CallContext, f: Fields) -> Transaction:
         )
     return Transaction(
         external_id=external_id,
-        status=PAID if f.paid_reason else ctx.status(raw),
+        status=PAID
+        if f.paid_reason
+        else (f.implied_status if raw is None and f.implied_status else ctx.status(raw)),
         raw_status=raw,
-        commission_amount=parse_amount(f.commission, amount_format, "commission"),
+        commission_amount=parse_amount(f.commission, spec.amount("commission"), "commission"),
         currency=resolve_currency(ctx, f.currency),
-        transacted_at=parse_timestamp(f.transacted_at, "transaction date"),
+        transacted_at=parse_timestamp(f.transacted_at, "transaction date", spec.time("transacted")),
         program_name=program_name,
         program_external_id=program_id,
-        sale_amount=None if f.sale is None else parse_amount(f.sale, amount_format, "sale"),
-        clicked_at=None if clicked is None else parse_timestamp(clicked, "click date"),
+        sale_amount=None if f.sale is None else parse_amount(f.sale, spec.amount("sale"), "sale"),
+        clicked_at=None
+        if clicked is None
+        else parse_timestamp(clicked, "click date", spec.time("clicked")),
         sub_id=sub_id,
         stated=stated,
         network=spec.network,
@@ -274,19 +303,24 @@ def _stated(
 
 
 def collect(
-    ctx: CallContext, records: Iterable[Any], read: Callable[[Any], Fields]
+    ctx: CallContext, records: Iterable[Any], read: Callable[[Any], Fields | None]
 ) -> tuple[list[Transaction], list[Refused]]:
-    """Every record turned into a Transaction, or into a Refused with its reason."""
+    """Every record turned into a Transaction, or into a Refused with its reason; a record
+    `read` answers None for is no commission (a network's non-commissionable event)."""
     done: list[Transaction] = []
     refused: list[Refused] = []
     for record in records:
+        if isinstance(record, BadRow):
+            refused.append(Refused(None, "record_malformed", record.reason))
+            continue
         if not isinstance(record, dict):
             refused.append(Refused(None, "record_malformed", "a record is not an object"))
             continue
         fields: Fields | None = None
         try:
             fields = read(record)
-            done.append(transaction(ctx, fields))
+            if fields is not None:
+                done.append(transaction(ctx, fields))
         except (KeyError, TypeError, AttributeError, IndexError):
             external_id = optional_text(fields.external_id) if fields is not None else None
             refused.append(Refused(external_id, "record_malformed", "a record lacks its shape"))
@@ -316,3 +350,128 @@ def last_second(window: Window) -> dt.datetime:
 def last_day(window: Window) -> dt.date:
     """The window's last day, for date-only APIs whose end date is inclusive."""
     return (window.end - dt.timedelta(microseconds=1)).date()
+
+
+# --- Declared JSON networks -----------------------------------------------------------
+
+# Where a value sits in an answer: member names and list indexes, as `member` follows them.
+Path = tuple[str | int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class FieldMap:
+    """Where a network's record keeps each of Fields' members: the whole parse of a plain
+    JSON network. A path that finds nothing reads as None (the member is not stated)."""
+
+    external_id: Path
+    raw_status: Path | None
+    commission: Path
+    currency: Path | None
+    transacted_at: Path
+    sale: Path | None = None
+    clicked_at: Path | None = None
+    program_id: Path | None = None
+    program_name: Path | None = None
+    # The sub-id's name in Transaction.sub_ids -> where the record keeps it.
+    sub_ids: Mapping[str, Path] = field(default_factory=dict)
+
+    def read(self, record: Any) -> Fields:
+        """The record's Fields, every member taken from its declared path."""
+
+        def at(path: Path | None) -> Any:
+            return None if path is None else member(record, *path)
+
+        return Fields(
+            external_id=at(self.external_id),
+            raw_status=at(self.raw_status),
+            commission=at(self.commission),
+            currency=at(self.currency),
+            transacted_at=at(self.transacted_at),
+            sale=at(self.sale),
+            clicked_at=at(self.clicked_at),
+            program_id=at(self.program_id),
+            program_name=at(self.program_name),
+            sub_ids={name: at(path) for name, path in self.sub_ids.items()},
+        )
+
+
+class JsonConnector(Connector):
+    """A network answering JSON: each answer's records sit at `records` (an empty path: the
+    answer is the list) and each is read by `fields`. A subclass declares those and writes
+    `request`; it overrides `read` only for what a map cannot say (payment evidence, a
+    status reason), `following` for PAGE and CURSOR pages, and `check` for error answers
+    of its own."""
+
+    records: ClassVar[Path] = ()
+    fields: ClassVar[FieldMap]
+    # OFFSET: where the answer states how many records the whole window holds.
+    total: ClassVar[Path | None] = None
+    # Statuses that answer "no records" without a body (FlexOffers' 204).
+    empty_statuses: ClassVar[frozenset[int]] = frozenset()
+
+    def read(self, record: Any) -> Fields | None:
+        """One record's Fields (default: as `fields` declares them); None for a record
+        that is no commission."""
+        return self.fields.read(record)
+
+    def check(self, ctx: CallContext, response: HttpResponse) -> None:
+        """Raise for an answer that is an error (default: any non-2xx)."""
+        expect_ok(ctx.spec.network, response)
+
+    def empty(self, body: Any) -> bool:
+        """Whether an answer without its records list means "no records" (Adtraction's
+        message); otherwise such an answer is malformed."""
+        return False
+
+    def following(self, ctx: CallContext, state: Any, body: Any, records: list[Any]) -> Any:
+        """PAGE and CURSOR: the next page's state this answer names (None: the last)."""
+        return None
+
+    def parse(self, ctx: CallContext, window: Window, state: Any, response: HttpResponse) -> Page:
+        network = ctx.spec.network
+        self.check(ctx, response)
+        if response.status in self.empty_statuses:
+            return Page([], [], records=0, total=0)
+        body = json_body(network, response)
+        found = member(body, *self.records) if self.records else body
+        if not isinstance(found, list):
+            if not self.empty(body):
+                where = ".".join(map(str, self.records)) or "a list"
+                raise MalformedResponse(f"{network}: the answer lacks its records ({where})")
+            found = []
+        total = None
+        if self.total is not None:
+            total = member(body, *self.total)
+            if type(total) is not int or total < 0:
+                raise MalformedResponse(f"{network}: the answer's record count is not a count")
+        done, refused = collect(ctx, found, self.read)
+        following = self.following(ctx, state, body, found) if found else None
+        return Page(done, refused, following, records=len(found), total=total)
+
+
+def next_page_when_full(ctx: CallContext, state: Any, records: list[Any]) -> int | None:
+    """Page numbers from 1, for a network whose last page is the first one not full."""
+    return (state or 1) + 1 if len(records) >= ctx.page_size else None
+
+
+def next_page_until(ctx: CallContext, current: Any, last: Any) -> int | None:
+    """Page numbers, for a network naming its current and last page; MalformedResponse when
+    they are not page numbers."""
+    if type(current) is not int or type(last) is not int or current < 0:
+        raise MalformedResponse(f"{ctx.spec.network}: the answer's page numbers are not numbers")
+    return current + 1 if current < last else None
+
+
+def in_zone(value: object, zone: dt.tzinfo) -> object:
+    """A moment a network writes without an offset, in its zone (`zone`), as ISO 8601 text
+    with the offset; a value with one, or not a date, as it came (the date's own parser then
+    reads it, or refuses it)."""
+    if not isinstance(value, str):
+        return value
+    try:
+        moment = dt.datetime.fromisoformat(value.strip())
+    except ValueError:
+        return value
+    if moment.tzinfo is not None:
+        return value
+    return moment.replace(tzinfo=zone).isoformat()

@@ -55,10 +55,13 @@ SPEC = ConnectorSpec(
     rescan=dt.timedelta(days=100),
     horizon=dt.timedelta(days=1095),
     change_feeds=(
+        # A commission's lockingDate is set ahead (the 11th of the month after next at
+        # most): a decline before it carries a date still to come.
         ChangeFeed(
             "locking",
             "sinceLockingDate/beforeLockingDate",
             "approvals (locked) and declines decided at locking",
+            ahead=dt.timedelta(days=62),
         ),
         # Read by the forward windows: a correction is posted when it is made.
         ChangeFeed(

@@ -47,20 +47,29 @@ SPEC = ConnectorSpec(
     amount_format=AmountFormat.STRING,
     currency_source=CurrencySource.RECORD,
     sub_id_field="SubId1",
+    more_sub_ids=("SubId2", "SubId3", "SharedId"),
     # StartDate/EndDate filter on the last update, but a state transition is no update:
     # the locking date reports those (a state is final once the action locks).
     rescan=dt.timedelta(0),
     horizon=dt.timedelta(days=1095),
     change_feeds=(
+        # An action's LockingDate is the end of its lock period, set when it is made: a
+        # reversal of a pending action carries a locking date ahead of now. The lock
+        # period is the campaign's own; 90 days covers the ones published [U].
         ChangeFeed(
             "locking",
             "LockingDateStart/LockingDateEnd",
             "approvals and reversals, final once the action locks",
+            ahead=dt.timedelta(days=90),
         ),
         ChangeFeed("updated", "StartDate/EndDate", "amendments (updates other than of state)"),
     ),
     page_size=2000,
-    notes=("An answer above 10x PageSize is an error: such windows are split.",),
+    notes=(
+        "An answer above 10x PageSize is an error: such windows are split.",
+        "Whether LockingDate is set on PENDING actions, and the longest lock period, are "
+        "unconfirmed [U]: locking dates are read up to 90 days ahead of now.",
+    ),
 )
 
 # The most records Impact answers for one query, in pages of PageSize.

@@ -50,6 +50,7 @@ SPEC = ConnectorSpec(
     # The currency field name is unconfirmed [U]: a record's `currency`, else the connection's.
     currency_source=CurrencySource.RECORD_OR_CONNECTION,
     sub_id_field="epi1",
+    more_sub_ids=("epi2",),
     # Advertisers get 30 days to validate, then auto-approval. No publisher-side filter
     # by modification date is published [U]: the re-scan is the one way to learn of changes.
     rescan=dt.timedelta(days=60),

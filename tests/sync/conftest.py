@@ -10,6 +10,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from fakes import FAKES
 from support.clock import FakeClock
 from sync_support import (
     CREDENTIALS,
@@ -19,6 +20,7 @@ from sync_support import (
     MemoryStore,
     connection,
     decrypt,
+    seal,
     seed_store,
 )
 
@@ -27,12 +29,14 @@ from accounts.statusmap import load_status_map
 from store import AccountStore, open_store
 from sync.connectors import CONNECTORS
 from sync.http import NetworkClient, RetryPolicy
+from sync.lease import Lease
 from sync.model import SyncReport
 from sync.ratelimit import Limiters
 from sync.runner import Syncer, SyncSettings, sync_connection
+from sync.storage import credential_opener, credential_sealer
 
 # Small pages so that a handful of recorded records spans several pages.
-TEST_PAGE_SIZES = {"impact": 1, "tradedoubler": 1, "partnerize": 1, "affilae": 1, "admitad": 1}
+TEST_PAGE_SIZES = {n: f.page_size for n, f in FAKES.items() if f.page_size is not None}
 
 
 @pytest.fixture
@@ -123,16 +127,22 @@ SyncRun = Callable[..., Awaitable[SyncReport]]
 
 @pytest.fixture
 async def run_sync(
-    store: MemoryStore, clock: FakeClock, settings: SyncSettings, map_status
+    store: MemoryStore, clock: FakeClock, settings: SyncSettings, map_status, keyring: Keyring
 ) -> SyncRun:
     """`await run_sync(network, **overrides)`: one sync of the test connection, on one shared
-    session and limiter set (as a worker has)."""
-    session = aiohttp.ClientSession()
+    session and limiter set (as a worker has), able to store the credentials a network
+    rotates as a worker does: sealed like the credentials it opens (`seal=None` runs without)."""
+    session = aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar())  # as the worker's
     limiters = Limiters(clock)
 
     async def run(network: str, deadline: float | None = None, **overrides: Any) -> SyncReport:
         conn = overrides.pop("connection", None) or connection(network)
+        lease = overrides.pop("lease", None)
         cfg = overrides.pop("settings", settings)
+        if "seal" not in overrides:
+            # The sealer that matches the opener: the keyring's for the real stores.
+            sealer = credential_sealer(keyring) if "decrypt" in overrides else seal
+            overrides["seal"] = sealer
         syncer = Syncer(
             overrides.pop("store", store),
             overrides.pop("decrypt", decrypt),
@@ -142,7 +152,29 @@ async def run_sync(
             cfg,
             **overrides,
         )
-        return await sync_connection(syncer, conn, deadline=deadline)
+        return await sync_connection(syncer, conn, deadline=deadline, lease=lease)
 
     yield run
     await session.close()
+
+
+LEASE_SECONDS = 3600.0
+
+
+@pytest.fixture
+def leased_run(run_sync: SyncRun, clock: FakeClock, keyring: Keyring):
+    """`await leased_run(network, sync_store, **overrides)`: one sync into a real store as a
+    worker runs it: claimed, its lease renewed while it works (a first sync of a network
+    with one-day windows and a call a minute outlasts any fixed lease), released."""
+
+    async def run(network: str, sync_store: Any, worker: str = "w1", **overrides: Any):
+        conn = overrides.get("connection") or connection(network)
+        assert await sync_store.claim(conn, worker, LEASE_SECONDS)
+        lease = Lease(sync_store, conn, worker, LEASE_SECONDS, clock)
+        overrides.setdefault("decrypt", credential_opener(keyring))
+        try:
+            return await run_sync(network, store=sync_store, lease=lease, **overrides)
+        finally:
+            await sync_store.release(conn, worker)
+
+    return run

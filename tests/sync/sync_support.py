@@ -4,20 +4,29 @@ networks replaying the recordings under recordings/<network>/."""
 from __future__ import annotations
 
 import asyncio
-import base64
-import csv
 import datetime as dt
-import io
 import json
 import re
-from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 from aiohttp import web
+from fakes import FAKES
+from fakes.base import (
+    RECORDINGS,
+    Canned,
+    NetState,
+    Seen,
+    basic,
+    dumps,
+    iso,
+    json_response,
+    recording,
+    shown,
+    stamp,
+    utc,
+)
 from support.clock import WALL_START, FakeClock
 
 from accounts.crypto import encrypt_credentials
@@ -28,54 +37,37 @@ from store.base import VALUE_FIELDS, StoreError
 from sync.model import Position, SyncReport, Transaction, Window, WriteResult
 from sync.ports import Connection
 
-HERE = Path(__file__).resolve().parent
-RECORDINGS = HERE / "recordings"
+# Re-exported for the tests: the fakes' shared parts.
+__all__ = [
+    "CHANGE_DATES",
+    "MAX_DAYS",
+    "Canned",
+    "NetState",
+    "basic",
+    "dumps",
+    "iso",
+    "json_response",
+    "recording",
+    "shown",
+    "utc",
+]
+
 NOW = WALL_START  # where the fake clock starts
 ACCOUNT = "acc_sync_test"
-NETWORKS = (
-    "awin",
-    "cj",
-    "impact",
-    "tradedoubler",
-    "effiliation",
-    "kwanko",
-    "partnerize",
-    "affilae",
-    "admitad",
-)
+# Every fake network (tests/sync/fakes/<network>.py), in name order.
+NETWORKS: tuple[str, ...] = tuple(FAKES)
+# The networks with a status word to flip (the others report a change as another row).
+FLIPPING: tuple[str, ...] = tuple(n for n, f in FAKES.items() if f.flip is not None)
 # Values no log line or error text may ever contain.
-CREDENTIALS: dict[str, dict[str, str]] = {
-    "awin": {"accessToken": "PLANTED-awin-token-7f3a91", "publisherId": "123456"},
-    "cj": {"personalAccessToken": "PLANTED-cj-pat-2b8c44", "publisherId": "999"},
-    "impact": {"accountSid": "IRplantedSID55", "authToken": "PLANTED-impact-auth-9d0e12"},
-    "tradedoubler": {
-        "clientId": "PLANTED-td-client-11aa",
-        "clientSecret": "PLANTED-td-secret-22bb",
-        "username": "planted-td-user",
-        "password": "PLANTED-td-password-33cc",
-    },
-    "effiliation": {"apiKey": "PLANTED-effi-key-44dd"},
-    "kwanko": {"apiToken": "PLANTED-kwanko-token-55ee"},
-    "partnerize": {
-        "applicationKey": "PLANTED-pz-app-66ff",
-        "userApiKey": "PLANTED-pz-user-7700",
-        "publisherId": "1l1007",
-    },
-    "affilae": {"apiToken": "PLANTED-affilae-token-8811", "affiliateProfileId": "p1"},
-    "admitad": {
-        "clientId": "PLANTED-admitad-id-9922",
-        "clientSecret": "PLANTED-admitad-secret-aa33",
-    },
-}
+CREDENTIALS: dict[str, dict[str, str]] = {n: dict(f.credentials) for n, f in FAKES.items()}
 # Values only (not ids that also appear in paths by design, e.g. publisher ids).
 PLANTED: tuple[str, ...] = tuple(
     v for creds in CREDENTIALS.values() for v in creds.values() if "PLANTED" in v or "planted" in v
 )
-CONNECTION_CURRENCY = {"cj": "USD", "kwanko": "EUR"}
+CONNECTION_CURRENCY = {n: f.currency for n, f in FAKES.items() if f.currency}
 # The edge's secret of the real stores (EDGE_SECRET_KEY of the processes the tests run).
 SECRET = "sync-test-secret-" + "s" * 32
 AMOUNT_RE = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?")
-_DECIMAL = "@@decimal@@"
 TIMESTAMP_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 
 
@@ -149,12 +141,24 @@ class MemoryStore:
         self.attempts[key(conn)] = self.clock.now()
         return True
 
+    async def renew(self, conn: Connection, worker_id: str, lease_seconds: float) -> bool:
+        if self.leases.get(key(conn), ("",))[0] != worker_id:
+            return False
+        self.leases[key(conn)] = (worker_id, self.clock.monotonic() + lease_seconds)
+        return True
+
     async def release(self, conn: Connection, worker_id: str) -> None:
         if self.leases.get(key(conn), ("",))[0] == worker_id:
             del self.leases[key(conn)]
 
     async def load_credentials(self, conn: Connection) -> bytes:
         return self.credentials[key(conn)]
+
+    async def replace_credentials(self, conn: Connection, old: bytes, new: bytes) -> bool:
+        if self.credentials.get(key(conn)) != old:
+            return False
+        self.credentials[key(conn)] = new
+        return True
 
     async def load_position(self, conn: Connection) -> Position | None:
         return self.positions.get(key(conn))
@@ -253,160 +257,30 @@ def max_in_any_period(times: Sequence[float], period: float) -> int:
 # --- Fake networks ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Canned:
-    """A response served before the network's own handling (429, 5xx, bodies...)."""
-
-    status: int
-    body: bytes = b""
-    headers: Mapping[str, str] = field(default_factory=dict)
-    content_type: str = "application/json"
-
-
-@dataclass(frozen=True)
-class Seen:
-    at: float
-    method: str
-    path: str
-    query: Mapping[str, str]
-
-
-@dataclass
-class NetState:
-    network: str
-    records: list[dict[str, Any]]
-    inject: deque[Canned] = field(default_factory=deque)
-    seen: list[Seen] = field(default_factory=list)
-    # Windows asked for: (first moment, last moment) inclusive.
-    windows: list[tuple[dt.datetime, dt.datetime]] = field(default_factory=list)
-    too_long: int = 0
-    reject_auth: bool = False
-    # Records a single query may return before the network errors (Impact's 10x PageSize).
-    cap: int | None = None
-    # CJ's watermark page size (its `limit`).
-    cj_limit: int = 2
-    tokens: list[str] = field(default_factory=list)
-    revoke_token_after: int | None = None
-    data_calls: int = 0
-    on_request: Callable[[NetState], None] | None = None
-    # Real seconds each answer takes (a slow network).
-    delay: float = 0.0
-
-    def times(self) -> list[float]:
-        return [s.at for s in self.seen]
-
-
 def load_records(network: str) -> list[dict[str, Any]]:
-    folder = RECORDINGS / network
-    if network == "effiliation":
-        text = (folder / "transactions.csv").read_text("utf-8")
-        return list(csv.DictReader(io.StringIO(text), delimiter="|"))
-    (path,) = [p for p in folder.glob("*.json") if p.stem not in ("expected", "bad_credentials")]
-    return json.loads(path.read_text("utf-8"), parse_float=Decimal)
-
-
-def recording(network: str, name: str) -> bytes:
-    return (RECORDINGS / network / name).read_bytes()
+    return FAKES[network].records()
 
 
 def expected(network: str) -> dict[str, dict[str, Any]]:
     return json.loads((RECORDINGS / network / "expected.json").read_text("utf-8"))
 
 
-# The record member each network's date filter reads (`__` members the network does not send).
-AWIN_DATES = {
-    "transaction": "transactionDate",
-    "validation": "validationDate",
-    "amendment": "__amendmentDate",
-}
-IMPACT_DATES = (
-    ("ActionDateStart", "ActionDateEnd", "EventDate"),
-    ("LockingDateStart", "LockingDateEnd", "LockingDate"),
-    ("StartDate", "EndDate", "__UpdatedDate"),
-)
-PARTNERIZE_DATES = {"": "conversion_time", "last_modified": "__last_modified"}
-
-# Where each network's change filter finds a change of status or of amount: the member it
-# reads and that member's format. A network without such a filter has none.
-CHANGE_DATES: dict[str, dict[str, tuple[str, str]]] = {
-    "awin": {
-        "status": ("validationDate", "%Y-%m-%dT%H:%M:%S"),
-        "reversal": ("__amendmentDate", "%Y-%m-%dT%H:%M:%S"),
-        "amount": ("__amendmentDate", "%Y-%m-%dT%H:%M:%S"),
-    },
-    "cj": {"status": ("lockingDate", "%Y-%m-%dT%H:%M:%SZ")},
-    "impact": {
-        "status": ("LockingDate", "%Y-%m-%dT%H:%M:%SZ"),
-        "reversal": ("LockingDate", "%Y-%m-%dT%H:%M:%SZ"),
-        "amount": ("__UpdatedDate", "%Y-%m-%dT%H:%M:%SZ"),
-    },
-    "admitad": {
-        "status": ("status_updated", "%Y-%m-%d %H:%M:%S"),
-        "reversal": ("status_updated", "%Y-%m-%d %H:%M:%S"),
-    },
-    "partnerize": {
-        kind: ("__last_modified", "%Y-%m-%d %H:%M:%S") for kind in ("status", "reversal", "amount")
-    },
-}
+CHANGE_DATES = {n: f.change_dates for n, f in FAKES.items()}
+MAX_DAYS = {n: f.max_days for n, f in FAKES.items()}
 
 
 def stamp_change(network: str, record: dict[str, Any], kind: str, moment: dt.datetime) -> None:
     """Date a change of `kind` (status, reversal, amount) in `record` as the network does: in the
     member its change filter reads, if it has one."""
-    found = CHANGE_DATES.get(network, {}).get(kind)
-    if found is not None:
-        member, fmt = found
-        record[member] = moment.astimezone(dt.UTC).strftime(fmt)
-
-
-MAX_DAYS = {
-    "awin": 31,
-    "cj": 31,
-    "impact": 45,
-    "tradedoubler": 31,
-    "effiliation": 31,
-    "kwanko": 31,
-    "partnerize": 31,
-    "affilae": 31,
-    "admitad": 31,
-}
-
-
-def utc(text: str, fmt: str) -> dt.datetime:
-    return dt.datetime.strptime(text, fmt).replace(tzinfo=dt.UTC)
-
-
-def iso(text: str) -> dt.datetime:
-    moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
-
-
-def shown(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Records as the network answers them: without the fake's own `__` members (a change
-    date the network filters on but does not send, e.g. Awin's amendment date)."""
-    return [{k: v for k, v in r.items() if not k.startswith("__")} for r in records]
-
-
-def dumps(data: Any) -> bytes:
-    """JSON with Decimal numbers written as recorded ("85.20" stays 85.20 on the wire)."""
-    text = json.dumps(data, default=lambda d: f"{_DECIMAL}{d}{_DECIMAL}")
-    return re.sub(f'"{_DECIMAL}(.*?){_DECIMAL}"', r"\1", text).encode()
-
-
-def json_response(data: Any, status: int = 200) -> web.Response:
-    return web.Response(status=status, body=dumps(data), content_type="application/json")
-
-
-def basic(user: str, password: str) -> str:
-    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+    stamp(record, FAKES[network].change_dates.get(kind), moment)
 
 
 class FakeNetworks:
-    """One loopback server for every network, each under /<network>."""
+    """One loopback server for every fake network, each under /<network>."""
 
     def __init__(self, clock: FakeClock) -> None:
         self.clock = clock
-        self.states = {n: NetState(n, load_records(n)) for n in NETWORKS}
+        self.states = {n: NetState(f, f.records()) for n, f in FAKES.items()}
         self.app = web.Application()
         self.app.router.add_route("*", "/{network}/{tail:.*}", self.handle)
 
@@ -418,335 +292,21 @@ class FakeNetworks:
         st.seen.append(
             Seen(self.clock.monotonic(), request.method, request.path, dict(request.query))
         )
-        if st.on_request is not None:
-            st.on_request(st)
-        if st.delay:
-            await asyncio.sleep(st.delay)
-        if st.inject:
-            canned = st.inject.popleft()
-            return web.Response(
-                status=canned.status,
-                body=canned.body,
-                headers=dict(canned.headers),
-                content_type=canned.content_type,
-            )
-        handler = getattr(self, f"_{st.network}")
-        return await handler(request, st)
-
-    def _window(
-        self, st: NetState, first: dt.datetime, last: dt.datetime, unit: dt.timedelta
-    ) -> bool:
-        """Record the window; False (and count it) when longer than the network allows."""
-        st.windows.append((first, last))
-        if last + unit - first > dt.timedelta(days=MAX_DAYS[st.network]):
-            st.too_long += 1
-            return False
-        return True
-
-    def _auth(self, st: NetState, request: web.Request, expected_header: str) -> bool:
-        return not st.reject_auth and request.headers.get("Authorization") == expected_header
-
-    # Awin: no paging; the window bounds the answer.
-    async def _awin(self, request: web.Request, st: NetState) -> web.Response:
-        creds = CREDENTIALS["awin"]
-        if (
-            not self._auth(st, request, f"Bearer {creds['accessToken']}")
-            or f"/{creds['publisherId']}/" not in request.path
-        ):
-            return web.Response(
-                status=401,
-                body=recording("awin", "bad_credentials.json"),
-                content_type="application/json",
-            )
-        q = request.query
-        first = utc(q["startDate"], "%Y-%m-%dT%H:%M:%S")
-        last = utc(q["endDate"], "%Y-%m-%dT%H:%M:%S")
-        if not self._window(st, first, last, dt.timedelta(seconds=1)):
-            return json_response({"error": "date range must not exceed 31 days"}, 400)
-        # dateType picks the date the window bounds (transaction, validation, amendment).
-        member = AWIN_DATES.get(q.get("dateType", "transaction"))
-        if member is None:
-            return json_response({"error": "invalid dateType"}, 400)
-        hits = [
-            r
-            for r in st.records
-            if r.get(member) and first <= utc(r[member], "%Y-%m-%dT%H:%M:%S") <= last
-        ]
-        return json_response(shown(hits))
-
-    # CJ: GraphQL, watermark pages of `cj_limit` records.
-    async def _cj(self, request: web.Request, st: NetState) -> web.Response:
-        if not self._auth(st, request, f"Bearer {CREDENTIALS['cj']['personalAccessToken']}"):
-            return web.Response(
-                status=200,
-                body=recording("cj", "bad_credentials.json"),
-                content_type="application/json",
-            )
-        text = (await request.json())["query"]
-        # The dates the query bounds: posting dates, or locking dates.
-        kind = "Locking" if "sinceLockingDate" in text else "Posting"
-        member = f"{kind[0].lower()}{kind[1:]}Date"
-        since = iso(re.search(rf'since{kind}Date: "([^"]+)"', text)[1])
-        before = iso(re.search(rf'before{kind}Date: "([^"]+)"', text)[1])
-        after = re.search(r'sinceCommissionId: "([^"]+)"', text)
-        if not self._window(st, since, before - dt.timedelta(seconds=1), dt.timedelta(seconds=1)):
-            return json_response({"errors": [{"message": "date range too large"}], "data": None})
-        hits = sorted(
-            (
-                r
-                for r in st.records
-                if r.get(member)
-                and since <= iso(r[member]) < before
-                and (after is None or int(r["commissionId"]) > int(after[1]))
-            ),
-            key=lambda r: int(r["commissionId"]),
-        )
-        page = hits[: st.cj_limit]
-        result = {
-            "count": len(page),
-            "limit": st.cj_limit,
-            "maxCommissionId": page[-1]["commissionId"] if page else (after[1] if after else "0"),
-            "payloadComplete": len(hits) <= st.cj_limit,
-            "records": shown(page),
-        }
-        return json_response({"data": {"publisherCommissions": result}})
-
-    # Impact: pages with @nextpageuri; too many records for one query is an error.
-    async def _impact(self, request: web.Request, st: NetState) -> web.Response:
-        creds = CREDENTIALS["impact"]
-        if not self._auth(st, request, basic(creds["accountSid"], creds["authToken"])):
-            return web.Response(
-                status=401,
-                body=recording("impact", "bad_credentials.json"),
-                content_type="application/json",
-            )
-        q = request.query
-        # The dates the query bounds: the action date, the locking date or the last update.
-        (start, end, member) = next((s, e, m) for s, e, m in IMPACT_DATES if s in q)
-        first, last = iso(q[start]), iso(q[end])
-        if not self._window(st, first, last, dt.timedelta(seconds=1)):
-            return json_response(
-                {"Status": "ERROR", "Message": "Date range cannot exceed 45 days"}, 400
-            )
-        size = int(q["PageSize"])
-        number = int(q.get("Page", "1"))
-        hits = [r for r in st.records if r.get(member) and first <= iso(r[member]) <= last]
-        if st.cap is not None and len(hits) > st.cap:
-            return json_response(
-                {"Status": "ERROR", "Message": "Too many results: total exceeds 10 x PageSize"}, 400
-            )
-        pages = max(1, -(-len(hits) // size))
-        chunk = hits[(number - 1) * size : number * size]
-        following = ""
-        if number < pages:
-            following = (
-                f"/Mediapartners/{creds['accountSid']}/Actions?{start}={q[start]}"
-                f"&{end}={q[end]}&PageSize={size}&Page={number + 1}"
-            )
-        return json_response(
-            {
-                "@page": str(number),
-                "@numpages": str(pages),
-                "@total": str(len(hits)),
-                "@nextpageuri": following,
-                "Actions": shown(chunk),
-            }
-        )
-
-    # Tradedoubler: a password-grant token, then offset pages.
-    async def _tradedoubler(self, request: web.Request, st: NetState) -> web.Response:
-        creds = CREDENTIALS["tradedoubler"]
-        if request.path.endswith("/uaa/oauth/token"):
-            form = await request.post()
-            ok = (
-                self._auth(st, request, basic(creds["clientId"], creds["clientSecret"]))
-                and form.get("username") == creds["username"]
-                and form.get("password") == creds["password"]
-            )
-            if not ok:
+        st.in_flight += 1
+        st.most_in_flight = max(st.most_in_flight, st.in_flight)
+        try:
+            if st.on_request is not None:
+                st.on_request(st)
+            if st.delay:
+                await asyncio.sleep(st.delay)
+            if st.inject:
+                canned = st.inject.popleft()
                 return web.Response(
-                    status=401,
-                    body=recording("tradedoubler", "bad_credentials.json"),
-                    content_type="application/json",
+                    status=canned.status,
+                    body=canned.body,
+                    headers=dict(canned.headers),
+                    content_type=canned.content_type,
                 )
-            st.tokens.append(f"td-token-{len(st.tokens) + 1}")
-            return json_response(
-                {"access_token": st.tokens[-1], "token_type": "bearer", "expires_in": 3600}
-            )
-        st.data_calls += 1
-        if (
-            st.revoke_token_after is not None
-            and st.data_calls > st.revoke_token_after
-            and len(st.tokens) == 1
-        ):
-            st.tokens.append("expired")  # the first token expires: the next one works
-        valid = st.tokens[-1] if st.tokens and st.tokens[-1] != "expired" else None
-        if valid is None or request.headers.get("Authorization") != f"Bearer {valid}":
-            return json_response({"error": "invalid_token"}, 401)
-        q = request.query
-        first = utc(q["fromDate"], "%Y%m%d")
-        last = utc(q["toDate"], "%Y%m%d") + dt.timedelta(days=1) - dt.timedelta(seconds=1)
-        if not self._window(st, first, last, dt.timedelta(seconds=1)):
-            return json_response({"message": "Period too long"}, 400)
-        hits = [
-            r
-            for r in st.records
-            if first <= utc(r["timeOfTransaction"], "%Y-%m-%dT%H:%M:%S") <= last
-        ]
-        offset, limit = int(q["offset"]), int(q["limit"])
-        return json_response(
-            {
-                "items": hits[offset : offset + limit],
-                "offset": offset,
-                "limit": limit,
-                "total": len(hits),
-            }
-        )
-
-    # Effiliation: one CSV; a bad key answers 200 "bad credentials !".
-    async def _effiliation(self, request: web.Request, st: NetState) -> web.Response:
-        q = request.query
-        if st.reject_auth or q.get("key") != CREDENTIALS["effiliation"]["apiKey"]:
-            return web.Response(
-                status=200,
-                body=recording("effiliation", "bad_credentials.txt"),
-                content_type="text/html",
-            )
-        first = utc(q["start"], "%d/%m/%Y")
-        last = utc(q["end"], "%d/%m/%Y") + dt.timedelta(days=1) - dt.timedelta(seconds=1)
-        if not self._window(st, first, last, dt.timedelta(seconds=1)):
-            return web.Response(status=400, text="periode trop longue")
-        hits = [
-            r
-            for r in st.records
-            if first <= utc(r["date_transaction"], "%d/%m/%Y %H:%M:%S") <= last
-        ]
-        out = io.StringIO()
-        writer = csv.DictWriter(
-            out, fieldnames=list(load_records("effiliation")[0]), delimiter="|", lineterminator="\n"
-        )
-        writer.writeheader()
-        writer.writerows(hits)
-        return web.Response(body=out.getvalue().encode(), content_type="text/csv")
-
-    # Kwanko: one JSON answer per window.
-    async def _kwanko(self, request: web.Request, st: NetState) -> web.Response:
-        if not self._auth(st, request, f"Bearer {CREDENTIALS['kwanko']['apiToken']}"):
-            return web.Response(
-                status=401,
-                body=recording("kwanko", "bad_credentials.json"),
-                content_type="application/json",
-            )
-        q = request.query
-        first, last = iso(q["completion_date_from"]), iso(q["completion_date_to"])
-        if not self._window(st, first, last, dt.timedelta(seconds=1)):
-            return json_response({"error": "range too long"}, 400)
-        hits = [
-            r
-            for r in st.records
-            if first <= dt.datetime.fromtimestamp(r["completed_at_timestamp"], dt.UTC) <= last
-        ]
-        return json_response({"conversions": hits})
-
-    # Partnerize: cursor pages, hypermedia next_page.
-    async def _partnerize(self, request: web.Request, st: NetState) -> web.Response:
-        creds = CREDENTIALS["partnerize"]
-        if (
-            not self._auth(st, request, basic(creds["applicationKey"], creds["userApiKey"]))
-            or creds["publisherId"] not in request.path
-        ):
-            return web.Response(
-                status=401,
-                body=recording("partnerize", "bad_credentials.json"),
-                content_type="application/json",
-            )
-        q = request.query
-        first = utc(q["start_date"], "%Y-%m-%d %H:%M:%S")
-        last = utc(q["end_date"], "%Y-%m-%d %H:%M:%S")
-        if not self._window(st, first, last, dt.timedelta(seconds=1)):
-            return json_response({"error": {"message": "date range too long"}}, 400)
-        member = PARTNERIZE_DATES.get(q.get("date_type", ""))
-        if member is None:
-            return json_response({"error": {"message": "invalid date_type"}}, 400)
-        hits = [
-            r
-            for r in st.records
-            if r.get(member) and first <= utc(r[member], "%Y-%m-%d %H:%M:%S") <= last
-        ]
-        limit = int(q["limit"])
-        start = int(q.get("cursor_id", "c0")[1:])
-        chunk = hits[start : start + limit]
-        following = None
-        if start + limit < len(hits):
-            following = f"{request.path}?cursor_id=c{start + limit}&limit={limit}"
-        return json_response(
-            {
-                "conversions": [{"conversion_data": r} for r in shown(chunk)],
-                "hypermedia": {"pagination": {"next_page": following}},
-            }
-        )
-
-    # Affilae: offset pages, amounts in cents.
-    async def _affilae(self, request: web.Request, st: NetState) -> web.Response:
-        creds = CREDENTIALS["affilae"]
-        q = request.query
-        if (
-            not self._auth(st, request, f"Bearer {creds['apiToken']}")
-            or q.get("affiliateProfile") != creds["affiliateProfileId"]
-        ):
-            return web.Response(
-                status=401,
-                body=recording("affilae", "bad_credentials.json"),
-                content_type="application/json",
-            )
-        first, last = iso(q["from"]), iso(q["to"])
-        if not self._window(st, first, last, dt.timedelta(seconds=1)):
-            return json_response({"error": "range too long"}, 400)
-        hits = [r for r in st.records if first <= iso(r["createdAt"]) <= last]
-        offset, limit = int(q["offset"]), int(q["limit"])
-        return json_response(
-            {"conversions": {"data": hits[offset : offset + limit], "total": len(hits)}}
-        )
-
-    # Admitad: a client-credentials token, then offset pages.
-    async def _admitad(self, request: web.Request, st: NetState) -> web.Response:
-        creds = CREDENTIALS["admitad"]
-        if request.path.endswith("/token/"):
-            form = await request.post()
-            if (
-                not self._auth(st, request, basic(creds["clientId"], creds["clientSecret"]))
-                or form.get("scope") != "statistics"
-            ):
-                return web.Response(
-                    status=401,
-                    body=recording("admitad", "bad_credentials.json"),
-                    content_type="application/json",
-                )
-            st.tokens.append(f"adm-token-{len(st.tokens) + 1}")
-            return json_response({"access_token": st.tokens[-1], "expires_in": 604800})
-        if not st.tokens or request.headers.get("Authorization") != f"Bearer {st.tokens[-1]}":
-            return json_response({"error": "invalid_token"}, 401)
-        q = request.query
-        # date_start/date_end bound the action date, status_updated_start/_end the last
-        # change of status.
-        prefix, member = (
-            ("status_updated", "status_updated")
-            if "status_updated_start" in q
-            else ("date", "action_date")
-        )
-        first = utc(q[f"{prefix}_start"], "%d.%m.%Y")
-        last = utc(q[f"{prefix}_end"], "%d.%m.%Y") + dt.timedelta(days=1) - dt.timedelta(seconds=1)
-        if not self._window(st, first, last, dt.timedelta(seconds=1)):
-            return json_response({"error": "range too long"}, 400)
-        hits = [
-            r
-            for r in st.records
-            if r.get(member) and first <= utc(r[member], "%Y-%m-%d %H:%M:%S") <= last
-        ]
-        offset, limit = int(q["offset"]), int(q["limit"])
-        return json_response(
-            {
-                "results": shown(hits[offset : offset + limit]),
-                "_meta": {"count": len(hits), "limit": limit, "offset": offset},
-            }
-        )
+            return await st.fake.serve(request, st)
+        finally:
+            st.in_flight -= 1

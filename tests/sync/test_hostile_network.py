@@ -316,9 +316,11 @@ async def test_a_retry_after_past_the_deadline_is_not_waited(networks, store, ru
     networks["awin"].inject.append(Canned(429, headers={"Retry-After": "500"}))
     started = clock.monotonic()
     report = await run_sync("awin", deadline=clock.monotonic() + 100)
-    assert report.outcome is Outcome.ERROR
+    # The run stops where it is and says when the network lets it go on.
+    assert report.outcome is Outcome.PARTIAL
     assert report.reason.code == "rate_limited"
     assert "time limit" in report.reason.message
+    assert report.resume_at == report.finished_at + dt.timedelta(seconds=500)
     assert clock.monotonic() - started < 100
 
 
@@ -364,17 +366,12 @@ async def stored(real_store) -> dict:
     ids=["exponent", "currency", "overflow", "nested", "long-id"],
 )
 async def test_the_real_stores_keep_their_rows_and_record_the_outcome(
-    answer, outcome, code, networks, real_store, keyring, run_sync, clock
+    answer, outcome, code, networks, real_store, leased_run, clock
 ):
     sync_store = AccountSyncStore(real_store, "w1")
-    conn = connection("awin")
 
     async def leased():
-        assert await sync_store.claim(conn, "w1", 3600.0)
-        try:
-            return await run_sync("awin", store=sync_store, decrypt=credential_opener(keyring))
-        finally:
-            await sync_store.release(conn, "w1")
+        return await leased_run("awin", sync_store)
 
     assert (await leased()).outcome is Outcome.OK
     before = await stored(real_store)
@@ -413,8 +410,8 @@ async def test_the_store_refuses_what_the_definition_refuses(real_store):
 async def test_two_workers_never_request_one_connection_at_once(
     hostile, settings, database, keyring, map_status
 ):
-    """A slow network whose pages never end, a short lease: each run stops inside its
-    lease, and the other worker's run starts only once it has."""
+    """A slow network whose pages never end, a short lease: the run renews its lease as it
+    works, and the other worker never requests the connection meanwhile."""
     hostile.mode = "endless_pages"
     hostile.delay = 0.02
     store = await open_store(database, writable=True, readers=1, timeout=10.0)
@@ -431,6 +428,7 @@ async def test_two_workers_never_request_one_connection_at_once(
                     interval=dt.timedelta(seconds=0.2),
                     lease_seconds=1.5,
                     poll_seconds=0.1,
+                    grace_seconds=0.2,
                 ),
                 cfg,
                 SystemClock(),
@@ -444,9 +442,7 @@ async def test_two_workers_never_request_one_connection_at_once(
         await asyncio.gather(*running)
     finally:
         await store.close()
-    runs = [r for w in workers for r in w.reports]
-    assert len(runs) >= 3  # the connection changed hands (or was run again) several times
-    assert all(r.reason is not None and r.reason.code == "deadline" for r in runs)
+    # Six seconds of one run, four times its lease: renewed, never taken over.
     assert hostile.most_at_once == 1
     assert hostile.requests > 10
 

@@ -135,7 +135,8 @@ async def test_a_rejected_credential_is_auth_failed_with_its_reason_in_list_and_
         "network", "sync", "--account", uid, "--network", "effiliation",
         "--since", "2026-01-01", "--base-url", base_url(networks, "effiliation"),
     )  # fmt: skip
-    assert synced.returncode == 0, synced.stderr
+    # The run failed: so does the command, with the reason.
+    assert synced.returncode == 1, synced.stderr
     assert "effiliation: auth_failed [auth_rejected]" in synced.stdout
     listed = await admin("network", "list")
     assert f"{uid} effiliation: auth_failed" in listed.stdout

@@ -1,16 +1,21 @@
-"""Every connector against its loopback fake network replaying recorded answers."""
+"""The conformance suite: every connector against its fake network (tests/sync/fakes/),
+the same cases for each. A new network passes it by declaring its fake; the cases that
+need the real account stores are in test_sync_stores.py (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import datetime as dt
 from decimal import Decimal
 
 import aiohttp
 import pytest
+from fakes import FAKES
 from sync_support import (
     CREDENTIALS,
+    FLIPPING,
     NETWORKS,
     Canned,
     connection,
@@ -26,13 +31,31 @@ from sync.model import Outcome
 from sync.ratelimit import Limiters
 from sync.runner import Syncer, sync_connection
 
-PAGED = ("impact", "tradedoubler", "partnerize", "affilae", "admitad", "cj")
+PAGED = tuple(n for n, f in FAKES.items() if f.paged)
+
+
+def test_every_registered_connector_has_its_fake_and_recordings():
+    assert set(CONNECTORS) == set(FAKES) == set(NETWORKS)
+    for network in NETWORKS:
+        assert expected(network), f"recordings/{network}/expected.json holds no row"
 
 
 def assert_rate_kept(networks, network: str) -> None:
-    rate = CONNECTORS[network].spec.rate
-    seen = max_in_any_period(networks[network].times(), rate.seconds)
-    assert seen <= rate.requests, f"{network} saw {seen} requests in {rate.seconds}s"
+    """No period of any documented rate saw more requests than it allows, nor more at
+    once than the documented concurrency."""
+    spec = CONNECTORS[network].spec
+    for rate in spec.rates:
+        seen = max_in_any_period(networks[network].times(), rate.seconds)
+        assert seen <= rate.requests, f"{network} saw {seen} requests in {rate.seconds}s"
+    if spec.concurrency is not None:
+        assert networks[network].most_in_flight <= spec.concurrency
+
+
+def find(networks, network: str, external_id: str) -> dict:
+    """The fake network's record of `external_id`."""
+    id_field = FAKES[network].id_field
+    (record,) = [r for r in networks[network].records if str(r[id_field]) == external_id]
+    return record
 
 
 def row_view(row) -> dict:
@@ -153,16 +176,8 @@ async def test_the_network_own_bad_credential_answer_is_auth_failed(
 async def test_a_truncated_body_fails_its_window_and_the_next_run_recovers(
     network, networks, store, run_sync
 ):
-    body = (
-        b'[{"id": 15919'
-        if network != "effiliation"
-        else b"id_transaction|commission\nEF-1|2,00|Valide"
-    )
-    networks[network].inject.append(
-        Canned(
-            200, body, content_type="text/csv" if network == "effiliation" else "application/json"
-        )
-    )
+    fake = FAKES[network]
+    networks[network].inject.append(Canned(200, fake.truncated, content_type=fake.truncated_type))
     first = await run_sync(network)
     assert first.outcome in (Outcome.PARTIAL, Outcome.ERROR)
     assert first.reason.code == "malformed_response"
@@ -173,38 +188,16 @@ async def test_a_truncated_body_fails_its_window_and_the_next_run_recovers(
     assert len(store.rows_of(network)) == len(expected(network))
 
 
-FLIPS = {
-    "awin": ("1591984036", "commissionStatus", "approved", "approved"),
-    "cj": ("2292068003", "actionStatus", "locked", "approved"),
-    "impact": ("7700.1.2", "State", "REVERSED", "declined"),
-    "tradedoubler": ("TD-900004", "status", "A", "approved"),
-    "effiliation": ("EF-7004", "statut", "Refusé", "declined"),
-    "kwanko": ("5550002", "state", "approved", "approved"),
-    "partnerize": ("1011l1234570", "conversion_status", "approved", "approved"),
-    "affilae": ("afl-c-004", "status", "accepted", "approved"),
-    "admitad": ("124", "status", "declined", "declined"),
-}
-ID_FIELDS = {
-    "awin": "id",
-    "cj": "commissionId",
-    "impact": "Id",
-    "tradedoubler": "transactionId",
-    "effiliation": "id_transaction",
-    "kwanko": "kwanko_id",
-    "partnerize": "conversion_id",
-    "affilae": "id",
-    "admitad": "action_id",
-}
-
-
-@pytest.mark.parametrize("network", NETWORKS)
+@pytest.mark.parametrize("network", FLIPPING)
 async def test_a_status_that_flips_between_two_syncs_updates_the_same_row(
     network, networks, store, clock, run_sync
 ):
     await run_sync(network)
-    external_id, field, raw, status = FLIPS[network]
-    (record,) = [r for r in networks[network].records if str(r[ID_FIELDS[network]]) == external_id]
-    record[field] = raw
+    flip = FAKES[network].flip
+    assert flip is not None
+    external_id, raw, status = flip.external_id, flip.raw, flip.status
+    record = find(networks, network, external_id)
+    record[flip.member] = raw
     stamp_change(network, record, "status", clock.now())
     clock.advance(6 * 3600)
     report = await run_sync(network)
@@ -311,38 +304,15 @@ async def test_5xx_that_never_ends_is_an_error(networks, store, run_sync):
     assert store.rows_of("kwanko") == {}
 
 
-def _set(path: tuple, value):
-    def change(record: dict) -> None:
-        *parents, last = path
-        for step in parents:
-            record = record[step]
-        record[last] = value
-
-    return change
-
-
-# A network's later answer correcting a record's commission, and the amount stored.
-AMENDS = {
-    "awin": (_set(("commissionAmount", "amount"), Decimal("2.13")), "2.13"),
-    "cj": (_set(("pubCommissionAmountPubCurrency",), "6.50"), "6.50"),
-    "impact": (_set(("Payout",), "5.50"), "5.50"),
-    "tradedoubler": (_set(("commission",), Decimal("2.25")), "2.25"),
-    "effiliation": (_set(("commission",), "7,35"), "7.35"),
-    "kwanko": (_set(("websites_per_language", 0, "earnings", "value"), Decimal("6.25")), "6.25"),
-    "partnerize": (_set(("publisher_commission",), "11.11"), "11.11"),
-    "affilae": (_set(("commission",), 1100), "11.00"),  # cents
-    "admitad": (_set(("payment",), "2.75"), "2.75"),
-}
-
-
 @pytest.mark.parametrize("network", NETWORKS)
 async def test_a_corrected_amount_updates_the_same_row(network, networks, store, clock, run_sync):
     await run_sync(network)
-    external_id = FLIPS[network][0]  # a record the change feeds or re-scan reach
-    (record,) = [r for r in networks[network].records if str(r[ID_FIELDS[network]]) == external_id]
+    fake = FAKES[network]
+    external_id = fake.sample  # a record the change feeds or re-scan reach
+    record = find(networks, network, external_id)
     before = store.rows_of(network)[external_id]
-    amend, stored = AMENDS[network]
-    amend(record)
+    wire, stored = fake.amended
+    fake.set_commission(record, wire)
     stamp_change(network, record, "amount", clock.now())
     clock.advance(6 * 3600)
     report = await run_sync(network)
@@ -354,30 +324,22 @@ async def test_a_corrected_amount_updates_the_same_row(network, networks, store,
     assert rows[external_id].currency == before.currency
 
 
-# The first record with its currency taken away (networks whose records carry one).
-NO_CURRENCY = {
-    "impact": lambda r: r.pop("Currency"),
-    "tradedoubler": lambda r: r.pop("currency"),
-    "effiliation": _set(("devise",), ""),
-    "partnerize": lambda r: r.pop("currency"),
-    "affilae": lambda r: r.pop("currency"),
-    "admitad": lambda r: r.pop("currency"),
-}
+NO_CURRENCY = sorted(n for n, f in FAKES.items() if f.drop_currency is not None)
 
 
-@pytest.mark.parametrize("network", sorted(NO_CURRENCY))
+@pytest.mark.parametrize("network", NO_CURRENCY)
 async def test_a_record_without_its_currency_is_refused_never_guessed(
     network, networks, store, run_sync
 ):
     record = networks[network].records[0]
-    NO_CURRENCY[network](record)
+    FAKES[network].drop_currency(record)
     report = await run_sync(network)
     assert report.outcome is Outcome.PARTIAL
     assert report.reason.code == "records_refused"
     assert "currency" in report.reason.message
     assert report.counts.refused == 1
     rows = store.rows_of(network)
-    assert str(record[ID_FIELDS[network]]) not in rows
+    assert str(record[FAKES[network].id_field]) not in rows
     assert len(rows) == len(expected(network)) - 1
 
 
@@ -386,12 +348,12 @@ async def test_a_record_without_currency_takes_the_connection_one_where_the_netw
     network, networks, store, run_sync
 ):
     record = networks[network].records[0]
-    NO_CURRENCY[network](record)
+    FAKES[network].drop_currency(record)
     conn = connection(network, currency="NOK")
     store.add(conn, CREDENTIALS[network])
     report = await run_sync(network, connection=conn)
     assert report.outcome is Outcome.OK, report.reason
-    assert store.rows_of(network)[str(record[ID_FIELDS[network]])].currency == "NOK"
+    assert store.rows_of(network)[str(record[FAKES[network].id_field])].currency == "NOK"
 
 
 async def test_runs_side_by_side_each_count_only_their_own_requests(
@@ -409,3 +371,82 @@ async def test_runs_side_by_side_each_count_only_their_own_requests(
     for network, report in zip(("awin", "partnerize"), reports, strict=True):
         assert report.outcome is Outcome.OK, report.reason
         assert report.counts.requests == len(networks[network].seen) > 0, network
+
+
+@pytest.mark.parametrize("network", NETWORKS)
+async def test_a_reversal_reaches_the_store_as_the_network_reports_it(
+    network, networks, store, clock, run_sync
+):
+    """A status word on the same row, or a new negative row naming its original."""
+    await run_sync(network)
+    reversal = FAKES[network].reversal
+    records = networks[network].records
+    reversal.apply(records, find(networks, network, reversal.target), clock.now())
+    clock.advance(6 * 3600)
+    report = await run_sync(network)
+    assert report.outcome is Outcome.OK, report.reason
+    row = store.rows_of(network)[reversal.external_id]
+    assert (row.status, row.commission_amount) == (reversal.status, reversal.amount)
+    if reversal.external_id != reversal.target:
+        # The original's id, where the network's reversal names it.
+        assert row.original_id == (reversal.target if reversal.names_original else None)
+        assert store.rows_of(network)[reversal.target].commission_amount == reversal.amount[1:]
+
+
+# Commission amounts no network means: each is refused with the row's id and the reason.
+POISON = ("12abc", "NaN", Decimal("1E+309"), "", None, True, {"amount": 1})
+
+
+@pytest.mark.parametrize("poison", POISON, ids=repr)
+@pytest.mark.parametrize("network", NETWORKS)
+async def test_a_poison_amount_is_refused_with_the_row_and_its_reason(
+    network, poison, networks, store, run_sync
+):
+    fake = FAKES[network]
+    record = find(networks, network, fake.sample)
+    fake.set_commission(record, poison)
+    report = await run_sync(network)
+    assert report.outcome is Outcome.PARTIAL, report.reason
+    assert report.reason.code == "records_refused"
+    assert fake.sample in report.reason.message
+    assert "commission" in report.reason.message or "record" in report.reason.message
+    assert report.counts.refused == 1
+    rows = store.rows_of(network)
+    assert fake.sample not in rows
+    assert len(rows) == len(expected(network)) - 1
+
+
+@pytest.mark.parametrize("network", NETWORKS)
+async def test_a_window_too_large_for_the_network_is_never_taken_for_an_empty_one(
+    network, networks, store, run_sync
+):
+    """A spec that asks for more than the network answers meets the network's own error:
+    the run is not ok and its position does not pass the window refused."""
+    connector = copy.copy(CONNECTORS[network])
+    spec = connector.spec
+    connector.spec = dataclasses.replace(  # type: ignore[misc]
+        spec, max_window=spec.max_window * 3, granularity=dt.timedelta(days=1)
+    )
+    report = await run_sync(network, connectors={**CONNECTORS, network: connector})
+    if FAKES[network].one_day_per_call:
+        # Asked for one date, the network cannot see a longer window: its connector knows
+        # the answer holds one day only and splits the window, never taking it as whole.
+        assert report.counts.windows_split > 0
+        assert all(last - first < dt.timedelta(days=1) for first, last in networks[network].windows)
+        assert len(store.rows_of(network)) == len(expected(network))
+        return
+    assert networks[network].too_long > 0
+    assert report.outcome in (Outcome.PARTIAL, Outcome.ERROR), report.reason
+    assert report.position is None
+
+
+@pytest.mark.parametrize("network", NETWORKS)
+async def test_a_backfill_of_two_years_ends_complete_within_every_limit(
+    network, networks, store, settings, run_sync
+):
+    years = dataclasses.replace(settings, backfill=dt.timedelta(days=730))
+    report = await run_sync(network, settings=years)
+    assert report.outcome is Outcome.OK, report.reason
+    assert len(store.rows_of(network)) == len(expected(network))
+    assert networks[network].too_long == 0
+    assert_rate_kept(networks, network)

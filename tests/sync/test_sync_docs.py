@@ -98,3 +98,23 @@ def test_every_metric_of_the_worker_is_in_the_docs_and_no_other() -> None:
     text = DOC.read_text("utf-8")
     documented = set(re.findall(r"`(affdir_\w+)", text))
     assert exported == documented, (exported - documented, documented - exported)
+
+
+def test_docs_networks_md_is_what_the_specs_declare():
+    """docs/networks.md is generated: a spec that changed without it fails here."""
+    from sync.networkdoc import render
+
+    page = DOC.parent / "networks.md"
+    assert page.read_text("utf-8") == render(), (
+        "docs/networks.md is stale: run `python -m sync.networkdoc > docs/networks.md`"
+    )
+
+
+def test_every_unconfirmed_fact_of_a_spec_is_on_the_networks_page():
+    from sync.networkdoc import render
+
+    page = render()
+    for connector in CONNECTORS.values():
+        for note in connector.spec.notes:
+            if "[U]" in note:
+                assert note in page

@@ -7,26 +7,20 @@ from __future__ import annotations
 import orjson
 import pytest
 from support.clock import FakeClock
-from sync_support import ACCOUNT, Canned, connection, expected, stamp_change
+from sync_support import ACCOUNT, Canned, expected, stamp_change
 
 from store import AccountStore, CommissionQuery, commissions
 from store.events import EventQuery, EventRow, account_events
 from sync.model import Outcome
-from sync.storage import AccountSyncStore, credential_opener
+from sync.storage import AccountSyncStore
 
 
 @pytest.fixture
-def sync_real(run_sync, real_store, keyring):
+def sync_real(leased_run, real_store):
     """`await sync_real(network)`: one sync as a worker runs it, claimed and released."""
 
     async def run(network: str):
-        sync_store = AccountSyncStore(real_store, "w1")
-        conn = connection(network)
-        assert await sync_store.claim(conn, "w1", 3600.0)
-        try:
-            return await run_sync(network, store=sync_store, decrypt=credential_opener(keyring))
-        finally:
-            await sync_store.release(conn, "w1")
+        return await leased_run(network, AccountSyncStore(real_store, "w1"))
 
     return run
 

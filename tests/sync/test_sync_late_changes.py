@@ -12,178 +12,76 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
-from collections.abc import Callable
-from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 import pytest
+from fakes import FAKES
+from fakes.base import Late
 from support.clock import FakeClock
 from sync_support import ACCOUNT, NETWORKS, FakeNetworks, MemoryStore, connection, stamp_change
 
+from accounts.statusmap import load_status_map
 from store import AccountStore, CommissionQuery, commissions
 from sync.connectors import CONNECTORS
 from sync.model import Outcome
 from sync.storage import AccountSyncStore, credential_opener
 
 DAY = 86400.0
+TABLE = load_status_map()
 KINDS = ("approval", "decline", "reversal", "amendment")
 
 
-def _at(path: tuple[str | int, ...]) -> Callable[[dict[str, Any], Any], None]:
-    def put(record: dict[str, Any], value: Any) -> None:
-        target: Any = record
-        for step in path[:-1]:
-            target = target[step]
-        target[path[-1]] = value
-
-    return put
+# The networks the scenario is planted on (a fake that declares its `late`).
+LATE = tuple(n for n in NETWORKS if FAKES[n].late is not None)
 
 
-@dataclass(frozen=True)
-class Shape:
-    """How one network's record holds what the scenario changes."""
-
-    id: str
-    status: str
-    # pending, approved, declined, reversed: the network's words.
-    words: dict[str, str]
-    date: str
-    # strftime format of the transaction date; "epoch" for a UNIX timestamp.
-    date_format: str
-    amount: Callable[[dict[str, Any], Any], None]
-    # The amended commission as the network writes it, and as it is stored.
-    amended: tuple[Any, str]
-    # Members the scenario's records start with (a locking date still to come).
-    extra: dict[str, Any] | None = None
+def late(network: str) -> Late:
+    found = FAKES[network].late
+    assert found is not None
+    return found
 
 
-FUTURE = "2027-06-01T00:00:00Z"
-SHAPES = {
-    "awin": Shape(
-        "id",
-        "commissionStatus",
-        {"pending": "pending", "approved": "approved", "declined": "declined"},
-        "transactionDate",
-        "%Y-%m-%dT%H:%M:%S",
-        _at(("commissionAmount", "amount")),
-        (Decimal("1.23"), "1.23"),
-        {"validationDate": None},
-    ),
-    "cj": Shape(
-        "commissionId",
-        "actionStatus",
-        {"pending": "new", "approved": "locked"},
-        "postingDate",
-        "%Y-%m-%dT%H:%M:%SZ",
-        _at(("pubCommissionAmountPubCurrency",)),
-        ("1.23", "1.23"),
-        {"lockingDate": FUTURE},
-    ),
-    "impact": Shape(
-        "Id",
-        "State",
-        {"pending": "PENDING", "approved": "APPROVED", "declined": "REVERSED"},
-        "EventDate",
-        "%Y-%m-%dT%H:%M:%SZ",
-        _at(("Payout",)),
-        ("1.23", "1.23"),
-        {"LockingDate": FUTURE},
-    ),
-    "tradedoubler": Shape(
-        "transactionId",
-        "status",
-        {"pending": "P", "approved": "A", "declined": "D"},
-        "timeOfTransaction",
-        "%Y-%m-%dT%H:%M:%S",
-        _at(("commission",)),
-        (Decimal("1.23"), "1.23"),
-    ),
-    "effiliation": Shape(
-        "id_transaction",
-        "statut",
-        {"pending": "Attente", "approved": "Valide", "declined": "Refusé"},
-        "date_transaction",
-        "%d/%m/%Y %H:%M:%S",
-        _at(("commission",)),
-        ("1,23", "1.23"),
-    ),
-    "kwanko": Shape(
-        "kwanko_id",
-        "state",
-        {"pending": "pending_approval", "approved": "approved", "declined": "rejected"},
-        "completed_at_timestamp",
-        "epoch",
-        _at(("websites_per_language", 0, "earnings", "value")),
-        (Decimal("1.23"), "1.23"),
-    ),
-    "partnerize": Shape(
-        "conversion_id",
-        "conversion_status",
-        {"pending": "pending", "approved": "approved", "declined": "rejected"},
-        "conversion_time",
-        "%Y-%m-%d %H:%M:%S",
-        _at(("publisher_commission",)),
-        ("1.23", "1.23"),
-    ),
-    "affilae": Shape(
-        "id",
-        "status",
-        {"pending": "pending", "approved": "accepted", "declined": "refused"},
-        "createdAt",
-        "%Y-%m-%dT%H:%M:%SZ",
-        _at(("commission",)),
-        (123, "1.23"),
-    ),
-    "admitad": Shape(
-        "action_id",
-        "status",
-        {"pending": "pending", "approved": "approved", "declined": "declined"},
-        "action_date",
-        "%Y-%m-%d %H:%M:%S",
-        _at(("payment",)),
-        ("1.23", "1.23"),
-    ),
-}
-# What each network's change filters report about a transaction older than any re-scan,
-# as docs/sync.md's "late changes caught" column states it. CJ reports a decline, a
-# reversal and an amendment as correction records (checked apart).
-CAUGHT = {
-    "awin": set(KINDS),
-    "impact": set(KINDS),
-    "partnerize": set(KINDS),
-    "admitad": {"approval", "decline", "reversal"},
-    "cj": {"approval"},
-}
+def caught(network: str) -> frozenset[str]:
+    found = FAKES[network].late
+    return frozenset() if found is None else found.caught
+
+
+def word(network: str, status: str) -> str:
+    """A word the network sends for `status`: the first its status table maps to it."""
+    return next(w for w, s in TABLE.tables[network].items() if s == status)
+
+
+def status_member(network: str) -> str:
+    flip = FAKES[network].flip
+    assert flip is not None, f"{network} sends no status word"
+    return flip.member
 
 
 def _external_id(network: str, n: int) -> Any:
-    if network in ("awin", "kwanko", "admitad"):
+    fake = FAKES[network]
+    if isinstance(fake.records()[0][fake.id_field], int):
         return 990000 + n
     # CJ's watermark orders ids as numbers.
     return str(2299990000 + n) if network == "cj" else f"LATE-{n}"
 
 
-def _date(shape: Shape, moment: dt.datetime) -> Any:
-    if shape.date_format == "epoch":
-        return int(moment.timestamp())
-    return moment.strftime(shape.date_format)
-
-
 def plant(networks: FakeNetworks, network: str, now: dt.datetime) -> dict[str, dict[str, Any]]:
     """Four new transactions five days old: three pending, the fourth approved."""
-    shape = SHAPES[network]
+    fake, shape = FAKES[network], late(network)
     st = networks[network]
     planted = {}
     for n, kind in enumerate(KINDS):
         record = copy.deepcopy(st.records[0])
-        record[shape.id] = _external_id(network, n)
-        record[shape.status] = shape.words["approved" if kind == "reversal" else "pending"]
-        record[shape.date] = _date(shape, now - dt.timedelta(days=5))
+        record[fake.id_field] = _external_id(network, n)
+        record[status_member(network)] = word(
+            network, "approved" if kind == "reversal" else "pending"
+        )
+        for member in shape.dates:
+            record[member] = shape.dated(now - dt.timedelta(days=5))
         if network == "cj":
             record["eventDate"] = record["postingDate"]
             record["originalActionId"] = record["commissionId"]
-        record.update(shape.extra or {})
+        record.update(shape.extra)
         st.records.append(record)
         planted[kind] = record
     return planted
@@ -191,9 +89,9 @@ def plant(networks: FakeNetworks, network: str, now: dt.datetime) -> dict[str, d
 
 def change(network: str, planted: dict[str, dict[str, Any]], now: dt.datetime, st) -> None:
     """The four late changes, dated as the network dates them."""
-    shape = SHAPES[network]
+    fake, member = FAKES[network], status_member(network)
     approval, decline, reversal, amendment = (planted[k] for k in KINDS)
-    approval[shape.status] = shape.words["approved"]
+    approval[member] = word(network, "approved")
     stamp_change(network, approval, "status", now)
     if network == "cj":
         # Corrections are new records posted now, signed, naming their original.
@@ -220,11 +118,11 @@ def change(network: str, planted: dict[str, dict[str, Any]], now: dt.datetime, s
             )
             st.records.append(fix)
         return
-    decline[shape.status] = shape.words["declined"]
+    decline[member] = word(network, "declined")
     stamp_change(network, decline, "status", now)
-    reversal[shape.status] = shape.words.get("reversed", shape.words["declined"])
+    reversal[member] = word(network, "declined")
     stamp_change(network, reversal, "reversal", now)
-    shape.amount(amendment, shape.amended[0])
+    fake.set_commission(amendment, fake.amended[0])
     stamp_change(network, amendment, "amount", now)
 
 
@@ -244,22 +142,20 @@ async def scenario(network: str, networks: FakeNetworks, clock: FakeClock, run) 
 def expectations(network: str) -> dict[str, tuple[str, str | None]]:
     """external id -> (status, commission) the store should hold after the scenario; a
     commission of None: the one first stored."""
-    caught = CAUGHT.get(network, set())
-    shape = SHAPES[network]
     wanted: dict[str, tuple[str, str | None]] = {}
     for n, kind in enumerate(KINDS):
         external_id = str(_external_id(network, n))
         first = "approved" if kind == "reversal" else "pending"
-        if kind not in caught:
+        if kind not in caught(network):
             wanted[external_id] = (first, None)
         elif kind == "amendment":
-            wanted[external_id] = ("pending", shape.amended[1])
+            wanted[external_id] = ("pending", FAKES[network].amended[1])
         else:
             wanted[external_id] = ({"approval": "approved"}.get(kind, "declined"), None)
     return wanted
 
 
-@pytest.mark.parametrize("network", NETWORKS)
+@pytest.mark.parametrize("network", LATE)
 async def test_late_changes_reach_the_store_where_the_network_reports_them(
     network, networks, store: MemoryStore, clock: FakeClock, run_sync
 ):
@@ -280,29 +176,25 @@ async def test_late_changes_reach_the_store_where_the_network_reports_them(
 
 
 def test_the_table_claims_exactly_what_the_fakes_show():
-    """A network with change feeds claims them in docs/sync.md; one without says so."""
-    for network, connector in CONNECTORS.items():
-        claimed = connector.spec.late_changes_caught()
-        if network in CAUGHT:
-            assert connector.spec.change_feeds and "any transaction" in claimed
+    """A network whose fake catches late changes claims its change feeds in docs/sync.md;
+    one whose fake catches none says it has no change filter."""
+    for network in LATE:
+        claimed = CONNECTORS[network].spec.late_changes_caught()
+        if caught(network):
+            assert CONNECTORS[network].spec.change_feeds and "any transaction" in claimed
         else:
-            assert not connector.spec.change_feeds
+            assert not CONNECTORS[network].spec.change_feeds
             assert "no change filter is published" in claimed
 
 
-@pytest.mark.parametrize("network", NETWORKS)
+@pytest.mark.parametrize("network", LATE)
 async def test_late_changes_on_the_real_stores(
-    network, networks, run_sync, real_store: AccountStore, keyring, clock: FakeClock
+    network, networks, leased_run, real_store: AccountStore, clock: FakeClock
 ):
     sync_store = AccountSyncStore(real_store, "w1")
 
     async def run(name: str):
-        conn = connection(name)
-        assert await sync_store.claim(conn, "w1", 3600.0)
-        try:
-            return await run_sync(name, store=sync_store, decrypt=credential_opener(keyring))
-        finally:
-            await sync_store.release(conn, "w1")
+        return await leased_run(name, sync_store)
 
     await scenario(network, networks, clock, run)
     stored = {
@@ -312,7 +204,6 @@ async def test_late_changes_on_the_real_stores(
         )
     }
     first = stored[str(_external_id(network, 0))].commission_amount
-    caught = CAUGHT.get(network, set())
     for n, (external_id, (status, commission)) in enumerate(expectations(network).items()):
         assert stored[external_id].status == status, external_id
         assert stored[external_id].commission_amount == (commission or first), external_id
@@ -320,7 +211,7 @@ async def test_late_changes_on_the_real_stores(
         detail = await real_store.read(commissions.find, ACCOUNT, stored[external_id].seq)
         assert detail is not None
         before = "approved" if KINDS[n] == "reversal" else "pending"
-        if KINDS[n] in caught:
+        if KINDS[n] in caught(network):
             assert [(h.status, h.commission_amount) for h in detail.history] == [(before, first)], (
                 external_id
             )

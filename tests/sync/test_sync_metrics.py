@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 from support.clock import FakeClock
-from sync_support import NETWORKS, Canned, FakeNetworks, MemoryStore, decrypt, expected
+from sync_support import NETWORKS, Canned, FakeNetworks, MemoryStore, decrypt, expected, seal
 
 from contract.version import VERSION
 from sync.health import MIN_DEFAULT_STALL_SECONDS, Progress, default_stall_seconds, health
@@ -28,7 +28,8 @@ class Ticks:
 def metrics_worker(store, settings, map_status, clock: FakeClock) -> tuple[Worker, SyncMetrics]:
     metrics = SyncMetrics(Progress(60.0))
     cfg = WorkerConfig(worker_id="w1", poll_seconds=0.01, concurrency=3)
-    return Worker(store, decrypt, map_status, cfg, settings, clock, events=metrics), metrics
+    worker = Worker(store, decrypt, map_status, cfg, settings, clock, events=metrics, seal=seal)
+    return worker, metrics
 
 
 async def run_until(worker: Worker, done) -> None:

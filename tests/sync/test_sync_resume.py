@@ -103,10 +103,12 @@ async def test_a_later_run_rescans_the_lock_period_then_fetches_forward(
     first_end = store.positions[("acc_sync_test", network)].complete_through
     asked = len(networks[network].windows)
     clock.advance(3 * 86400)
+    # When the second run starts (a first sync at one call a minute takes fake time too).
+    started = clock.now()
     report = await run_sync(network)
     assert report.outcome is Outcome.OK
     later = networks[network].windows[asked:]
     assert later, "the second run asked for nothing"
     assert min(w[0] for w in later) < first_end  # re-scan behind the position
-    assert report.position.complete_through == dt.datetime(2026, 3, 18, 12, tzinfo=dt.UTC)
+    assert report.position.complete_through == started
     assert networks[network].too_long == 0

@@ -7,8 +7,9 @@ import asyncio
 import datetime as dt
 
 import pytest
+from fakes import FAKES
 from support.clock import FakeClock
-from sync_support import ACCOUNT, NETWORKS, Canned, connection, expected, stamp_change
+from sync_support import ACCOUNT, FLIPPING, NETWORKS, Canned, connection, expected, stamp_change
 
 from store import (
     AccountStore,
@@ -19,15 +20,9 @@ from store import (
     open_store,
 )
 from sync.model import Outcome, Position, Window
-from sync.storage import AccountSyncStore, credential_opener
+from sync.storage import AccountSyncStore, credential_opener, credential_sealer
 from sync.worker import Worker, WorkerConfig
 
-FLIPS = {
-    "awin": ("1591984036", "commissionStatus", "approved", "approved"),
-    "effiliation": ("EF-7004", "statut", "Refusé", "declined"),
-    "impact": ("7700.1.2", "State", "REVERSED", "declined"),
-}
-ID_FIELDS = {"awin": "id", "effiliation": "id_transaction", "impact": "Id"}
 STORED_FIELDS = {
     "status": "status",
     "rawStatus": "raw_status",
@@ -39,6 +34,12 @@ STORED_FIELDS = {
 }
 
 
+def find(networks, network: str, external_id: str) -> dict:
+    id_field = FAKES[network].id_field
+    (record,) = [r for r in networks[network].records if str(r[id_field]) == external_id]
+    return record
+
+
 async def stored_rows(store: AccountStore, network: str) -> dict[str, dict]:
     rows = await store.read(commissions.page, CommissionQuery(ACCOUNT, limit=1000, network=network))
     return {
@@ -47,28 +48,17 @@ async def stored_rows(store: AccountStore, network: str) -> dict[str, dict]:
     }
 
 
-async def leased_sync(run_sync, real_store, keyring, network: str, worker: str = "w1"):
-    """One sync as a worker runs it: claimed, synced, released."""
-    sync_store = AccountSyncStore(real_store, worker)
-    conn = connection(network)
-    assert await sync_store.claim(conn, worker, 3600.0)
-    try:
-        return await run_sync(network, store=sync_store, decrypt=credential_opener(keyring))
-    finally:
-        await sync_store.release(conn, worker)
-
-
-def run_sync_real(run_sync, real_store, keyring):
+def run_sync_real(leased_run, real_store):
     async def run(network: str, worker: str = "w1"):
-        return await leased_sync(run_sync, real_store, keyring, network, worker)
+        return await leased_run(network, AccountSyncStore(real_store, worker), worker)
 
     return run
 
 
 @pytest.fixture
-def sync_real(run_sync, real_store, keyring):
+def sync_real(leased_run, real_store):
     """`await sync_real(network)`: one leased sync into the real store."""
-    return run_sync_real(run_sync, real_store, keyring)
+    return run_sync_real(leased_run, real_store)
 
 
 @pytest.mark.parametrize("network", NETWORKS)
@@ -88,18 +78,26 @@ async def test_every_connector_stores_its_recorded_rows(network, networks, real_
     assert view.lease_owner is None
 
 
-@pytest.mark.parametrize("network", sorted(FLIPS))
-async def test_a_rerun_changes_nothing_and_a_flipped_status_updates_its_row(
-    network, networks, real_store, clock: FakeClock, sync_real
-):
+@pytest.mark.parametrize("network", NETWORKS)
+async def test_a_rerun_changes_nothing(network, networks, real_store, sync_real):
     await sync_real(network)
     before = await stored_rows(real_store, network)
     again = await sync_real(network)
     assert (again.counts.inserted, again.counts.updated) == (0, 0)
     assert await stored_rows(real_store, network) == before
-    external_id, field, raw, status = FLIPS[network]
-    (record,) = [r for r in networks[network].records if str(r[ID_FIELDS[network]]) == external_id]
-    record[field] = raw
+
+
+@pytest.mark.parametrize("network", FLIPPING)
+async def test_a_flipped_status_updates_its_row(
+    network, networks, real_store, clock: FakeClock, sync_real
+):
+    await sync_real(network)
+    before = await stored_rows(real_store, network)
+    flip = FAKES[network].flip
+    assert flip is not None
+    external_id, raw, status = flip.external_id, flip.raw, flip.status
+    record = find(networks, network, external_id)
+    record[flip.member] = raw
     stamp_change(network, record, "status", clock.now())
     clock.advance(6 * 3600)
     report = await sync_real(network)
@@ -109,6 +107,42 @@ async def test_a_rerun_changes_nothing_and_a_flipped_status_updates_its_row(
     assert set(after) == set(before)
     assert (after[external_id]["status"], after[external_id]["rawStatus"]) == (status, raw)
     assert after[external_id]["seq"] == before[external_id]["seq"]  # the same row, updated
+
+
+@pytest.mark.parametrize("network", NETWORKS)
+async def test_a_reversal_and_a_poison_row_are_stored_as_the_network_meant(
+    network, networks, real_store, clock: FakeClock, sync_real
+):
+    """The conformance cases that end in rows, on the real stores: a reversal as the
+    network reports it, and a row refused with its reason while the others are kept."""
+    fake = FAKES[network]
+    await sync_real(network)
+    fake.reversal.apply(
+        networks[network].records, find(networks, network, fake.reversal.target), clock.now()
+    )
+    poisoned = next(
+        str(r[fake.id_field])
+        for r in networks[network].records
+        if str(r[fake.id_field]) not in (fake.reversal.target, fake.reversal.external_id)
+    )
+    before = (await stored_rows(real_store, network))[poisoned]
+    fake.set_commission(find(networks, network, poisoned), "12abc")
+    clock.advance(6 * 3600)
+    report = await sync_real(network)
+    rows = await stored_rows(real_store, network)
+    reversed_row = rows[fake.reversal.external_id]
+    assert (reversed_row["status"], reversed_row["commissionAmount"]) == (
+        fake.reversal.status,
+        fake.reversal.amount,
+    )
+    # The poisoned record is refused only where this run read it again (a feed or the
+    # re-scan); its stored row is never overwritten by the worse value.
+    assert rows[poisoned] == before
+    view = await real_store.read(connections.find, ACCOUNT, network)
+    assert view is not None and view.status == report.outcome.value
+    if report.outcome is Outcome.PARTIAL:
+        assert view.reason_code == "records_refused"
+        assert poisoned in view.reason_message
 
 
 FAILURES = {
@@ -178,6 +212,26 @@ async def test_a_lease_keeps_a_second_worker_off_and_ends_no_earlier_than_asked(
     assert view is not None and view.lease_owner == "w2"
 
 
+async def test_a_renewal_extends_its_holders_lease_only_and_is_no_new_attempt(
+    networks, real_store, clock: FakeClock
+):
+    first, second = AccountSyncStore(real_store, "w1"), AccountSyncStore(real_store, "w2")
+    conn = connection("awin")
+    assert await first.claim(conn, "w1", 30.0)
+    claimed = await real_store.read(connections.find, ACCOUNT, "awin")
+    clock.advance(20)
+    assert await first.renew(conn, "w1", 30.0)
+    assert not await second.renew(conn, "w2", 30.0)  # another worker's lease: untouched
+    renewed = await real_store.read(connections.find, ACCOUNT, "awin")
+    assert claimed is not None and renewed is not None
+    assert renewed.last_attempt_at == claimed.last_attempt_at
+    assert renewed.lease_owner == "w1" and renewed.lease_expires_at > claimed.lease_expires_at
+    clock.advance(20)  # past the claimed end, within the renewed one
+    assert not await second.claim(conn, "w2", 30.0)
+    await first.release(conn, "w1")
+    assert not await first.renew(conn, "w1", 30.0)  # a released lease is not taken again
+
+
 async def test_a_connection_left_by_a_dead_worker_is_due_once_its_lease_ends(
     networks, real_store, clock: FakeClock
 ):
@@ -214,13 +268,13 @@ async def test_a_worker_that_lost_its_lease_writes_nothing(networks, real_store,
 
 
 async def test_a_due_list_older_than_another_workers_whole_sync_claims_nothing(
-    networks, real_store, clock, run_sync, keyring
+    networks, real_store, clock, leased_run
 ):
     late, quick = AccountSyncStore(real_store, "w1"), AccountSyncStore(real_store, "w2")
     since = clock.now() - dt.timedelta(hours=6)
     listed = await late.due_connections(since, 50)
     assert connection("awin") in listed
-    report = await leased_sync(run_sync, real_store, keyring, "awin", worker="w2")
+    report = await leased_run("awin", quick, "w2")
     assert report.outcome is Outcome.OK
     clock.advance(1)
     assert not await late.claim(connection("awin"), "w1", 3600.0)
@@ -262,6 +316,7 @@ async def test_two_workers_on_one_store_sync_each_connection_once(
                 WorkerConfig(worker_id=name, concurrency=3, poll_seconds=0.01),
                 settings,
                 clock,
+                seal=credential_sealer(keyring),
             )
             for store, name in ((real_store, "w1"), (other, "w2"))
         ]

@@ -14,10 +14,11 @@ from accounts.statusmap import load_status_map
 from store.base import VALUE_FIELDS
 from sync.connectors import CONNECTORS
 from sync.connectors.base import CallContext, Credentials, Fields, transaction
-from sync.http import RetryPolicy, backoff_delay, retry_after_seconds
+from sync.http import HttpRequest, RetryPolicy, backoff_delay, retry_after_seconds
 from sync.model import Position, Window
 from sync.planner import cut, plan, split
 from sync.ratelimit import SlidingLimiter, credential_key
+from sync.runner import syncing
 from sync.spec import AmountFormat, Rate
 from sync.values import ValueProblem, decode_json, optional_text, parse_amount, parse_timestamp
 
@@ -277,3 +278,41 @@ def test_a_member_a_record_lacks_is_not_stated(given, unstated):
         assert row.stated is None
     else:
         assert row.stated is not None and set(VALUE_FIELDS) - row.stated == unstated
+
+
+async def test_a_raw_body_goes_with_its_content_type_and_no_cookie_comes_back(aiohttp_server):
+    """A SOAP envelope is sent as it is; a cookie one answer set is never sent again (the
+    worker's session keeps none: one account's session must not reach another's)."""
+    from aiohttp import web
+
+    seen: list[tuple[str, bytes, str | None]] = []
+
+    async def handle(request: web.Request) -> web.Response:
+        seen.append((request.content_type, await request.read(), request.headers.get("Cookie")))
+        response = web.Response(text="ok")
+        response.set_cookie("PHPSESSID", "account-a")
+        return response
+
+    app = web.Application()
+    app.router.add_post("/soap", handle)
+    server = await aiohttp_server(app, access_log=None)
+    clock = FakeClock()
+    # The worker's own session (sync.runner.syncing), nothing else of the Syncer used.
+    async with syncing(None, None, None, clock=clock) as syncer:  # type: ignore[arg-type]
+        request = HttpRequest(
+            # By name: a cookie jar keeps no cookie of a bare IP address.
+            "POST",
+            str(server.make_url("/soap")).replace("127.0.0.1", "localhost"),
+            body=b"<e/>",
+            content_type="text/xml",
+        )
+        for _ in range(2):
+            await syncer.client.send("t", request, SlidingLimiter(Rate(100, 60), clock), 10.0)
+    assert seen == [("text/xml", b"<e/>", None), ("text/xml", b"<e/>", None)]
+
+
+def test_a_request_has_one_body():
+    with pytest.raises(ValueError):
+        HttpRequest("POST", "http://x", json={}, body=b"x", content_type="text/xml")
+    with pytest.raises(ValueError):
+        HttpRequest("POST", "http://x", body=b"x")

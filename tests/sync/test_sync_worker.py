@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from support.clock import FakeClock
-from sync_support import NETWORKS, FakeNetworks, MemoryStore
+from sync_support import NETWORKS, FakeNetworks, MemoryStore, seal
 
 from sync.model import Outcome
 from sync.worker import Worker, WorkerConfig
@@ -54,7 +54,8 @@ async def until(condition, seconds: float = 10.0) -> None:
 
 def worker(store, settings, map_status, clock, **config) -> Worker:
     cfg = WorkerConfig(worker_id="w1", poll_seconds=0.01, **config)
-    return Worker(store, _decrypt(), map_status, cfg, settings, clock)
+    # Sealing what a network rotates, as `python -m sync` does.
+    return Worker(store, _decrypt(), map_status, cfg, settings, clock, seal=seal)
 
 
 def _decrypt():
@@ -85,7 +86,9 @@ async def test_every_connection_syncs_with_bounded_concurrency_and_a_slow_networ
 async def test_a_connection_leased_by_another_worker_is_left_alone(
     networks, store, settings, map_status, clock
 ):
-    store.leases[("acc_sync_test", "awin")] = ("w2", clock.monotonic() + 3600)
+    # w2 is at work and renews its lease as it goes: the lease outlasts this whole pass
+    # (in which one-call-a-minute networks take hours of the fake clock).
+    store.leases[("acc_sync_test", "awin")] = ("w2", clock.monotonic() + 30 * 86400)
     w = worker(store, settings, map_status, clock, concurrency=4)
     stop = asyncio.Event()
     running = asyncio.create_task(w.run(stop))
