@@ -321,9 +321,13 @@ async def capability_set(store: AccountStore, args: argparse.Namespace, _: Store
 
 @COMMANDS.command(
     "key create",
-    "issue a key; prints it once (only its hash is kept)",
+    "issue a read key for an account; prints the key once (only its hash is kept), then its id",
     ACCOUNT,
-    arg("--label", required=True),
+    arg(
+        "--label",
+        required=True,
+        help="what the key is for, 1 to 100 printable characters (shown in key list)",
+    ),
 )
 async def key_create(store: AccountStore, args: argparse.Namespace, _: StoreConfig) -> Result:
     issued = apikeys.generate_key()
