@@ -196,6 +196,16 @@ def _json_schema(description: str, schema: Mapping[str, Any]) -> dict[str, Any]:
     return {"description": description, **kept}
 
 
+# What a tool answers is the API's JSON: the export formats (whole files, streamed) are for
+# downloads, not for an agent's context.
+EXPORT_PARAMS = frozenset((e.FORMAT.name, e.DIALECT.name))
+
+
+def tool_params(spec: ToolSpec) -> tuple[Param, ...]:
+    """The endpoint's query parameters a tool takes: all but the export's."""
+    return tuple(p for p in spec.endpoint.params if p.name not in EXPORT_PARAMS)
+
+
 def input_schema(spec: ToolSpec) -> dict[str, Any]:
     """The tool's JSON Schema: path parameters (required) then the query parameters in the
     endpoint's validation order, each as strict as the API, and nothing else."""
@@ -203,7 +213,7 @@ def input_schema(spec: ToolSpec) -> dict[str, Any]:
     for name in path_names(spec.endpoint):
         declared = PATH_PARAMETERS[name]
         properties[name] = _json_schema(declared["description"], declared["schema"])
-    for param in spec.endpoint.params:
+    for param in tool_params(spec):
         properties[param.name] = _json_schema(param.description, param_schema(param))
     return {
         "type": "object",
@@ -290,7 +300,7 @@ def check_arguments(spec: ToolSpec, arguments: Mapping[str, Any]) -> Failure | N
                 f"{shown} is not an argument of {spec.name}; it takes: {', '.join(properties)}",
                 shown,
             )
-    params = {p.name: p for p in spec.endpoint.params}
+    params = {p.name: p for p in tool_params(spec)}
     for name, declared in properties.items():
         if name not in given:
             if name in schema["required"]:
@@ -319,7 +329,7 @@ def to_request(spec: ToolSpec, arguments: Mapping[str, Any]) -> tuple[str, list[
         path = path.replace("{" + name + "}", quote(str(arguments[name]), safe=""))
     query = [
         (param.name, _query_value(param, arguments[param.name]))
-        for param in spec.endpoint.params
+        for param in tool_params(spec)
         if arguments.get(param.name) is not None
     ]
     return path, query

@@ -29,7 +29,7 @@ GUIDE = Path("docs/guides/getting-started.md")
 GUIDE_RECEIVER = "http://127.0.0.1:9000/hook"
 SERVE_TIMEOUT = 600.0  # the first run installs the virtual environment
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.process]
 
 
 def readme_commands(readme: str) -> list[str]:

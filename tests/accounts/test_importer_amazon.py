@@ -98,6 +98,7 @@ def test_the_daily_feed_file_name_says_its_format():
     assert detect_format("shop-20-earnings-report-20260105.tsv") == "amazon-earnings"
 
 
+@pytest.mark.process
 def test_the_command_imports_it_for_an_import_only_connection(tmp_path, database):
     env = {
         **os.environ,

@@ -20,6 +20,9 @@ from store import CommissionQuery, commissions, connections, open_store
 from store.events import EventQuery, account_events
 from sync.connectors import CONNECTORS
 
+# These run the admin command as a process: its exit status is what they test.
+pytestmark = pytest.mark.process
+
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "network-commands-secret-" + "n" * 32
 AWIN = {"accessToken": "token-for-the-test", "publisherId": "123456"}

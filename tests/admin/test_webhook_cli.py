@@ -58,7 +58,12 @@ def test_the_secret_is_shown_once_and_stored_encrypted(env, capsys, stored_bytes
     assert secret.startswith("whsec_") and "shown once" in note
     endpoint_id = endpoint.split()[0]
     assert endpoint_id.startswith("whk_")
-    for args in (("list",), ("list", uid), ("show", endpoint_id), ("show", endpoint_id, "--json")):
+    for args in (
+        ("list",),
+        ("list", "--account", uid),
+        ("show", endpoint_id),
+        ("show", endpoint_id, "--json"),
+    ):
         status, out, err = cli(capsys, "webhook", *args)
         assert status == 0, err
         assert endpoint_id in out and secret not in out and secret[6:] not in out
@@ -93,7 +98,7 @@ def test_add_refuses_urls_it_would_never_deliver_to(env, capsys, url, extra, mes
 @pytest.mark.parametrize(
     ("args", "status", "message"),
     [
-        (("add", "acc_nobody0000000000", "https://h.example.com/"), 1, "no account"),
+        (("add", "--account", "acc_nobody0000000000", "https://h.example.com/"), 1, "no account"),
         (("show", "whk_0000000000000000"), 1, "no webhook endpoint whk_0000000000000000"),
         (("show", "key_123"), 1, "is not a webhook endpoint id (whk_...)"),
         (("disable", "whk_0000000000000000"), 1, "no webhook endpoint"),
@@ -104,7 +109,7 @@ def test_add_refuses_urls_it_would_never_deliver_to(env, capsys, url, extra, mes
         (("replay", "whk_0000000000000000", "--since", "yesterday"), 2, "must be an instant"),
         (("replay", "whk_0000000000000000", "--since", "2026-03-01T00:00:00"), 2, "an offset"),
         (("test", "whk_0000000000000000"), 1, "no webhook endpoint"),
-        (("list", "acc_nobody0000000000"), 1, "no account"),
+        (("list", "--account", "acc_nobody0000000000"), 1, "no account"),
     ],
 )
 def test_bad_input_is_refused_with_a_clear_message(env, capsys, args, status, message):

@@ -19,6 +19,7 @@ from agents.tools import (
     check_arguments,
     input_schema,
     to_request,
+    tool_params,
 )
 from contract import endpoints as e
 from contract import vocabulary as v
@@ -34,10 +35,12 @@ COMMISSIONS = BY_NAME["list_commissions"]
 def test_each_schema_is_its_endpoints_parameters_as_the_openapi_document_has_them(spec: ToolSpec):
     schema = input_schema(spec)
     path = ["slug"] if "{slug}" in spec.endpoint.path else []
-    assert list(schema["properties"]) == path + [p.name for p in spec.endpoint.params]
+    # Every query parameter but the export's: a tool answers JSON.
+    assert list(schema["properties"]) == path + [p.name for p in tool_params(spec)]
+    assert not {"format", "dialect"} & set(schema["properties"])
     assert schema["required"] == path
     assert schema["additionalProperties"] is False
-    for param in spec.endpoint.params:
+    for param in tool_params(spec):
         declared = schema["properties"][param.name]
         contract = {k: w for k, w in param_schema(param).items() if k in JSON_SCHEMA_KEYWORDS}
         assert {k: declared[k] for k in contract} == contract

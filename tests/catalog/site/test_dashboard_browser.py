@@ -9,8 +9,8 @@ the Content-Security-Policy header the edge sends.
 from __future__ import annotations
 
 import datetime as dt
+import io
 import json
-import logging
 import time
 import urllib.error
 import urllib.request
@@ -28,50 +28,49 @@ from test_site_browser import console_problems, open_page, screenshot
 from accounts.demo import seed_demo
 from edge.config import Config
 from edge.handlers.static import APP_CSP
-from edge.logs import JsonFormatter
 from edge.serving import make_runner
 
 FROM = "2024-01-01"
 PHONE = (360, 780)
 
 
+class Lines(io.RawIOBase):
+    """The edge's access log as it writes it (a byte stream of lines), kept as text lines."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[str] = []
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: bytes) -> int:  # type: ignore[override]
+        self.lines += bytes(data).decode().splitlines()
+        return len(data)
+
+
 class ServedEdge(EdgeThread):
-    """EdgeThread with the edge's own runner: its JSON access log, as `serve` writes it."""
+    """EdgeThread with the edge's own runner: its access log, as `serve` writes it, kept."""
+
+    def __init__(self, config: Config, log: Lines) -> None:
+        super().__init__(config)
+        self.log = log
 
     async def _start(self) -> None:
-        self.runner = make_runner(self.config)
-        await self.runner.setup()
         from aiohttp import web
 
+        self.runner = make_runner(self.config)
+        if self.runner.access is not None:
+            self.runner.access.stream = self.log  # its lines here, not to stderr
+        await self.runner.setup()
         site = web.TCPSite(self.runner, "127.0.0.1", 0)
         await site.start()
         self.port = self.runner.addresses[0][1]
 
 
-class Lines(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__()
-        self.setFormatter(JsonFormatter())
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(self.format(record))
-
-
 @pytest.fixture(scope="module")
-def access_log() -> Iterator[Lines]:
-    logger = logging.getLogger("edge.access")
-    handler = Lines()
-    level, disabled = logger.level, logger.disabled
-    logger.setLevel(logging.INFO)
-    logger.disabled = False
-    logger.addHandler(handler)
-    try:
-        yield handler
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
-        logger.disabled = disabled
+def access_log() -> Lines:
+    return Lines()
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +90,7 @@ def demo(
         rate_limit_pro=(100_000, 60),
     )
     key = seed_demo(config.database, config.resolved_secret())
-    with ServedEdge(config) as edge:
+    with ServedEdge(config, access_log) as edge:
         yield edge.url, key
 
 

@@ -137,6 +137,8 @@ async def test_cached_answers_are_the_uncached_ones(edge_client, dist, monkeypat
     assert len(directory_state(uncached).current.pages) == 0
 
 
+# Reads the process's memory through ctypes, which asks `ldconfig` where libc is.
+@pytest.mark.process
 async def test_the_cache_dies_with_its_build(edge_client, dist):
     first = random_catalogue(random.Random(14), 10)
     publish(dist, first, "b1")
