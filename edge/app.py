@@ -24,12 +24,12 @@ from edge.metrics import metrics_middleware, new_metrics
 
 def create_app(config: Config) -> web.Application:
     """Build the edge application for `config` (resources open on startup, close on cleanup)."""
-    # The request steps, outermost first, one middleware each (docs/api.md): the error step
-    # sits under CORS, so that error answers carry the CORS headers; the site's, when it
-    # is served, goes innermost, so that the steps apply to its answers too.
+    # The request steps, outermost first, one middleware each (docs/api.md); the site's,
+    # when it is served, goes innermost, so that the steps apply to its answers too.
+    cors_policy = cors.policy(config.cors_origins)
     middlewares: list[Middleware] = [
         request_id_middleware,
-        cors.cors_middleware(cors.policy(config.cors_origins)),
+        cors.cors_middleware(cors_policy),
         error_middleware,
         auth_middleware,
         rate_limit_middleware,
@@ -43,6 +43,7 @@ def create_app(config: Config) -> web.Application:
     app = web.Application(middlewares=middlewares)
     app[appkeys.CONFIG] = config
     security.install(app)
+    cors.install(app, cors_policy)
     # secret -> store -> authenticator -> limiter -> directory: entered in this order on
     # startup, left in the reverse order on cleanup.
     contexts = list(CONTEXTS)

@@ -1,5 +1,9 @@
 """CORS for browser clients: preflights, and the CORS headers on every answer, errors too.
 
+The headers of an answer are set from aiohttp's public `on_response_prepare` signal (as
+edge.http.security does), so that an answer a handler streams, which has sent its headers
+before any middleware sees it, carries them as well as a plain one or an error.
+
 `config.cors_origins` is `*` (any origin: the API is keyed, not cookie-based, so a wildcard
 exposes nothing a key does not already grant) or a comma-separated list of origins, of which
 the matching one is echoed with `Vary: Origin`.
@@ -102,18 +106,23 @@ def add_cors_headers(response: web.StreamResponse, cors: CorsPolicy, origin: str
 
 
 def cors_middleware(cors: CorsPolicy) -> Middleware:
-    """The CORS step, under the request id step, for the policy of `config.cors_origins`:
-    a preflight is answered here; any other request goes on, and its answer gets the CORS
-    headers. It sits above the error step, so that errors (401, 404, 400...) are answers
-    by then and carry them too: a browser client can only read an error body that has
-    them."""
+    """The preflight step, under the request id step, for the policy of
+    `config.cors_origins`: a preflight is answered here; any other request goes on."""
 
     @web.middleware
     async def cors_step(request: web.Request, handler: Handler) -> web.StreamResponse:
         if is_preflight(request):
             return preflight_response(cors, request.headers.get("Origin"))
-        response = await handler(request)
-        add_cors_headers(response, cors, request.headers.get("Origin"))
-        return response
+        return await handler(request)
 
     return cors_step
+
+
+def install(app: web.Application, cors: CorsPolicy) -> None:
+    """Answer preflights and put the CORS headers on every other answer of `app`."""
+
+    async def stamp_cors_headers(request: web.Request, response: web.StreamResponse) -> None:
+        if not is_preflight(request):
+            add_cors_headers(response, cors, request.headers.get("Origin"))
+
+    app.on_response_prepare.append(stamp_cors_headers)

@@ -198,3 +198,19 @@ async def test_an_empty_export_is_its_header(edge_client, admin_store):
     assert await resp.read() == (",".join(COMMISSION.names) + "\r\n").encode()
     resp = await client.get("/v1/commissions?format=ndjson", headers=seeded.auth)
     assert await resp.read() == b""
+
+
+@pytest.mark.parametrize("export_format", ["csv", "ndjson"])
+async def test_a_streamed_export_carries_the_cors_headers(edge_client, owner, export_format):
+    # A browser page (another origin) can read an export only with them; the handler sends
+    # the headers itself, before any middleware sees its answer.
+    client = await edge_client()
+    resp = await client.get(
+        "/v1/commissions",
+        params={"format": export_format},
+        headers={**owner.auth, "Origin": "https://reports.example"},
+    )
+    assert resp.status == 200
+    assert resp.headers["Access-Control-Allow-Origin"] == "*"
+    assert "X-Request-Id" in resp.headers["Access-Control-Expose-Headers"]
+    await resp.read()
