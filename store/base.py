@@ -347,6 +347,13 @@ class ConnectionView:
     accounts: int
     programs: int
     transactions: int
+    # When the sync plans its next attempt (a run a documented limit cut short); None: the
+    # sync interval decides.
+    next_attempt_at: str | None = None
+    # Connected for file imports only (no credentials: never synced), and the latest
+    # import's time.
+    import_only: bool = False
+    last_import_at: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,26 +6,17 @@ one stopping it, and a change feed whose dates run ahead of now."""
 from __future__ import annotations
 
 import asyncio
-import copy
 import dataclasses
 import datetime as dt
 
 import pytest
-from sync_support import Canned, connection, expected, max_in_any_period
+from sync_support import Canned, connection, expected, limited, max_in_any_period
 
-from sync.connectors import CONNECTORS
 from sync.lease import Lease, LeaseLost
 from sync.model import Outcome
 from sync.ratelimit import SlidingLimiter
 from sync.spec import Rate
 from sync.worker import Worker, WorkerConfig
-
-
-def limited(network: str, **changes) -> dict:
-    """The connectors with `network`'s spec changed (a network's documented limits)."""
-    connector = copy.copy(CONNECTORS[network])
-    connector.spec = dataclasses.replace(connector.spec, **changes)  # type: ignore[misc]
-    return {**CONNECTORS, network: connector}
 
 
 async def test_a_request_waits_until_it_fits_every_documented_rate(clock):
