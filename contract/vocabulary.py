@@ -107,6 +107,9 @@ PLANS: tuple[str, ...] = ("free", "pro")
 CAPABILITIES: tuple[str, ...] = ("acquisition", "monetisation")
 KEY_SCOPES: tuple[str, ...] = ("read",)
 NETWORK_SYNC_STATUSES: tuple[str, ...] = ("never", "ok", "partial", "auth_failed", "error")
+# How a connected network's commissions reach the service: synchronised from its API, or by
+# file import only (`network connect --import-only`: never synchronised, status `never`).
+NETWORK_COLLECTIONS: tuple[str, ...] = ("sync", "import_only")
 COMMISSION_STATUSES: tuple[str, ...] = ("pending", "approved", "declined", "paid", "unknown")
 # What GET /v1/events reports (store.events writes them).
 EVENT_TYPES: tuple[str, ...] = (

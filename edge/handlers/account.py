@@ -235,6 +235,11 @@ def account_json(
                 "lastSuccessAt": n.last_success_at,
                 "reasonCode": n.reason_code,
                 "completeThrough": n.complete_through,
+                "nextAttemptAt": n.next_attempt_at,
+                "collection": "import_only" if n.import_only else "sync",
+                "lastImportAt": n.last_import_at,
+                "importedFrom": n.imported_from,
+                "importedThrough": n.imported_through,
             }
             for n in account.networks
         ],
