@@ -121,9 +121,7 @@ async def test_an_import_only_network_shows_its_imports_not_a_sync_that_never_ca
     assert after["lastSyncAt"] is None and after["completeThrough"] is None
 
 
-async def test_a_run_a_limit_cut_short_shows_when_the_next_attempt_comes(
-    edge_client, admin_store
-):
+async def test_a_run_a_limit_cut_short_shows_when_the_next_attempt_comes(edge_client, admin_store):
     account = await new_account(admin_store, plan="pro")
     sealed = encrypt_credentials(b"k" * 40, account.uid, "awin", b"secret")
     await admin_store.write(connections.connect, account.uid, "awin", sealed)
