@@ -254,3 +254,66 @@ async def test_the_documented_limit_holds_across_a_killed_worker_and_the_next(
     assert second.reports[-1].outcome is Outcome.OK
     rows = await awin_store.read(connections.find, ACCOUNT, "awin")
     assert rows is not None and rows.transactions == len(expected("awin"))
+
+
+async def test_a_days_limit_holds_over_two_workers_taking_turns(
+    networks: FakeNetworks,
+    awin_store: AccountStore,
+    open_awin_store,
+    clock: FakeClock,
+    settings: SyncSettings,
+    map_status,
+    keyring: Keyring,
+):
+    """A day's budget of Commission Factory's kind (scaled down to 6 calls a day), two
+    workers taking the connection in turns, each start a process afresh (its own count
+    empty): the store's count stops the run that would pass the day's budget, and the next
+    attempt is planned for when the oldest call of the day leaves it."""
+    per_day = Rate(6, 86400)
+    daily = dataclasses.replace(settings, rates={"awin": per_day})
+    interval = WorkerConfig("x").interval
+    other = await open_awin_store()
+    workers = [
+        a_worker(awin_store, "w1", keyring, map_status, daily, clock),
+        a_worker(other, "w2", keyring, map_status, daily, clock),
+    ]
+    reports: list[SyncReport] = []
+    try:
+        for turn in range(10):
+            worker = workers[turn % 2]
+            stop = asyncio.Event()
+            running = asyncio.create_task(worker.run(stop))
+            try:
+                reports.append(await reports_of(worker, len(worker.reports) + 1))
+            finally:
+                stop.set()
+                await running
+            if reports[-1].resume_at is not None:
+                break
+            clock.advance(interval.total_seconds() + 1)  # due again by the schedule
+        limited_run = reports[-1]
+        assert limited_run.outcome is Outcome.PARTIAL and limited_run.reason is not None
+        assert limited_run.reason.code == "rate_limited"
+        assert len(reports) >= 2  # the budget was spent over both workers' runs
+        times = networks["awin"].times()
+        assert len(times) == per_day.requests
+        view = await awin_view(awin_store)
+        assert view.next_attempt_at is not None
+        opens = dt.datetime.fromisoformat(view.next_attempt_at.replace("Z", "+00:00"))
+        # The oldest call of the day leaves it a day after it was made (on the fake clock).
+        first_call = clock.now() - dt.timedelta(seconds=clock.monotonic() - min(times))
+        assert abs((opens - (first_call + dt.timedelta(days=1))).total_seconds()) <= 2
+        clock.advance((opens - clock.now()).total_seconds())
+        worker = workers[len(reports) % 2]
+        stop = asyncio.Event()
+        running = asyncio.create_task(worker.run(stop))
+        try:
+            resumed = await reports_of(worker, len(worker.reports) + 1)
+        finally:
+            stop.set()
+            await running
+    finally:
+        await other.close()
+    assert resumed.outcome in (Outcome.OK, Outcome.PARTIAL)
+    assert len(networks["awin"].times()) > per_day.requests  # it went on after the reset
+    assert max_in_any_period(networks["awin"].times(), per_day.seconds) <= per_day.requests
