@@ -186,3 +186,15 @@ async def test_a_reversal_dated_by_a_locking_date_ahead_of_now_is_read(
     report = await run_sync("impact", settings=backfill)
     assert report.outcome is Outcome.OK, report.reason
     assert store.rows_of("impact")["7700.1.2"].status == "declined"
+
+
+async def test_a_retry_after_of_weeks_plans_the_next_attempt_a_day_ahead_at_most(
+    networks, store, clock, settings, run_sync
+):
+    """A network's Retry-After is not taken at its word past the longest documented period:
+    the run is planned again a day later, and asks again then."""
+    networks["awin"].inject.append(Canned(429, b"{}", {"Retry-After": str(21 * 86400)}))
+    report = await run_sync("awin")
+    assert report.outcome is Outcome.PARTIAL and report.reason.code == "rate_limited"
+    assert report.resume_at == report.finished_at + dt.timedelta(days=1)
+    assert store.next_attempts[("acc_sync_test", "awin")] == report.resume_at
