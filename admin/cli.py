@@ -51,7 +51,6 @@ from store import (
     OutcomeUnknown,
     StoreError,
     accounts,
-    commissions,
     database_path,
     open_store,
 )
@@ -653,7 +652,9 @@ async def commissions_import(
             zone,
             currency=currency,
         )
-        result = await store.write(commissions.upsert_stream, args.account, args.network, chunks)
+        result = await store.write(
+            store_connections.import_commissions, args.account, args.network, chunks
+        )
     rows = result.inserted + result.updated + result.unchanged
     return {
         "file": source,

@@ -90,6 +90,9 @@ def connection_json(view: ConnectionView) -> Result:
         "lastSyncAt": view.last_sync_at,
         "lastAttemptAt": view.last_attempt_at,
         "completeThrough": view.position,
+        "nextAttemptAt": view.next_attempt_at,
+        "importOnly": view.import_only,
+        "lastImportAt": view.last_import_at,
         "currency": view.currency,
         "leasedBy": view.lease_owner,
         "leaseExpiresAt": view.lease_expires_at,
@@ -144,25 +147,9 @@ async def network_disconnect(store: AccountStore, args: argparse.Namespace, _: A
 
 async def network_list(store: AccountStore, args: argparse.Namespace, _: Any) -> Result:
     views = await store.read(connections.find_all, args.account)
-    synced = await _synced(store, views)
-    shown = [{**connection_json(v), "importOnly": not synced[i]} for i, v in enumerate(views)]
-    lines = [_line(v) + ("" if synced[i] else " (file imports only)") for i, v in enumerate(views)]
+    shown = [connection_json(v) for v in views]
+    lines = [_line(v) + (" (file imports only)" if v.import_only else "") for v in views]
     return {"connections": shown, "text": "\n".join(lines) or "no connections"}
-
-
-async def _synced(store: AccountStore, views: list[ConnectionView]) -> list[bool]:
-    """Whether each connection has credentials (is synced) or is for file imports only.
-    Asked through the write door, the one that may touch credentials; only their presence
-    leaves the store's operation."""
-    found = []
-    for view in views:
-        try:
-            await store.write(connections.sealed_credentials, view.account_uid, view.network)
-        except NotFound:
-            found.append(False)
-        else:
-            found.append(True)
-    return found
 
 
 async def network_show(store: AccountStore, args: argparse.Namespace, _: Any) -> Result:

@@ -375,6 +375,49 @@ CONNECTED_NETWORK = Resource(
             nullable=True,
             format="date-time",
         ),
+        F(
+            "nextAttemptAt",
+            "string",
+            "ISO 8601 timestamp of the next synchronisation attempt the service has planned: "
+            "set when a network's documented limit cut the last one short (reasonCode "
+            "rate_limited), the moment that limit opens again; null when the regular "
+            "schedule decides.",
+            nullable=True,
+            format="date-time",
+        ),
+        F(
+            "collection",
+            "string",
+            "How the network's commissions reach the service: sync (from the network's API, "
+            "on a schedule) or import_only (file imports only; never synchronised, so its "
+            "status stays never).",
+            enum=v.NETWORK_COLLECTIONS,
+        ),
+        F(
+            "lastImportAt",
+            "string",
+            "ISO 8601 timestamp of the latest file import of the network's commissions; "
+            "null before any.",
+            nullable=True,
+            format="date-time",
+        ),
+        F(
+            "importedFrom",
+            "string",
+            "For an import_only network: the earliest transactedAt among its stored "
+            "commissions (the period its imports cover starts there); null for a synchronised "
+            "network (see completeThrough) or while none is stored.",
+            nullable=True,
+            format="date-time",
+        ),
+        F(
+            "importedThrough",
+            "string",
+            "For an import_only network: the latest transactedAt among its stored "
+            "commissions; null for a synchronised network or while none is stored.",
+            nullable=True,
+            format="date-time",
+        ),
     ),
 )
 

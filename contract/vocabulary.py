@@ -107,6 +107,11 @@ PLANS: tuple[str, ...] = ("free", "pro")
 CAPABILITIES: tuple[str, ...] = ("acquisition", "monetisation")
 KEY_SCOPES: tuple[str, ...] = ("read",)
 NETWORK_SYNC_STATUSES: tuple[str, ...] = ("never", "ok", "partial", "auth_failed", "error")
+# How a connected network's commissions reach the service: synchronised from its API, or by
+# file import only (`network connect --import-only`: never synchronised, status `never`).
+COLLECTION_SYNC = "sync"
+COLLECTION_IMPORT_ONLY = "import_only"
+NETWORK_COLLECTIONS: tuple[str, ...] = (COLLECTION_SYNC, COLLECTION_IMPORT_ONLY)
 COMMISSION_STATUSES: tuple[str, ...] = ("pending", "approved", "declined", "paid", "unknown")
 # What GET /v1/events reports (store.events writes them).
 EVENT_TYPES: tuple[str, ...] = (

@@ -47,10 +47,17 @@ async def account_by_id(s: Session, row_id: int) -> AccountView | None:
         "SELECT name, enabled, configured, enabled_at FROM capabilities WHERE account_id = ?",
         row_id,
     )
+    # An import-only connection's covered period: the first and last transaction date
+    # stored (two ends of the commissions_network_page index), never read for the others.
     networks = await s.fetch(
         "SELECT network, status, connected_at, last_sync_at, accounts, programs, "
-        "transactions, last_attempt_at, last_success_at, reason_code, sync_position "
-        "FROM networks WHERE account_id = ? ORDER BY network",
+        "transactions, last_attempt_at, last_success_at, reason_code, sync_position, "
+        "next_attempt_at, import_only, last_import_at, "
+        "CASE WHEN import_only THEN (SELECT min(c.transacted_at) FROM commissions c "
+        "WHERE c.account_id = n.account_id AND c.network = n.network) END, "
+        "CASE WHEN import_only THEN (SELECT max(c.transacted_at) FROM commissions c "
+        "WHERE c.account_id = n.account_id AND c.network = n.network) END "
+        "FROM networks n WHERE account_id = ? ORDER BY network",
         row_id,
     )
     return account_view(row, capabilities, networks)

@@ -112,6 +112,14 @@ class NetworkView:
     last_success_at: str | None = None
     reason_code: str | None = None
     complete_through: str | None = None
+    # When the sync plans its next attempt (a run a documented limit cut short).
+    next_attempt_at: str | None = None
+    # Connected for file imports only (never synced): the latest import's time, and the
+    # earliest and latest transaction date of what is stored for it.
+    import_only: bool = False
+    last_import_at: str | None = None
+    imported_from: str | None = None
+    imported_through: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -347,6 +355,13 @@ class ConnectionView:
     accounts: int
     programs: int
     transactions: int
+    # When the sync plans its next attempt (a run a documented limit cut short); None: the
+    # sync interval decides.
+    next_attempt_at: str | None = None
+    # Connected for file imports only (no credentials: never synced), and the latest
+    # import's time.
+    import_only: bool = False
+    last_import_at: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -449,5 +464,11 @@ def account_view(
             name: caps.get(name, CapabilityView(False, False, None))
             for name in vocabulary.CAPABILITIES
         },
-        networks=tuple(NetworkView(*row) for row in networks),
+        networks=tuple(_network_view(row) for row in networks),
     )
+
+
+def _network_view(row: Sequence[Any]) -> NetworkView:
+    values = list(row)
+    values[12] = bool(values[12])  # import_only: PostgreSQL's boolean, SQLite's 0/1
+    return NetworkView(*values)

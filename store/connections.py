@@ -9,8 +9,9 @@ credentials goes through the write door: read connections may never select them.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from contract import vocabulary as v
@@ -29,13 +30,14 @@ from store.base import (
     format_timestamp,
 )
 from store.commissions import check_batch, upsert_chunks
-from store.core import Session
+from store.core import Session, lock_key
 from store.events import record_disconnected
 
 _CONNECTION_COLUMNS = (
     "a.uid, n.network, n.status, n.connected_at, n.last_sync_at, n.last_attempt_at, "
     "n.reason_code, n.reason_message, n.currency, n.sync_position, n.lease_owner, "
-    "n.lease_expires_at, n.accounts, n.programs, n.transactions"
+    "n.lease_expires_at, n.accounts, n.programs, n.transactions, n.next_attempt_at, "
+    "n.import_only, n.last_import_at"
 )
 
 
@@ -45,7 +47,27 @@ _CONNECTIONS = (
 
 
 def _connection(row: Sequence[Any]) -> ConnectionView:
-    return ConnectionView(*row)
+    # PostgreSQL's boolean, SQLite's 0/1: one bool.
+    values = list(row)
+    values[-2] = bool(values[-2])
+    return ConnectionView(*values)
+
+
+def _due(table: str, attempted_before: str, now: str) -> tuple[str, list[Any]]:
+    """The condition (on `table`'s columns) of a connection due for a sync, and its
+    parameters: its planned next attempt has come (a run a documented limit cut short,
+    resumed when the limit opens, however soon); or, with none planned, it was not attempted
+    since `attempted_before`; or a worker that died left it (its lease was never released).
+    A planned attempt still ahead holds it back even past the interval: the network would
+    refuse the calls until then."""
+    t = f"{table}." if table else ""
+    return (
+        f"({t}lease_owner IS NOT NULL "
+        f"OR {t}next_attempt_at <= ? "
+        f"OR ({t}next_attempt_at IS NULL "
+        f"AND ({t}last_attempt_at IS NULL OR {t}last_attempt_at < ?)))",
+        [now, attempted_before],
+    )
 
 
 async def connect(s: Session, account_uid: str, network: str, ciphertext: bytes) -> None:
@@ -56,11 +78,12 @@ async def connect(s: Session, account_uid: str, network: str, ciphertext: bytes)
     row_id = await account_id(s, account_uid)
     await s.execute(
         "INSERT INTO networks (account_id, network, status, connected_at) "
-        "VALUES (?, ?, 'never', ?) "
-        "ON CONFLICT (account_id, network) DO UPDATE SET connected_at = excluded.connected_at",
+        "VALUES (?, ?, 'never', ?) ON CONFLICT (account_id, network) DO UPDATE SET "
+        "connected_at = excluded.connected_at, import_only = ?",
         row_id,
         network,
         now,
+        False,
     )
     await s.execute(
         "INSERT INTO network_credentials (account_id, network, ciphertext, updated_at) "
@@ -80,11 +103,12 @@ async def connect_import_only(s: Session, account_uid: str, network: str) -> boo
     check_network(network)
     return bool(
         await s.execute(
-            "INSERT INTO networks (account_id, network, status, connected_at) "
-            "VALUES (?, ?, 'never', ?) ON CONFLICT (account_id, network) DO NOTHING",
+            "INSERT INTO networks (account_id, network, status, connected_at, import_only) "
+            "VALUES (?, ?, 'never', ?, ?) ON CONFLICT (account_id, network) DO NOTHING",
             await account_id(s, account_uid),
             network,
             s.now(),
+            True,
         )
     )
 
@@ -158,21 +182,21 @@ async def find_all(s: Session, account_uid: str | None = None) -> list[Connectio
 
 
 async def due(s: Session, attempted_before: str, limit: int) -> list[ConnectionView]:
-    """Connections to sync: credentials stored, account not suspended, not attempted since
-    `attempted_before` or left behind by a worker that died (its lease ended unreleased),
-    no live lease; least recently attempted first.
+    """Connections to sync: credentials stored, account not suspended, due (`_due`: its
+    planned next attempt has come, else not attempted since `attempted_before`, or left
+    behind by a worker that died), no live lease; least recently attempted first.
 
     Run it through the write door: a read connection's snapshot may predate a claim or a
     release another worker just committed, and the list would offer stale leases."""
     now = s.now()
+    due, params = _due("n", attempted_before, now)
     rows = await s.fetch(
         f"{_CONNECTIONS} JOIN network_credentials c "
         "ON c.account_id = n.account_id AND c.network = n.network "
-        "WHERE NOT a.suspended "
-        "AND (n.last_attempt_at IS NULL OR n.last_attempt_at < ? OR n.lease_owner IS NOT NULL) "
+        f"WHERE NOT a.suspended AND {due} "
         "AND (n.lease_expires_at IS NULL OR n.lease_expires_at <= ?) "
         "ORDER BY coalesce(n.last_attempt_at, ''), a.uid, n.network LIMIT ?",
-        attempted_before,
+        *params,
         now,
         limit,
     )
@@ -197,8 +221,9 @@ async def claim(
     *,
     attempted_before: str | None = None,
 ) -> bool:
-    """Lease the connection to `worker` for `lease_seconds`: take the lease if it is free, expired or already `worker`'s (and, with
-    `attempted_before`, if no one attempted the connection since). One conditional UPDATE:
+    """Lease the connection to `worker` for `lease_seconds`: take the lease if it is free,
+    expired or already `worker`'s (and, with `attempted_before`, if it is still due as
+    `due` listed it: no one attempted the connection since). One conditional UPDATE:
     of two workers racing, the row lock lets one through and the other finds it taken; a
     worker whose due list predates another's whole sync finds it attempted and leaves it."""
     moment = s.moment()
@@ -207,9 +232,9 @@ async def claim(
     due = ""
     params: list[Any] = [worker, expires, now, account_uid, network, worker, now]
     if attempted_before is not None:
-        # A lease still set was never released: its holder died, the attempt did not end.
-        due = "AND (last_attempt_at IS NULL OR last_attempt_at < ? OR lease_owner IS NOT NULL) "
-        params += [attempted_before]
+        condition, more = _due("", attempted_before, now)
+        due = f"AND {condition} "
+        params += more
     return bool(
         await s.execute(
             "UPDATE networks SET lease_owner = ?, lease_expires_at = ?, last_attempt_at = ? "
@@ -303,32 +328,36 @@ async def write_window(
 
 
 async def record_outcome(
-    s: Session, account_uid: str, network: str, status: str, reason: tuple[str, str] | None
+    s: Session,
+    account_uid: str,
+    network: str,
+    status: str,
+    reason: tuple[str, str] | None,
+    next_attempt_at: str | None = None,
 ) -> ConnectionView:
-    """The run's outcome, its reason and counts of what is stored for the connection."""
+    """The run's outcome, its reason and counts of what is stored for the connection, and
+    with them when the next attempt is planned (`next_attempt_at`: a run a documented limit
+    cut short goes on then; None: the sync interval decides)."""
     check_sync(status, ())
     check_sync_reason(reason)
     now = s.now()
     row_id = await account_id(s, account_uid)
-    transactions, programs = await s.fetchrow(
-        "SELECT count(*), count(DISTINCT program_external_id) FROM commissions "
-        "WHERE account_id = ? AND network = ?",
-        row_id,
-        network,
-    )
+    transactions, programs = await _count_stored(s, row_id, network)
     code, message = reason if reason is not None else (None, None)
     updated = await s.execute(
         "UPDATE networks SET status = ?, last_sync_at = ?, reason_code = ?, reason_message = ?, "
         "last_success_at = CASE WHEN ? THEN ? ELSE last_success_at END, "
-        "accounts = 1, programs = ?, transactions = ? WHERE account_id = ? AND network = ?",
+        "accounts = 1, programs = ?, transactions = ?, next_attempt_at = ? "
+        "WHERE account_id = ? AND network = ?",
         status,
         now,
         code,
         message,
         status == "ok",
         now,
-        min(int(programs), MAX_SYNC_COUNT),
-        min(int(transactions), MAX_SYNC_COUNT),
+        programs,
+        transactions,
+        next_attempt_at,
         row_id,
         network,
     )
@@ -337,6 +366,87 @@ async def record_outcome(
     found = await find(s, account_uid, network)
     assert found is not None
     return found
+
+
+async def _count_stored(s: Session, row_id: int, network: str) -> tuple[int, int]:
+    """How many transactions, and of how many programmes, the connection holds (bounded)."""
+    transactions, programs = await s.fetchrow(
+        "SELECT count(*), count(DISTINCT program_external_id) FROM commissions "
+        "WHERE account_id = ? AND network = ?",
+        row_id,
+        network,
+    )
+    return min(int(transactions), MAX_SYNC_COUNT), min(int(programs), MAX_SYNC_COUNT)
+
+
+async def import_commissions(
+    s: Session, account_uid: str, network: str, chunks: Iterable[Sequence[NewCommission]]
+) -> ImportResult:
+    """A file's rows (store.commissions.upsert_stream) and, in the same transaction, the
+    connection's latest import time and its counts of what is stored: an import-only
+    connection, never synced, shows what its imports brought."""
+    result = await upsert_chunks(s, account_uid, network, chunks, stream=True)
+    row_id = await account_id(s, account_uid)
+    transactions, programs = await _count_stored(s, row_id, network)
+    await s.execute(
+        "UPDATE networks SET last_import_at = ?, transactions = ?, programs = ? "
+        "WHERE account_id = ? AND network = ?",
+        s.now(),
+        transactions,
+        programs,
+        row_id,
+        network,
+    )
+    return result
+
+
+async def reserve_call(
+    s: Session, account_uid: str, network: str, rates: Sequence[tuple[int, float]]
+) -> float:
+    """Count one request to `network` for the connection now, if it fits every one of
+    `rates` ((requests, seconds): at most that many requests in any rolling period of that
+    length) among the requests every worker counted; 0.0 when it was counted, else the
+    seconds until it would fit (nothing counted: wait that long and ask again).
+
+    Reservations of one connection queue on an advisory lock where writes run side by side
+    (one write at a time in SQLite): the count and the new row are one decision, so two
+    workers never both take a connection's last call of a period. Rows older than the
+    longest period go with each reservation."""
+    if not rates or any(requests < 1 or seconds <= 0 for requests, seconds in rates):
+        raise ValueError("rates are (requests >= 1, seconds > 0) pairs, at least one")
+    now_ms = math.floor(s.moment().timestamp() * 1000)
+    row_id = await account_id(s, account_uid)
+    if s.dialect.concurrent_writes:
+        await s.execute("SELECT pg_advisory_xact_lock(?)", lock_key(f"calls:{row_id}:{network}"))
+    periods = [math.ceil(seconds * 1000) for _, seconds in rates]
+    wait_ms = 0
+    for (requests, _), period in zip(rates, periods, strict=True):
+        # The request that must leave the period before one more fits (None: it fits).
+        leaving = await s.fetchval(
+            "SELECT sent_ms FROM network_calls WHERE account_id = ? AND network = ? "
+            "AND sent_ms > ? ORDER BY sent_ms DESC LIMIT 1 OFFSET ?",
+            row_id,
+            network,
+            now_ms - period,
+            requests - 1,
+        )
+        if leaving is not None:
+            wait_ms = max(wait_ms, int(leaving) + period - now_ms)
+    if wait_ms > 0:
+        return wait_ms / 1000
+    await s.execute(
+        "DELETE FROM network_calls WHERE account_id = ? AND network = ? AND sent_ms <= ?",
+        row_id,
+        network,
+        now_ms - max(periods),
+    )
+    await s.execute(
+        "INSERT INTO network_calls (account_id, network, sent_ms) VALUES (?, ?, ?)",
+        row_id,
+        network,
+        now_ms,
+    )
+    return 0.0
 
 
 async def set_currency(s: Session, account_uid: str, network: str, currency: str | None) -> None:

@@ -32,7 +32,7 @@ from sync.errors import (
 )
 from sync.events import SyncEvents, Unobserved
 from sync.logs import logger
-from sync.ratelimit import SlidingLimiter
+from sync.ratelimit import Reserve, SlidingLimiter
 from sync.spec import RESPONSE_CAP_PAGED
 
 log = logger("sync.http")
@@ -128,6 +128,7 @@ class NetworkClient:
         cutoff: float | None = None,
         attempted: Callable[[], None] | None = None,
         max_wait: float | None = None,
+        reserve: Reserve | None = None,
     ) -> HttpResponse:
         """The network's answer to `request`, after retries. Raises AuthRejected on 401/403,
         RateLimited, NetworkUnavailable or NetworkTimeout when retries run out, and
@@ -143,12 +144,13 @@ class NetworkClient:
         `max_wait`: the longest one wait for the rate limit or a 429 may last; past it
         RateLimitReached says when the limit opens again (the run resumes then).
         `attempted` is called once per request sent: a run counts its own, as runs of one
-        worker share the client."""
+        worker share the client. `reserve` counts each attempt in the store (the documented
+        rates over every worker's requests) before it is sent."""
         failure: SyncError = NetworkUnavailable(f"{network}: no attempt made")
         for attempt in range(self.policy.attempts):
             queued = self.clock.monotonic()
             waits_end = _earliest(cutoff, None if max_wait is None else queued + max_wait)
-            if not await limiter.acquire(waits_end):
+            if not await limiter.acquire(waits_end, reserve):
                 opens = limiter.opens_at()
                 if cutoff is not None and opens > cutoff:
                     raise RunDeadline(

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from sync.model import Position, SyncReport, Transaction, Window, WriteResult
+from sync.spec import Rate
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +54,10 @@ class SyncStore(Protocol):
     async def due_connections(
         self, not_synced_since: dt.datetime, limit: int
     ) -> Sequence[Connection]:
-        """Up to `limit` connections whose last sync started before `not_synced_since` (or
-        that never synced) and that no unexpired lease holds, oldest first."""
+        """Up to `limit` connections that no unexpired lease holds and that are due: the
+        next attempt a run recorded (`SyncReport.resume_at`) has come, or, with none
+        planned, the last sync started before `not_synced_since` (or none did); oldest
+        first."""
         ...
 
     async def claim(self, connection: Connection, worker_id: str, lease_seconds: float) -> bool:
@@ -95,5 +98,13 @@ class SyncStore(Protocol):
         ...
 
     async def record_outcome(self, connection: Connection, report: SyncReport) -> None:
-        """Record the run: outcome, reason (code and message), counts, lastSyncAt."""
+        """Record the run: outcome, reason (code and message), counts, lastSyncAt, and in
+        the same commit its `resume_at` as the connection's next attempt (None: none
+        planned), which every worker's `due_connections` then follows."""
+        ...
+
+    async def reserve_call(self, connection: Connection, rates: Sequence[Rate]) -> float:
+        """Count one request to the connection's network now if it fits every one of
+        `rates` over the requests every worker counted for it (0.0), else count nothing
+        and return the seconds until it would fit. One atomic decision per request."""
         ...

@@ -4,6 +4,11 @@ documents (20 a minute; 1 a minute and 1,000 a day...), and at most C at once, p
 A sliding log rather than a token bucket: it guarantees each published figure ("20 calls per
 minute") over every period, which is what a network counts, at the cost of one timestamp per
 request of the longest period (at most the largest of the documented counts).
+
+A process counts only its own requests; the store counts everyone's (`Reserve`: the
+connection's requests of every worker, of a worker that restarted, kept for the longest
+period). A request is sent once both have room: this process's log spares the store a
+question while it is full already, and the store's answer is what holds across processes.
 """
 
 from __future__ import annotations
@@ -14,11 +19,15 @@ import hashlib
 import json
 from bisect import bisect_right
 from collections import deque
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sync.clock import Clock
 from sync.spec import Rate
+
+# Counts one request in the store if it fits every documented rate over the requests of
+# every worker: 0.0 when it was counted, else the seconds until it would fit.
+Reserve = Callable[[], Awaitable[float]]
 
 
 def credential_key(network: str, credentials: Mapping[str, object]) -> str:
@@ -39,6 +48,8 @@ class SlidingLimiter:
     _sent: deque[float] = field(default_factory=deque)
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _flying: asyncio.Semaphore | None = None
+    # When (on clock.monotonic()) the store last said the next request would fit.
+    _shared_opens: float = 0.0
 
     def __post_init__(self) -> None:
         if self.concurrency is not None:
@@ -64,17 +75,23 @@ class SlidingLimiter:
         return wait
 
     def opens_at(self) -> float:
-        """When (on clock.monotonic()) the next request would fit every rate."""
+        """When (on clock.monotonic()) the next request would fit every rate, as far as
+        this process and the store's last answer know."""
         now = self.clock.monotonic()
-        return now + self._wait(now)
+        return max(now + self._wait(now), self._shared_opens)
 
-    async def acquire(self, cutoff: float | None = None) -> bool:
-        """Return True when one more request may be sent now, and record it as sent;
-        False, at once, when that moment comes after `cutoff` (on clock.monotonic())."""
+    async def acquire(self, cutoff: float | None = None, shared: Reserve | None = None) -> bool:
+        """Return True when one more request may be sent now, and record it as sent (in
+        the store too, through `shared`); False, at once, when that moment comes after
+        `cutoff` (on clock.monotonic())."""
         async with self._lock:
             while True:
                 now = self.clock.monotonic()
                 wait = self._wait(now)
+                if wait <= 0 and shared is not None:
+                    wait = await shared()
+                    now = self.clock.monotonic()
+                    self._shared_opens = now + max(0.0, wait)
                 if wait <= 0:
                     self._sent.append(now)
                     return True

@@ -20,7 +20,7 @@ import aiohttp
 
 from accounts.statusmap import MapStatus
 from contract.commission import latest_instant, problem
-from store.base import SYNC_REASON_MAX
+from store.base import SYNC_REASON_MAX, StoreError
 from sync.clock import Clock, SystemClock
 from sync.connectors import CONNECTORS
 from sync.connectors.base import CallContext, Connector, Credentials, Send
@@ -53,6 +53,10 @@ from sync.spec import ConnectorSpec, CurrencySource, Rate
 log = logger("sync.runner")
 
 REFUSALS_KEPT = 20  # examples of refused records a run keeps for its report
+# The latest a run a limit cut short is planned to resume: the longest period a network
+# documents is a day; a network's Retry-After of weeks is not taken at its word (a run
+# after a day asks again, and waits again if it must).
+RESUME_AT_MOST = dt.timedelta(days=1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,7 +200,8 @@ async def sync_connection(
     finished = clock.now()
     resume_at = None
     if run.limited is not None:
-        resume_at = finished + dt.timedelta(seconds=max(1.0, run.limited.resume_in))
+        resume_in = dt.timedelta(seconds=max(1.0, run.limited.resume_in))
+        resume_at = finished + min(resume_in, RESUME_AT_MOST)
     report = SyncReport(outcome, reason, run.counts, started, finished, run.position, resume_at)
     await syncer.store.record_outcome(connection, report)
     _log_report(connection, report)
@@ -228,7 +233,7 @@ async def _sync(
         ahead={feed.name: feed.ahead for feed in spec.change_feeds if feed.ahead},
     )
     run.counts.windows_planned = len(windows)
-    send = _sender(syncer, ctx, deadline, run, lease)
+    send = _sender(syncer, connection, ctx, deadline, run, lease)
     paging = PageLimits(syncer.settings.max_pages, clock, deadline)
     limits = _Limits(paging, latest_instant(clock.now()), lease)
     await _authenticate(connector, ctx, send)
@@ -287,10 +292,16 @@ def _persister(
 
 
 def _sender(
-    syncer: Syncer, ctx: CallContext, deadline: float | None, run: _Run, lease: Lease | None
+    syncer: Syncer,
+    connection: Connection,
+    ctx: CallContext,
+    deadline: float | None,
+    run: _Run,
+    lease: Lease | None,
 ) -> Send:
     """How this run sends a request: through the credential's rate limiter (every
-    documented rate, its concurrency), within the network's time limit and answer size,
+    documented rate, counted in the store over every worker's requests, its concurrency),
+    within the network's time limit and answer size,
     never past the deadline, under a renewed lease, counted in its report."""
     spec = ctx.spec
     limiter = syncer.limiters.get(
@@ -300,6 +311,11 @@ def _sender(
         spec.concurrency,
     )
     max_wait = None if lease is None else lease.longest_wait
+    rates = limiter.rates
+
+    async def reserve() -> float:
+        # The documented rates over the requests of every worker (the store's count).
+        return await syncer.store.reserve_call(connection, rates)
 
     async def send(request: HttpRequest) -> HttpResponse:
         if lease is not None:
@@ -313,6 +329,7 @@ def _sender(
             cutoff=deadline,
             attempted=counted,
             max_wait=max_wait,
+            reserve=reserve,
         )
 
     def counted() -> None:
@@ -383,7 +400,7 @@ async def _authenticate(connector: Connector, ctx: CallContext, send: Send) -> N
     """connector.authenticate, with an answer it cannot read reported as malformed."""
     try:
         await connector.authenticate(ctx, send)
-    except SyncError:
+    except (SyncError, StoreError):
         raise
     except Exception as exc:
         failed = type(exc).__name__
@@ -437,8 +454,8 @@ async def _windows(
                 run.counts.windows_split += 1
                 queue.extendleft(PlannedWindow(h, item.advances) for h in reversed(halves))
                 continue
-            except AuthRejected:
-                raise
+            except (AuthRejected, StoreError):
+                raise  # the store's failure is this deployment's, not the window's
             except SyncError as exc:
                 _failed(run, item, exc)
                 continue

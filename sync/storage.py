@@ -24,11 +24,19 @@ from sync.model import (
     format_timestamp,
 )
 from sync.ports import Connection, Decrypt, Seal
+from sync.spec import Rate
 
 
 def connection_of(view: ConnectionView) -> Connection:
     """The sync's view of a stored connection."""
     return Connection(view.account_uid, view.network, currency=view.currency)
+
+
+def resume_after(moment: dt.datetime) -> dt.datetime:
+    """`moment` rounded up to the whole second the store keeps: rounded down, a worker
+    would resume a moment before the limit opens, and wait there."""
+    whole = moment.replace(microsecond=0)
+    return whole if whole == moment else whole + dt.timedelta(seconds=1)
 
 
 def parse_position(text: str | None) -> Position | None:
@@ -125,6 +133,15 @@ class AccountSyncStore:
             connection.network,
             report.outcome.value,
             reason,
+            None if report.resume_at is None else format_timestamp(resume_after(report.resume_at)),
+        )
+
+    async def reserve_call(self, connection: Connection, rates: Sequence[Rate]) -> float:
+        return await self.store.write(
+            connections.reserve_call,
+            connection.account_uid,
+            connection.network,
+            [(rate.requests, rate.seconds) for rate in rates],
         )
 
     async def close(self) -> None:

@@ -17,11 +17,14 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from accounts.statusmap import MapStatus
 from store.base import StoreError, StoreUnavailable
 from sync.clock import Clock, SystemClock
+from sync.connectors import CONNECTORS
+from sync.connectors.base import Connector
 from sync.errors import InternalFault
 from sync.events import SyncEvents, Unobserved
 from sync.lease import Lease, LeaseLost
@@ -60,12 +63,12 @@ class Worker:
     reports: deque[SyncReport] = field(default_factory=lambda: deque(maxlen=REPORTS_KEPT))
     # Syncs cut short by a store outage, to run again once the store answers.
     interrupted: dict[tuple[str, str], Connection] = field(default_factory=dict)
-    # Syncs a documented limit cut short, to run again when it opens (this worker's).
-    resuming: dict[tuple[str, str], tuple[Connection, dt.datetime]] = field(default_factory=dict)
     # Who hears of polls, syncs and requests: the metrics and /healthz when served.
     events: SyncEvents = field(default_factory=Unobserved)
     # Seals credentials a network rotated (sync.storage.credential_sealer).
     seal: Seal | None = None
+    # The connectors by network (a test's, with a network's documented limits changed).
+    connectors: Mapping[str, Connector] = field(default_factory=lambda: CONNECTORS)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Sync due connections until `stop` is set."""
@@ -76,6 +79,7 @@ class Worker:
             self.settings,
             clock=self.clock,
             events=self.events,
+            connectors=self.connectors,
             seal=self.seal,
         ) as syncer:
             running: dict[tuple[str, str], asyncio.Task[None]] = {}
@@ -110,11 +114,10 @@ class Worker:
             log.error("the store could not list due connections (%s)", type(exc).__name__)
             return
         self.events.polled()
-        # The store answers again: what its outage cut short goes first, then the runs a
-        # documented limit stopped whose limit has opened again.
-        now = self.clock.now()
-        resumed = [c for k, (c, at) in self.resuming.items() if at <= now and k not in running]
-        again = [c for k, c in self.interrupted.items() if k not in running] + resumed
+        # The store answers again: what its outage cut short goes first. A run a documented
+        # limit stopped is due again when the limit opens: the store keeps that moment,
+        # for every worker (and this one after a restart).
+        again = [c for k, c in self.interrupted.items() if k not in running]
         seen = {(c.account_uid, c.network) for c in again}
         due = [*again, *(c for c in due if (c.account_uid, c.network) not in seen)]
         for connection in due:
@@ -136,8 +139,6 @@ class Worker:
                 )
                 continue
             self.interrupted.pop(key, None)  # claimed or taken by another worker: done
-            if key in self.resuming and self.resuming[key][1] <= now:
-                del self.resuming[key]
             if claimed:
                 running[key] = asyncio.create_task(self._sync(connection, syncer))
                 free -= 1
@@ -156,12 +157,6 @@ class Worker:
             report = await sync_connection(syncer, connection, lease=lease)
             self.reports.append(report)
             self.events.finished(connection, report)
-            if report.resume_at is not None:
-                # Cut short by a documented limit: again when it opens, not an interval later.
-                self.resuming[(connection.account_uid, connection.network)] = (
-                    connection,
-                    report.resume_at,
-                )
         except asyncio.CancelledError:
             raise
         except LeaseLost:

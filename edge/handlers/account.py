@@ -31,7 +31,7 @@ from contract.endpoints import (
 from contract.exports import CSV_FORMAT, DIALECTS, EXPORT_CHUNK, JSON_FORMAT, RFC4180, Dialect
 from contract.resources import COMMISSION as COMMISSION_RESOURCE
 from contract.resources import COMMISSION_TOTAL, RANKED_GROUPS
-from contract.vocabulary import LIMIT_DEFAULT
+from contract.vocabulary import COLLECTION_IMPORT_ONLY, COLLECTION_SYNC, LIMIT_DEFAULT
 from edge import appkeys, links
 from edge.auth.authenticate import Principal, unverifiable
 from edge.handlers import export
@@ -235,6 +235,11 @@ def account_json(
                 "lastSuccessAt": n.last_success_at,
                 "reasonCode": n.reason_code,
                 "completeThrough": n.complete_through,
+                "nextAttemptAt": n.next_attempt_at,
+                "collection": COLLECTION_IMPORT_ONLY if n.import_only else COLLECTION_SYNC,
+                "lastImportAt": n.last_import_at,
+                "importedFrom": n.imported_from,
+                "importedThrough": n.imported_through,
             }
             for n in account.networks
         ],

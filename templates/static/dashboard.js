@@ -283,7 +283,13 @@
     var nets = me.data.networks || [];
     if (!nets.length) { target.appendChild(note("No network is connected.")); return; }
     target.appendChild(table("Connections", ["Network", "Status", "Complete through", "Reason", "Last success", "Transactions"], nets.map(function (n) {
-      return [n.network, n.status, n.completeThrough || "—", n.reasonCode || "—", n.lastSuccessAt || "—", numberText(n.transactions)];
+      // A network connected for file imports is never synced: say so, with what its imports cover.
+      if (n.collection === "import_only") {
+        var covered = n.importedFrom ? n.importedFrom + " – " + n.importedThrough : "no import yet";
+        return [n.network, "file imports only", covered, "—", n.lastImportAt ? "imported " + n.lastImportAt : "—", numberText(n.transactions)];
+      }
+      var reason = (n.reasonCode || "—") + (n.nextAttemptAt ? " (resumes " + n.nextAttemptAt + ")" : "");
+      return [n.network, n.status, n.completeThrough || "—", reason, n.lastSuccessAt || "—", numberText(n.transactions)];
     }), [0, 0, 0, 0, 0, 1]));
   }
 

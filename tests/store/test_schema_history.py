@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from schema_shapes import differences, sqlite_shape
 
+from store import connections
 from store.engines.sqlite import SqliteStore, migrate
 from store.schema import HISTORY, LATEST, statements
 from store.schema.status import schema_status
@@ -35,6 +36,7 @@ SHIPPED = {
     6: {"sqlite": "15ae93ecf0bf114f", "postgres": "e39064d5e51c5280"},
     7: {"sqlite": "7ceed40f161cbba0", "postgres": "7fe3c864fd27023d"},
     8: {"sqlite": "298790affd5ca5b3", "postgres": "0a7c82be6a3876c3"},
+    9: {"sqlite": "1f8d619bc460d70f", "postgres": "cf1760cef512eb50"},
 }
 
 
@@ -161,3 +163,32 @@ def test_no_ddl_outside_the_schema_history():
             if DDL.search(line):
                 found.append(f"{relative}:{number}: {line.strip()}")
     assert found == [], "DDL belongs in a step of store/schema/:\n" + "\n".join(found)
+
+
+async def test_step_9_marks_the_connections_without_credentials_as_import_only(tmp_path: Path):
+    """A store of release 8 knew an import-only connection only as one stored without
+    credentials: step 9 marks those, and only those."""
+    path = tmp_path / "v8.sqlite3"
+    made_by_release(path, 8)
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "INSERT INTO accounts (uid, plan, created_at) VALUES ('acc_1', 'pro', '2026-01-01T00:00:00Z')"
+        )
+        for network in ("amazon", "awin"):
+            conn.execute(
+                "INSERT INTO networks (account_id, network, status, connected_at) "
+                "VALUES (1, ?, 'never', '2026-01-01T00:00:00Z')",
+                (network,),
+            )
+        conn.execute(
+            "INSERT INTO network_credentials (account_id, network, ciphertext, updated_at) "
+            "VALUES (1, 'awin', x'00', '2026-01-01T00:00:00Z')"
+        )
+    conn.close()
+    store = await SqliteStore.open(path, writable=True, readers=1)
+    try:
+        views = await store.read(connections.find_all, "acc_1")
+    finally:
+        await store.close()
+    assert {v.network: v.import_only for v in views} == {"amazon": True, "awin": False}
+    assert all(v.next_attempt_at is None and v.last_import_at is None for v in views)

@@ -4,6 +4,7 @@ networks replaying the recordings under recordings/<network>/."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import datetime as dt
 import json
 import re
@@ -34,8 +35,10 @@ from accounts.keyring import Keyring
 from contract.vocabulary import COMMISSION_STATUSES
 from store import AccountStore, accounts, connections
 from store.base import VALUE_FIELDS, StoreError
+from sync.connectors import CONNECTORS
 from sync.model import Position, SyncReport, Transaction, Window, WriteResult
 from sync.ports import Connection
+from sync.spec import Rate
 
 # Re-exported for the tests: the fakes' shared parts.
 __all__ = [
@@ -111,6 +114,10 @@ class MemoryStore:
     writes: int = 0
     crash_on_write: int | None = None
     windows_written: list[Window] = field(default_factory=list)
+    # The next attempt each connection's last run planned (SyncReport.resume_at).
+    next_attempts: dict[tuple[str, str], dt.datetime] = field(default_factory=dict)
+    # Every worker's requests per connection (wall-clock seconds), as the store counts them.
+    calls: dict[tuple[str, str], list[float]] = field(default_factory=dict)
 
     def add(self, conn: Connection, values: Mapping[str, str]) -> None:
         self.connections.append(conn)
@@ -120,18 +127,21 @@ class MemoryStore:
         self, not_synced_since: dt.datetime, limit: int
     ) -> Sequence[Connection]:
         now = self.clock.monotonic()
-        # As the account store: an unreleased lease is an attempt that never ended (its
-        # worker died), due again once the lease has run out.
-        due = [
-            c
-            for c in self.connections
-            if (
-                self.attempts.get(key(c), dt.datetime.min.replace(tzinfo=dt.UTC)) < not_synced_since
-                or key(c) in self.leases
-            )
-            and self.leases.get(key(c), ("", 0.0))[1] <= now
-        ]
-        return due[:limit]
+        never = dt.datetime.min.replace(tzinfo=dt.UTC)
+
+        def due(c: Connection) -> bool:
+            # As the account store: an unreleased lease is an attempt that never ended (its
+            # worker died), due again once the lease has run out; a planned attempt decides
+            # when there is one, else the interval.
+            planned = self.next_attempts.get(key(c))
+            if key(c) in self.leases:
+                return True
+            if planned is not None:
+                return planned <= self.clock.now()
+            return self.attempts.get(key(c), never) < not_synced_since
+
+        free = [c for c in self.connections if self.leases.get(key(c), ("", 0.0))[1] <= now]
+        return [c for c in free if due(c)][:limit]
 
     async def claim(self, conn: Connection, worker_id: str, lease_seconds: float) -> bool:
         holder, until = self.leases.get(key(conn), ("", 0.0))
@@ -205,6 +215,23 @@ class MemoryStore:
 
     async def record_outcome(self, conn: Connection, report: SyncReport) -> None:
         self.reports.append((conn, report))
+        if report.resume_at is None:
+            self.next_attempts.pop(key(conn), None)
+        else:
+            self.next_attempts[key(conn)] = report.resume_at
+
+    async def reserve_call(self, conn: Connection, rates: Sequence[Rate]) -> float:
+        now = self.clock.now().timestamp()
+        sent = self.calls.setdefault(key(conn), [])
+        wait = 0.0
+        for rate in rates:
+            recent = [t for t in sent if t > now - rate.seconds]
+            if len(recent) >= rate.requests:
+                wait = max(wait, recent[-rate.requests] + rate.seconds - now)
+        if wait > 0:
+            return wait
+        sent.append(now)
+        return 0.0
 
     def rows_of(self, network: str) -> dict[str, Transaction]:
         return {k[2]: v for k, v in self.rows.items() if k[1] == network}
@@ -240,6 +267,13 @@ def check_row(conn: Connection, row: Transaction) -> None:
     assert re.fullmatch(r"[A-Z]{3}", row.currency), row.currency
     for moment in (row.transacted_at, row.clicked_at):
         assert moment is None or TIMESTAMP_RE.fullmatch(moment), moment
+
+
+def limited(network: str, **changes: Any) -> dict[str, Any]:
+    """The connectors with `network`'s spec changed (a network's documented limits)."""
+    connector = copy.copy(CONNECTORS[network])
+    connector.spec = replace(connector.spec, **changes)
+    return {**CONNECTORS, network: connector}
 
 
 def max_in_any_period(times: Sequence[float], period: float) -> int:

@@ -6,26 +6,17 @@ one stopping it, and a change feed whose dates run ahead of now."""
 from __future__ import annotations
 
 import asyncio
-import copy
 import dataclasses
 import datetime as dt
 
 import pytest
-from sync_support import Canned, connection, expected, max_in_any_period
+from sync_support import Canned, connection, expected, limited, max_in_any_period
 
-from sync.connectors import CONNECTORS
 from sync.lease import Lease, LeaseLost
 from sync.model import Outcome
 from sync.ratelimit import SlidingLimiter
 from sync.spec import Rate
 from sync.worker import Worker, WorkerConfig
-
-
-def limited(network: str, **changes) -> dict:
-    """The connectors with `network`'s spec changed (a network's documented limits)."""
-    connector = copy.copy(CONNECTORS[network])
-    connector.spec = dataclasses.replace(connector.spec, **changes)  # type: ignore[misc]
-    return {**CONNECTORS, network: connector}
 
 
 async def test_a_request_waits_until_it_fits_every_documented_rate(clock):
@@ -195,3 +186,15 @@ async def test_a_reversal_dated_by_a_locking_date_ahead_of_now_is_read(
     report = await run_sync("impact", settings=backfill)
     assert report.outcome is Outcome.OK, report.reason
     assert store.rows_of("impact")["7700.1.2"].status == "declined"
+
+
+async def test_a_retry_after_of_weeks_plans_the_next_attempt_a_day_ahead_at_most(
+    networks, store, clock, settings, run_sync
+):
+    """A network's Retry-After is not taken at its word past the longest documented period:
+    the run is planned again a day later, and asks again then."""
+    networks["awin"].inject.append(Canned(429, b"{}", {"Retry-After": str(21 * 86400)}))
+    report = await run_sync("awin")
+    assert report.outcome is Outcome.PARTIAL and report.reason.code == "rate_limited"
+    assert report.resume_at == report.finished_at + dt.timedelta(days=1)
+    assert store.next_attempts[("acc_sync_test", "awin")] == report.resume_at

@@ -10,7 +10,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import make_mocked_request
 from support.accountfixtures import UNLIMITED
-from support.accountkit import check_resource, new_account
+from support.accountkit import check_resource, new_account, new_commission
 from support.apierror import assert_api_error
 
 from accounts.crypto import encrypt_credentials
@@ -70,10 +70,82 @@ async def test_the_account_has_every_member_in_spec_order(edge_client, admin_sto
         "lastSuccessAt": None,
         "reasonCode": None,
         "completeThrough": None,
+        "nextAttemptAt": None,
+        "collection": "sync",
+        "lastImportAt": None,
+        "importedFrom": None,
+        "importedThrough": None,
     }
     assert resp.headers["Cache-Control"] == "private, no-store"
     assert "Authorization" in resp.headers["Vary"]
     assert resp.headers["Content-Type"].startswith("application/json")
+
+
+async def test_an_import_only_network_shows_its_imports_not_a_sync_that_never_came(
+    edge_client, admin_store
+):
+    """Connected for file imports only: never synchronised (status never, as the spec's
+    enum says), shown as import_only with its latest import and the period it covers."""
+    account = await new_account(admin_store, plan="pro")
+    assert await admin_store.write(connections.connect_import_only, account.uid, "amazon")
+    client = await edge_client()
+
+    async def amazon() -> dict:
+        resp = await client.get("/v1/me", headers=account.auth)
+        data = (await resp.json())["data"]
+        check_resource(data, ACCOUNT)
+        return next(n for n in data["networks"] if n["network"] == "amazon")
+
+    before = await amazon()
+    assert (before["status"], before["collection"]) == ("never", "import_only")
+    assert (before["lastImportAt"], before["importedFrom"], before["importedThrough"]) == (
+        None,
+        None,
+        None,
+    )
+    rows = [
+        dataclasses.replace(new_commission("a1"), transacted_at="2026-01-03T10:12:00Z"),
+        dataclasses.replace(new_commission("a2"), transacted_at="2026-02-27T08:00:00Z"),
+        dataclasses.replace(new_commission("a3"), transacted_at="2026-01-20T23:59:59Z"),
+    ]
+    await admin_store.write(connections.import_commissions, account.uid, "amazon", [rows])
+    after = await amazon()
+    assert after == {
+        **before,
+        "transactions": 3,
+        "lastImportAt": after["lastImportAt"],
+        "importedFrom": "2026-01-03T10:12:00Z",
+        "importedThrough": "2026-02-27T08:00:00Z",
+    }
+    assert after["lastImportAt"] is not None and after["lastImportAt"] >= after["connectedAt"]
+    assert after["lastSyncAt"] is None and after["completeThrough"] is None
+
+
+async def test_a_run_a_limit_cut_short_shows_when_the_next_attempt_comes(edge_client, admin_store):
+    account = await new_account(admin_store, plan="pro")
+    sealed = encrypt_credentials(b"k" * 40, account.uid, "awin", b"secret")
+    await admin_store.write(connections.connect, account.uid, "awin", sealed)
+    await admin_store.write(
+        connections.record_outcome,
+        account.uid,
+        "awin",
+        "partial",
+        ("rate_limited", "awin: its documented limit is reached"),
+        "2026-03-15T13:00:00Z",
+    )
+    client = await edge_client()
+    data = (await (await client.get("/v1/me", headers=account.auth)).json())["data"]
+    check_resource(data, ACCOUNT)
+    (awin,) = data["networks"]
+    assert (awin["status"], awin["reasonCode"], awin["nextAttemptAt"], awin["collection"]) == (
+        "partial",
+        "rate_limited",
+        "2026-03-15T13:00:00Z",
+        "sync",
+    )
+    await admin_store.write(connections.record_outcome, account.uid, "awin", "ok", None)
+    data = (await (await client.get("/v1/me", headers=account.auth)).json())["data"]
+    assert data["networks"][0]["nextAttemptAt"] is None
 
 
 async def test_nullable_email_and_head(edge_client, admin_store):
