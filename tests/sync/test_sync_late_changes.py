@@ -1,12 +1,16 @@
 """Late changes: an approval, a decline, a reversal and an amendment of a transaction older
-than any re-scan reach the store on the next run wherever the network reports them through
-a change filter of its own, and, where it has none, the table's word is kept: only the
-re-scan catches them, so a change to an older transaction is not seen.
+than any re-scan reach the store on the next run wherever the network reports them (a
+change filter of its own, or a row of its own dated when the change is made), and, where it
+does not, the stored state is kept: only the re-scan catches them, so a change to an older
+transaction is not seen. Every network plays it, each its own way (`fakes.base.Late`): its
+status words (its own codes where the status table leaves them unknown; none where it has
+no status), its reversal (a word, an update, or a negative row of its own), its amounts.
 
 The fake networks answer each change filter as the research describes it (Awin dateType,
 CJ locking date and correction records, Impact locking and last-update dates, Admitad
-status_updated, Partnerize date_type=last_modified); `stamp_change` dates a change where
-the network's filter reads it."""
+status_updated, Partnerize date_type=last_modified, Daisycon's modification date,
+Skimlinks updated_since, Sovrn updateDate, Rakuten's process date); `stamp_change` dates a
+change where the network's filter reads it."""
 
 from __future__ import annotations
 
