@@ -20,7 +20,7 @@ from xml.etree.ElementTree import Element, ParseError
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import fromstring
 
-from sync.errors import MalformedResponse, ResponseTooLarge
+from sync.errors import MalformedResponse, ResponseTooLarge, SyncError
 
 # The largest XML or CSV answer read (the HTTP layer's cap bounds what arrives already;
 # this bounds what a caller hands in from elsewhere, a file for one).
@@ -138,6 +138,16 @@ def soap_fault(root: Element) -> SoapFault | None:
     code = text(find(fault, "faultcode")) or text(find(fault, "Code", "Value")) or ""
     message = text(find(fault, "faultstring")) or text(find(fault, "Reason", "Text")) or ""
     return SoapFault(code[:100], message[:200])
+
+
+def is_soap_fault(body: bytes) -> bool:
+    """Whether `body` is a SOAP envelope holding a Fault (False for anything else, a body
+    that is not XML included)."""
+    try:
+        root = parse_xml("soap", body)
+    except SyncError:
+        return False
+    return local(root.tag) == "Envelope" and soap_fault(root) is not None
 
 
 # --- CSV and TSV ------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from sync.errors import (
     SyncError,
 )
 from sync.events import SyncEvents, Unobserved
+from sync.formats import is_soap_fault
 from sync.logs import logger
 from sync.ratelimit import Reserve, SlidingLimiter
 from sync.spec import RESPONSE_CAP_PAGED
@@ -57,6 +58,9 @@ class HttpRequest:
     # A body sent as it is (a SOAP envelope), with its content type.
     body: bytes | None = field(default=None, repr=False)
     content_type: str | None = None
+    # A SOAP call: a 500 whose body is a SOAP Fault is the service's answer (SOAP 1.1 sends
+    # every fault with 500), returned for the connector to read; any other 500 is retried.
+    soap: bool = False
 
     def __post_init__(self) -> None:
         bodies = sum(b is not None for b in (self.json, self.form, self.body))
@@ -187,6 +191,8 @@ class NetworkClient:
                         f"{network} refused the credentials (HTTP {response.status})"
                     )
                 if response.status not in RETRIED_STATUSES and response.status < 500:
+                    return response
+                if request.soap and response.status == 500 and is_soap_fault(response.body):
                     return response
                 wait = retry_after_seconds(response.headers, self.clock.now())
                 if response.status == 429:

@@ -35,6 +35,7 @@ MODULES: tuple[str, ...] = (
     "sovrn",
     "timeone",
     "tradedoubler",
+    "tradetracker",
     "webgains",
 )
 

@@ -20,6 +20,7 @@ from sync.http import HttpRequest, HttpResponse
 from sync.model import Window
 from sync.spec import (
     AmountFormat,
+    ChangeFeed,
     ConnectorSpec,
     CredentialField,
     CurrencySource,
@@ -50,6 +51,14 @@ SPEC = ConnectorSpec(
     # again to catch those dated by the original sale [U].
     rescan=dt.timedelta(days=90),
     horizon=dt.timedelta(days=730),
+    change_feeds=(
+        ChangeFeed(
+            "",
+            "date_begin/date_end (a return's own date [U])",
+            "returns, fraud, cancellations and adjustments, as rows of their own dated when"
+            " they are made",
+        ),
+    ),
     rescan_catches="returns, cancellations and adjustments (rows of their own)",
     notes=(
         "The CSV header's spelling and order are unconfirmed [U]: read by name; an answer"

@@ -73,6 +73,9 @@ class CallContext:
     map_status: MapStatus = field(repr=False)
     # Filled by authenticate() (an OAuth token): repr never shows it.
     auth_headers: dict[str, str] = field(default_factory=dict, repr=False)
+    # What authenticate() learned that the requests need besides headers (TradeTracker's
+    # affiliate sites, each read in turn).
+    session: dict[str, Any] = field(default_factory=dict, repr=False)
     # map_status's answers so far: a network uses a handful of words, and folding one is
     # a large share of a record's parse. MapStatus is a table lookup, the same all sync.
     statuses: dict[str | None, str] = field(default_factory=dict, repr=False)

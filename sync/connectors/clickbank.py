@@ -22,6 +22,7 @@ from sync.http import HttpRequest, HttpResponse
 from sync.model import Window
 from sync.spec import (
     AmountFormat,
+    ChangeFeed,
     ConnectorSpec,
     CredentialField,
     CurrencySource,
@@ -54,6 +55,13 @@ SPEC = ConnectorSpec(
     # refund period (60 days) and a margin are read again at every run.
     rescan=dt.timedelta(days=75),
     horizon=dt.timedelta(days=730),
+    change_feeds=(
+        ChangeFeed(
+            "",
+            "startDate/endDate (a refund's own transactionTime [U])",
+            "refunds and chargebacks, as negative transactions of their own dated when they happen",
+        ),
+    ),
     rescan_catches="refunds, chargebacks and any change to a transaction",
     notes=(
         "A transaction's type (SALE, BILL, RFND, CGBK...) maps to no status [U]: rows are"

@@ -1,24 +1,37 @@
 """Late changes: an approval, a decline, a reversal and an amendment of a transaction older
-than any re-scan reach the store on the next run wherever the network reports them through
-a change filter of its own, and, where it has none, the table's word is kept: only the
-re-scan catches them, so a change to an older transaction is not seen.
+than any re-scan reach the store on the next run wherever the network reports them (a
+change filter of its own, or a row of its own dated when the change is made), and, where it
+does not, the stored state is kept: only the re-scan catches them, so a change to an older
+transaction is not seen. Every network plays it, each its own way (`fakes.base.Late`): its
+status words (its own codes where the status table leaves them unknown; none where it has
+no status), its reversal (a word, an update, or a negative row of its own), its amounts.
 
 The fake networks answer each change filter as the research describes it (Awin dateType,
 CJ locking date and correction records, Impact locking and last-update dates, Admitad
-status_updated, Partnerize date_type=last_modified); `stamp_change` dates a change where
-the network's filter reads it."""
+status_updated, Partnerize date_type=last_modified, Daisycon's modification date,
+Skimlinks updated_since, Sovrn updateDate, Rakuten's process date); `stamp_change` dates a
+change where the network's filter reads it."""
 
 from __future__ import annotations
 
 import copy
 import datetime as dt
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 from fakes import FAKES
 from fakes.base import Late
 from support.clock import FakeClock
-from sync_support import ACCOUNT, NETWORKS, FakeNetworks, MemoryStore, connection, stamp_change
+from sync_support import (
+    ACCOUNT,
+    NETWORKS,
+    FakeNetworks,
+    MemoryStore,
+    connection,
+    expected,
+    stamp_change,
+)
 
 from accounts.statusmap import load_status_map
 from store import AccountStore, CommissionQuery, commissions
@@ -31,24 +44,35 @@ TABLE = load_status_map()
 KINDS = ("approval", "decline", "reversal", "amendment")
 
 
-# The networks the scenario is planted on (a fake that declares its `late`).
-LATE = tuple(n for n in NETWORKS if FAKES[n].late is not None)
+# Every network: the scenario is planted on each, each changed its own way.
+LATE = NETWORKS
 
 
 def late(network: str) -> Late:
     found = FAKES[network].late
-    assert found is not None
+    assert found is not None, f"fakes/{network}.py declares no late-changes scenario"
     return found
 
 
 def caught(network: str) -> frozenset[str]:
-    found = FAKES[network].late
-    return frozenset() if found is None else found.caught
+    return late(network).caught
 
 
-def word(network: str, status: str) -> str:
-    """A word the network sends for `status`: the first its status table maps to it."""
-    return next(w for w, s in TABLE.tables[network].items() if s == status)
+def words(network: str) -> dict[str, Any]:
+    """The network's wire words by meaning (pending, approved, declined): its fake's, else
+    the first word its status table maps to each; none for a network without a status."""
+    shape = late(network)
+    if shape.words is not None:
+        return dict(shape.words)
+    if FAKES[network].flip is None:
+        return {}
+    table = TABLE.tables[network]
+    found = {}
+    for meaning in ("pending", "approved", "declined"):
+        word = next((w for w, s in table.items() if s == meaning), None)
+        if word is not None:
+            found[meaning] = word
+    return found
 
 
 def status_member(network: str) -> str:
@@ -65,34 +89,59 @@ def _external_id(network: str, n: int) -> Any:
     return str(2299990000 + n) if network == "cj" else f"LATE-{n}"
 
 
-def plant(networks: FakeNetworks, network: str, now: dt.datetime) -> dict[str, dict[str, Any]]:
-    """Four new transactions five days old: three pending, the fourth approved."""
+def put(record: dict[str, Any], member: str | tuple[str, ...], value: Any) -> None:
+    *parents, last = (member,) if isinstance(member, str) else member
+    for step in parents:
+        record = record[step]
+    record[last] = value
+
+
+@dataclass
+class Planted:
+    """The four transactions planted on a network, by kind of change, and the rows the run
+    after the changes added (a reversal as a row of its own)."""
+
+    records: dict[str, dict[str, Any]]
+    ids: dict[str, str]
+    added: list[str] = field(default_factory=list)
+
+
+def plant(networks: FakeNetworks, network: str, now: dt.datetime) -> Planted:
+    """Four new transactions five days old: three pending, the fourth approved (in the
+    network's words, where it has them)."""
     fake, shape = FAKES[network], late(network)
     st = networks[network]
-    planted = {}
+    said = words(network)
+    planted = Planted({}, {})
     for n, kind in enumerate(KINDS):
         record = copy.deepcopy(st.records[0])
-        record[fake.id_field] = _external_id(network, n)
-        record[status_member(network)] = word(
-            network, "approved" if kind == "reversal" else "pending"
-        )
+        if shape.identify is not None:
+            shape.identify(record, str(_external_id(network, n)))
+        else:
+            record[fake.id_field] = _external_id(network, n)
+        first = "approved" if kind == "reversal" else "pending"
+        if said:
+            record[status_member(network)] = said.get(first, said.get("pending"))
         for member in shape.dates:
-            record[member] = shape.dated(now - dt.timedelta(days=5))
+            put(record, member, shape.dated(now - dt.timedelta(days=5)))
         if network == "cj":
             record["eventDate"] = record["postingDate"]
             record["originalActionId"] = record["commissionId"]
         record.update(shape.extra)
         st.records.append(record)
-        planted[kind] = record
+        planted.records[kind] = record
+        planted.ids[kind] = str(record[fake.id_field])
     return planted
 
 
-def change(network: str, planted: dict[str, dict[str, Any]], now: dt.datetime, st) -> None:
-    """The four late changes, dated as the network dates them."""
-    fake, member = FAKES[network], status_member(network)
-    approval, decline, reversal, amendment = (planted[k] for k in KINDS)
-    approval[member] = word(network, "approved")
-    stamp_change(network, approval, "status", now)
+def change(network: str, planted: Planted, now: dt.datetime, st) -> None:
+    """The late changes the network can make, dated as it dates them: a status word where
+    it has one, its own reversal (a word, an update, or a row of its own), an amount."""
+    fake, said = FAKES[network], words(network)
+    approval, decline, reversal, amendment = (planted.records[k] for k in KINDS)
+    if "approved" in said:
+        approval[status_member(network)] = said["approved"]
+        stamp_change(network, approval, "status", now)
     if network == "cj":
         # Corrections are new records posted now, signed, naming their original.
         for n, (record, reason, amount) in enumerate(
@@ -118,53 +167,104 @@ def change(network: str, planted: dict[str, dict[str, Any]], now: dt.datetime, s
             )
             st.records.append(fix)
         return
-    decline[member] = word(network, "declined")
-    stamp_change(network, decline, "status", now)
-    reversal[member] = word(network, "declined")
-    stamp_change(network, reversal, "reversal", now)
+    if "declined" in said:
+        decline[status_member(network)] = said["declined"]
+        stamp_change(network, decline, "status", now)
+    fake.reversal.apply(st.records, reversal, now)
     fake.set_commission(amendment, fake.amended[0])
     stamp_change(network, amendment, "amount", now)
 
 
-async def scenario(network: str, networks: FakeNetworks, clock: FakeClock, run) -> None:
-    """Plant, sync, let 150 days of monthly runs pass, change, sync once more."""
+State = tuple[str, str | None, str]  # status, raw status, commission
+
+
+async def scenario(
+    network: str, networks: FakeNetworks, clock: FakeClock, run, stored
+) -> tuple[Planted, dict[str, State]]:
+    """Plant, sync, let 150 days of monthly runs pass, change, sync once more: what was
+    planted and what the store held of it after the first sync (`stored()`: id -> State)."""
     planted = plant(networks, network, clock.now())
     assert (await run(network)).outcome is Outcome.OK
+    first = {k: v for k, v in (await stored()).items() if k in planted.ids.values()}
+    assert set(first) == set(planted.ids.values()), network
     for _ in range(5):  # 150 days: past every re-scan, with runs keeping the position up
         clock.advance(30 * DAY)
         assert (await run(network)).outcome is Outcome.OK
+    known = set(await stored())
     change(network, planted, clock.now() - dt.timedelta(hours=1), networks[network])
     clock.advance(6 * 3600)
     report = await run(network)
     assert report.outcome is Outcome.OK, report.reason
+    planted.added = sorted(set(await stored()) - known)
+    return planted, first
 
 
-def expectations(network: str) -> dict[str, tuple[str, str | None]]:
-    """external id -> (status, commission) the store should hold after the scenario; a
-    commission of None: the one first stored."""
-    wanted: dict[str, tuple[str, str | None]] = {}
-    for n, kind in enumerate(KINDS):
-        external_id = str(_external_id(network, n))
-        first = "approved" if kind == "reversal" else "pending"
-        if kind not in caught(network):
-            wanted[external_id] = (first, None)
-        elif kind == "amendment":
-            wanted[external_id] = ("pending", FAKES[network].amended[1])
-        else:
-            wanted[external_id] = ({"approval": "approved"}.get(kind, "declined"), None)
+def expectations(
+    network: str, planted: Planted, first: dict[str, State]
+) -> dict[str, State | None]:
+    """external id -> the State the store should hold after the scenario (None: no row): a
+    change the network reports is stored, one it does not leaves the first state."""
+    fake, said = FAKES[network], words(network)
+    wanted: dict[str, State | None] = dict(first)
+    # CJ corrects by new records naming their original: only its approval is a word.
+    decided = [("approval", said.get("approved"))]
+    if network != "cj":
+        decided.append(("decline", said.get("declined")))
+    for kind, word in decided:
+        external_id = planted.ids[kind]
+        if word is not None and kind in caught(network):
+            status = TABLE.status(network, str(word))
+            wanted[external_id] = (status, str(word), first[external_id][2])
+    if network == "cj":
+        return wanted
+    reversal, external_id = fake.reversal, planted.ids["reversal"]
+    if late(network).reversal_row:
+        # The rows the last run added: the reversal's own, where the network reports it.
+        assert len(planted.added) == ("reversal" in caught(network)), (network, planted.added)
+        for row in planted.added:
+            wanted[row] = ("reversal row", None, "")
+    elif "reversal" in caught(network):
+        _, raw, commission = first[external_id]
+        if said:  # the word the network's reversal wrote
+            raw = str(planted.records["reversal"][status_member(network)])
+        recorded = expected(network).get(reversal.target, {}).get("commissionAmount")
+        if recorded not in (None, reversal.amount):
+            commission = reversal.amount  # the reversal sets the amount (Sovrn's zero)
+        wanted[external_id] = (reversal.status, raw, commission)
+    amended = planted.ids["amendment"]
+    if "amendment" in caught(network):
+        status, raw, _ = first[amended]
+        wanted[amended] = (status, raw, fake.amended[1])
     return wanted
+
+
+def check(network: str, wanted: dict[str, State | None], rows: dict[str, State]) -> None:
+    for external_id, state in wanted.items():
+        if state is None:
+            assert external_id not in rows, (network, external_id)
+        elif state[0] == "reversal row":
+            # A row of its own, negative, with the network's reversal status.
+            status, _, commission = rows[external_id]
+            assert status == FAKES[network].reversal.status, (network, external_id, status)
+            assert commission.startswith("-"), (network, external_id, commission)
+        else:
+            assert rows[external_id] == state, (network, external_id, rows[external_id], state)
+
+
+def states(rows) -> dict[str, State]:
+    return {r.external_id: (r.status, r.raw_status, r.commission_amount) for r in rows}
 
 
 @pytest.mark.parametrize("network", LATE)
 async def test_late_changes_reach_the_store_where_the_network_reports_them(
     network, networks, store: MemoryStore, clock: FakeClock, run_sync
 ):
-    await scenario(network, networks, clock, run_sync)
+    async def stored() -> dict[str, State]:
+        return states(store.rows_of(network).values())
+
+    planted, first = await scenario(network, networks, clock, run_sync, stored)
+    check(network, expectations(network, planted, first), await stored())
     rows = store.rows_of(network)
-    first = rows[str(_external_id(network, 0))].commission_amount
-    for external_id, (status, commission) in expectations(network).items():
-        assert rows[external_id].status == status, (external_id, rows[external_id])
-        assert rows[external_id].commission_amount == (commission or first), external_id
     if network == "cj":
         corrections = {
             r.external_id: r for r in rows.values() if r.external_id.startswith("22999900")
@@ -173,6 +273,10 @@ async def test_late_changes_reach_the_store_where_the_network_reports_them(
         originals = {r.original_id for r in corrections.values()}
         assert originals == {"2299990001", "2299990002", "2299990003"}
         assert all(r.commission_amount.startswith("-") for r in corrections.values())
+
+
+def test_every_network_declares_how_it_reports_late_changes():
+    assert all(FAKES[n].late is not None for n in NETWORKS)
 
 
 def test_the_table_claims_exactly_what_the_fakes_show():
@@ -196,27 +300,27 @@ async def test_late_changes_on_the_real_stores(
     async def run(name: str):
         return await leased_run(name, sync_store)
 
-    await scenario(network, networks, clock, run)
-    stored = {
-        r.external_id: r
-        for r in await real_store.read(
+    async def rows():
+        return await real_store.read(
             commissions.page, CommissionQuery(ACCOUNT, limit=1000, network=network)
         )
-    }
-    first = stored[str(_external_id(network, 0))].commission_amount
-    for n, (external_id, (status, commission)) in enumerate(expectations(network).items()):
-        assert stored[external_id].status == status, external_id
-        assert stored[external_id].commission_amount == (commission or first), external_id
+
+    async def stored() -> dict[str, State]:
+        return states(await rows())
+
+    planted, first = await scenario(network, networks, clock, run, stored)
+    wanted = expectations(network, planted, first)
+    check(network, wanted, await stored())
+    by_id = {r.external_id: r for r in await rows()}
+    for external_id in planted.ids.values():
         # A caught change kept the state it replaced; a missed one left no trace.
-        detail = await real_store.read(commissions.find, ACCOUNT, stored[external_id].seq)
+        detail = await real_store.read(commissions.find, ACCOUNT, by_id[external_id].seq)
         assert detail is not None
-        before = "approved" if KINDS[n] == "reversal" else "pending"
-        if KINDS[n] in caught(network):
-            assert [(h.status, h.commission_amount) for h in detail.history] == [(before, first)], (
-                external_id
-            )
+        history = [(h.status, h.raw_status, h.commission_amount) for h in detail.history]
+        if wanted[external_id] != first[external_id]:
+            assert history == [first[external_id]], (network, external_id)
         else:
-            assert detail.history == (), external_id
+            assert history == [], (network, external_id)
 
 
 @pytest.mark.parametrize("absent", ["omitted", "null"])

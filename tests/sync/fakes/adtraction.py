@@ -11,6 +11,7 @@ from aiohttp import web
 from fakes.base import (
     Fake,
     Flip,
+    Late,
     NetState,
     Record,
     Reversal,
@@ -61,4 +62,9 @@ FAKE = Fake(
     reversal=Reversal("adt-6", by_status({}, "transactionStatus", 5), "adt-6", "declined", "31.00"),
     currency="SEK",
     answer=answer,
+    late=Late(
+        ("transactionDate",),
+        "%Y-%m-%dT%H:%M:%S+0000",
+        words={"pending": 2, "approved": 1, "declined": 5},
+    ),
 )

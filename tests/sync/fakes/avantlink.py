@@ -13,6 +13,7 @@ from aiohttp import web
 from fakes.base import (
     RECORDINGS,
     Fake,
+    Late,
     NetState,
     Record,
     Reversal,
@@ -58,6 +59,12 @@ def returned(records: list[Record], record: Record, now: dt.datetime) -> None:
     records.append({**row, "__row_id": row_id(row)})
 
 
+def identify(record: Record, ident: str) -> None:
+    """A planted row: its own order on the recorded row's merchant."""
+    record["Order_Id"] = ident
+    record["__row_id"] = row_id(record)
+
+
 async def serve(request: web.Request, st: NetState) -> web.StreamResponse:
     q = request.query
     if st.reject_auth or (q.get("affiliate_id"), q.get("auth_key")) != (
@@ -101,4 +108,11 @@ FAKE = Fake(
     truncated_type="text/csv",
     answer=answer,
     load=load,
+    late=Late(
+        ("Transaction_Date",),
+        STAMP,
+        frozenset({"reversal"}),
+        reversal_row=True,
+        identify=identify,
+    ),
 )

@@ -59,17 +59,30 @@ FUTURE = "2027-06-01T00:00:00Z"
 @dataclass(frozen=True)
 class Late:
     """How the late-changes scenario (tests/sync/test_sync_late_changes.py) plants
-    transactions on this network: the member and format of a record's transaction date
-    (strftime, "epoch" or "epoch_ms"), the members planted records start with (a locking date still to
-    come), and which changes to a transaction older than any re-scan the network's change
-    filters report (of approval, decline, reversal, amendment), as docs/sync.md states."""
+    transactions on this network and changes them, each network its own way: the members
+    dated with a transaction and their format (strftime, "epoch" or "epoch_ms"), the
+    members planted records start with (a locking date still to come), the network's own
+    status words, how a planted record gets its id, and which changes to a transaction older
+    than any re-scan the network reports (of approval, decline, reversal, amendment) through
+    a change filter, or through the new rows it dates when they happen, as docs/sync.md
+    states."""
 
     # The members dated with the transaction (its date, and a last-modified date where a
-    # new transaction carries one).
-    dates: tuple[str, ...]
+    # new transaction carries one): a name, or a path into nested members.
+    dates: tuple[str | tuple[str, ...], ...]
     date_format: str
     caught: frozenset[str] = frozenset()
     extra: Mapping[str, Any] = field(default_factory=dict)
+    # The wire words the scenario sets, by what they mean (pending, approved, declined),
+    # where they are not the first word the status table maps to that status (codes the
+    # table leaves unknown, numbers). A meaning the network has no word for is a change it
+    # cannot make, and the scenario makes none; a network without status words has none.
+    words: Mapping[str, Any] | None = None
+    # The network reverses with a row of its own (Fake.reversal.apply), not a status word.
+    reversal_row: bool = False
+    # Gives a planted record the id `n` makes (default: the id member set to it); for a
+    # network whose id is made of several members (an order and its part).
+    identify: Callable[[Record, str], None] | None = None
 
     def dated(self, moment: dt.datetime) -> Any:
         """`moment` as the network writes a transaction date."""

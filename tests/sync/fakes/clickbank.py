@@ -11,6 +11,7 @@ from aiohttp import web
 
 from fakes.base import (
     Fake,
+    Late,
     NetState,
     Record,
     Reversal,
@@ -92,4 +93,7 @@ FAKE = Fake(
     drop_currency=lambda r: r.pop("currency"),
     truncated=b'{"orderData": [{"receipt": "CB',
     answer=answer,
+    late=Late(
+        ("transactionTime",), "%Y-%m-%dT%H:%M:%S+00:00", frozenset({"reversal"}), reversal_row=True
+    ),
 )

@@ -14,9 +14,11 @@ from decimal import Decimal
 from aiohttp import web
 
 from fakes.base import (
+    ALL_LATE,
     RECORDINGS,
     Fake,
     Flip,
+    Late,
     NetState,
     Record,
     Reversal,
@@ -90,6 +92,12 @@ async def token(request: web.Request, st: NetState) -> web.StreamResponse:
     )
 
 
+def identify(record: Record, ident: str) -> None:
+    """A planted part: the one part of a transaction of its own."""
+    record["__tx"]["affiliatemarketing_id"] = ident
+    record["__row_id"] = f"{ident}:{record['id']}"
+
+
 async def serve(request: web.Request, st: NetState) -> web.StreamResponse:
     if request.path.endswith("/oauth/access-token"):
         return await token(request, st)
@@ -151,4 +159,10 @@ FAKE = Fake(
     truncated=b'[{"affiliatemarketing_id": "dc',
     answer=answer,
     load=load,
+    late=Late(
+        ("date", "last_modified", "__modified", ("__tx", "date")),
+        STAMP,
+        ALL_LATE,
+        identify=identify,
+    ),
 )

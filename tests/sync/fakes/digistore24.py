@@ -12,6 +12,7 @@ from aiohttp import web
 from fakes.base import (
     Fake,
     Flip,
+    Late,
     NetState,
     Record,
     Reversal,
@@ -96,4 +97,11 @@ FAKE = Fake(
     drop_currency=lambda r: r.pop("currency"),
     truncated=b'{"result": "success", "data": {"items": [{"id": 12',
     answer=answer,
+    late=Late(
+        ("created_at",),
+        STAMP,
+        frozenset({"reversal"}),
+        words={"pending": "payment", "declined": "refund"},
+        reversal_row=True,
+    ),
 )

@@ -10,6 +10,7 @@ from aiohttp import web
 
 from fakes.base import (
     Fake,
+    Late,
     NetState,
     Record,
     Reversal,
@@ -87,4 +88,5 @@ FAKE = Fake(
     drop_currency=lambda r: r.pop("currency"),
     truncated=b'[{"etransaction_id": "t-1',
     answer=answer,
+    late=Late(("process_date", "transaction_date"), JS, frozenset({"reversal"}), reversal_row=True),
 )

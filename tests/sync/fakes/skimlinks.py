@@ -13,6 +13,7 @@ from aiohttp import web
 from fakes.base import (
     Fake,
     Flip,
+    Late,
     NetState,
     Record,
     Reversal,
@@ -121,4 +122,10 @@ FAKE = Fake(
     change_dates=CHANGES,
     drop_currency=lambda r: r["transaction_details"]["basket"].pop("currency"),
     answer=answer,
+    late=Late(
+        (("transaction_details", "transaction_date"), "last_updated"),
+        SECONDS,
+        frozenset({"decline", "reversal", "amendment"}),
+        words={"pending": "active", "declined": "cancelled"},
+    ),
 )

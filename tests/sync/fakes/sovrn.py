@@ -11,6 +11,7 @@ from aiohttp import web
 
 from fakes.base import (
     Fake,
+    Late,
     NetState,
     Record,
     Reversal,
@@ -74,4 +75,7 @@ FAKE = Fake(
     change_dates=CHANGES,
     truncated=b'{"transactions": [{"commissionId": "sv',
     answer=answer,
+    late=Late(
+        ("clickDate", "commissionDate", "updateDate"), STAMP, frozenset({"reversal", "amendment"})
+    ),
 )

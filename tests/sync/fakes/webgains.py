@@ -11,6 +11,7 @@ from aiohttp import web
 from fakes.base import (
     Fake,
     Flip,
+    Late,
     NetState,
     Record,
     Reversal,
@@ -65,4 +66,5 @@ FAKE = Fake(
     paged=True,
     drop_currency=lambda r: r["commission"].pop("currency_code"),
     answer=answer,
+    late=Late(("date",), "epoch", words={"pending": 10, "approved": 20, "declined": 70}),
 )
