@@ -28,6 +28,10 @@ class BackupError(Exception):
     """A backup or restore that cannot be made; nothing was changed."""
 
 
+class BackupExists(BackupError):  # noqa: N818 - reads as the outcome it reports
+    """The backup's file exists already (and replacing it was not asked)."""
+
+
 @dataclass(frozen=True)
 class BackupInfo:
     """What a backup file holds."""
@@ -71,7 +75,7 @@ def backup(database: Path, target: Path, *, overwrite: bool = False) -> BackupIn
     if target.absolute() == database.absolute():
         raise BackupError(f"{target}: is the database itself")
     if target.exists() and not overwrite:
-        raise BackupError(f"{target}: exists; choose another name or pass --force")
+        raise BackupExists(f"{target}: exists")
     source = _open_read_only(database)
     make_private_dirs(target.parent)
     # mkstemp makes the file 0600: a backup holds what the store holds.

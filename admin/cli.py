@@ -40,8 +40,9 @@ from accounts.importer import ExportError, detect_format, read_export, text_line
 from accounts.keyring import RefusePasswordURL, RefuseSecret, SecretError, check_secret
 from accounts.settings import ConfigError, StoreConfig, store_config_from_env
 from accounts.statusmap import load_status_map
-from admin import connections, webhooks
-from admin.commands import EXIT, CommandError, Result
+from admin import connections, nextsteps, webhooks
+from admin.commands import EXIT, PROG, CommandError, Result
+from admin.nextsteps import refusal
 from contract import vocabulary as v
 from contract.commandline import Commands, add_arguments, add_commands, arg
 from contract.version import version_line
@@ -60,7 +61,6 @@ from store.events import prune as prune_events
 from store.events import retention_horizon
 from store.schema.status import Migration, SchemaStatus, schema_status
 
-PROG = "affdir-admin"
 MAX_CREDENTIALS_BYTES = 64 * 1024
 # Seconds to wait for a connection, a lock or a read. Not for a write's work: an import of
 # millions of rows takes minutes, and cutting it off at a deadline only loses the work
@@ -286,12 +286,24 @@ async def account_unsuspend(
 async def account_show(store: AccountStore, args: argparse.Namespace, _: StoreConfig) -> Result:
     account = await store.read(accounts.find, args.account)
     if account is None:
-        raise CommandError(
-            f"no account {args.account}; `account create --plan free|pro` makes one and "
-            "prints its uid"
-        )
+        raise nextsteps.no_account(args.account)
     summary = account_summary(account)
     return {**summary, "text": orjson.dumps(summary, option=orjson.OPT_INDENT_2).decode()}
+
+
+@COMMANDS.command("account list", "list every account: uid, plan, state, e-mail")
+async def account_list(store: AccountStore, _args: argparse.Namespace, _: StoreConfig) -> Result:
+    rows = await store.read(accounts.list_uids)
+    listed = [
+        {"uid": uid, "plan": plan, "suspended": suspended, "email": email}
+        for uid, plan, suspended, email in rows
+    ]
+    lines = [
+        f"{a['uid']}  {a['plan']:<4}  {'suspended' if a['suspended'] else 'active':<9}  "
+        f"{a['email'] or '-'}"
+        for a in listed
+    ]
+    return {"accounts": listed, "text": "\n".join(lines) or "(no accounts)"}
 
 
 # Decorators apply from the nearest up: `enable` is registered, and listed, first.
@@ -383,8 +395,9 @@ async def key_revoke(store: AccountStore, args: argparse.Namespace, _: StoreConf
         # never written back out (not even its prefix: the message is safe to paste).
         raise CommandError(
             "a whole key is refused on the command line (ps and shell history show it): "
-            "revoke it by its id or prefix (`key list` shows both), or pipe the whole key "
-            "to `key revoke -`"
+            "revoke it by its id or prefix (`key list` shows both), or the whole key from "
+            "standard input",
+            nextsteps.REVOKE_FROM_STDIN,
         )
     if len(wholes) > 1:
         raise CommandError("give one key to revoke, not several")
@@ -394,7 +407,9 @@ async def key_revoke(store: AccountStore, args: argparse.Namespace, _: StoreConf
         shown = apikeys.prefix_of(wholes[0]) + "..."
         record = await store.read(accounts.lookup_key, apikeys.key_hash(wholes[0]))
         if record is None:
-            raise CommandError(f"no active key is {shown} (unknown, or revoked already)")
+            raise CommandError(
+                f"no active key is {shown} (unknown, or revoked already)", nextsteps.LIST_KEYS
+            )
         given = record.key.id
     elif not _ID_OR_PREFIX.fullmatch(given):
         # Neither a key id nor a prefix: maybe part of a secret (a key without its marker),
@@ -407,7 +422,8 @@ async def key_revoke(store: AccountStore, args: argparse.Namespace, _: StoreConf
         raise CommandError(
             f"{shown}... is not a key id (key_...) or a prefix "
             f"({apikeys.PREFIX_LENGTH} characters)"
-            + (" nor a whole key" if from_stdin else "; a whole key goes to `key revoke -`")
+            + (" nor a whole key" if from_stdin else "; a whole key goes to `key revoke -`"),
+            nextsteps.LIST_KEYS,
         )
     key = await store.write(accounts.revoke_key, given)
     return {
@@ -449,20 +465,18 @@ def read_credentials(source: str) -> bytes:
         action="store_true",
         help="a network without a connector: its commissions come by file import, never synced",
     ),
+    retry=nextsteps.CONNECT_WITH_CREDENTIALS,
 )
 async def network_connect(
     store: AccountStore, args: argparse.Namespace, config: StoreConfig
 ) -> Result:
-    try:
-        connections.check_network_known(args.network, args.import_only)
-        if args.import_only:
-            return await connections.network_connect_import_only(store, args)
-        if args.credentials_file is None:
-            raise connections.CommandRefusedError("--credentials-file is required")
-        plaintext = await asyncio.to_thread(read_credentials, args.credentials_file)
-        connections.check_credentials(args.network, plaintext, args.currency)
-    except connections.CommandRefusedError as exc:
-        raise CommandError(str(exc)) from None
+    connections.check_network_known(args.network, args.import_only)
+    if args.import_only:
+        return await connections.network_connect_import_only(store, args)
+    if args.credentials_file is None:
+        raise CommandError("--credentials-file is required", nextsteps.CONNECT_WITH_CREDENTIALS)
+    plaintext = await asyncio.to_thread(read_credentials, args.credentials_file)
+    connections.check_credentials(args.network, plaintext, args.currency)
     # Never a new secret here: one made up by a typo in the path or another working
     # directory would encrypt credentials the edge cannot open.
     sealed = encrypt_credentials(
@@ -499,10 +513,7 @@ async def network_list(
 async def network_disconnect(
     store: AccountStore, args: argparse.Namespace, config: StoreConfig
 ) -> Result:
-    try:
-        return await connections.network_disconnect(store, args, config)
-    except connections.CommandRefusedError as exc:
-        raise CommandError(str(exc)) from None
+    return await connections.network_disconnect(store, args, config)
 
 
 @COMMANDS.command(
@@ -514,10 +525,7 @@ async def network_disconnect(
 async def network_show(
     store: AccountStore, args: argparse.Namespace, config: StoreConfig
 ) -> Result:
-    try:
-        return await connections.network_show(store, args, config)
-    except connections.CommandRefusedError as exc:
-        raise CommandError(str(exc)) from None
+    return await connections.network_show(store, args, config)
 
 
 @COMMANDS.command(
@@ -550,10 +558,7 @@ async def network_sync(
         if not sep or not url.startswith(("http://", "https://")):
             raise CommandError(f"--base-url expects NETWORK=URL, not {pair!r}")
         urls[network] = url
-    try:
-        return await connections.network_sync(store, args, config.keyring(create=False), urls)
-    except connections.CommandRefusedError as exc:
-        raise CommandError(str(exc)) from None
+    return await connections.network_sync(store, args, config.keyring(create=False), urls)
 
 
 @COMMANDS.command(
@@ -616,12 +621,16 @@ async def credentials_reencrypt(
     not_done="nothing imported",
     maybe_done="the import may or may not have been applied; running it again is safe "
     "(rows are upserted by externalId)",
+    retry=nextsteps.IMPORT_AGAIN,
 )
 async def commissions_import(
     store: AccountStore, args: argparse.Namespace, _: StoreConfig
 ) -> Result:
     source = "<stdin>" if args.file == "-" else args.file
-    fmt = args.format or detect_format(args.file)
+    try:
+        fmt = args.format or detect_format(args.file)
+    except ValueError as exc:
+        raise CommandError(str(exc), nextsteps.NAME_FORMAT) from None
     with contextlib.ExitStack() as files:
         if args.file == "-":
             stream: BinaryIO = sys.stdin.buffer
@@ -630,14 +639,15 @@ async def commissions_import(
         zone = zone_named(args.timezone)
         account = await store.read(accounts.find, args.account)
         if account is None:
-            raise CommandError(f"no account {args.account}")
+            raise nextsteps.no_account(args.account)
         if args.network not in {n.network for n in account.networks}:
             # Commissions come from the networks an account connected (docs/spec/api-spec.md);
             # a typo in --network would otherwise make a network of its own that /v1/me
             # never lists.
             raise CommandError(
                 f"{args.account} has not connected {args.network}: connect it first "
-                "(network connect), or check --network"
+                "(network connect), or check --network",
+                nextsteps.LIST_CONNECTIONS,
             )
         # A report whose rows name no currency takes the connection's.
         connection = await store.read(store_connections.find, args.account, args.network)
@@ -746,6 +756,7 @@ def _backup_result(info: backup_files.BackupInfo, verb: str) -> Result:
     needs_store=False,
     not_done="no backup written",
     maybe_done="no backup written",
+    retry=nextsteps.CHECK_STORE,
 )
 async def backup(_: AccountStore | None, args: argparse.Namespace, config: StoreConfig) -> Result:
     database = _sqlite_file(config, "backup")
@@ -761,6 +772,7 @@ async def backup(_: AccountStore | None, args: argparse.Namespace, config: Store
     needs_store=False,
     not_done="nothing restored",
     maybe_done="the restore is all or nothing: check with `account show`",
+    retry=nextsteps.MAKE_BACKUP,
 )
 async def restore(_: AccountStore | None, args: argparse.Namespace, config: StoreConfig) -> Result:
     database = _sqlite_file(config, "restore")
@@ -807,7 +819,8 @@ async def migrate(_: AccountStore | None, args: argparse.Namespace, config: Stor
     if before.newer_than_code:
         raise CommandError(
             f"the database schema is version {before.current}, newer than this code "
-            f"({before.latest}); run a newer affdir-admin"
+            f"({before.latest}); run a newer affdir-admin",
+            nextsteps.SCHEMA_STATUS,
         )
     if args.status:
         pending = before.pending
@@ -985,7 +998,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         source = "<stdin>" if args.file == "-" else args.file
         for line in failed.render(source):
             print(line, file=sys.stderr)
-        print(f"{PROG}: nothing imported", file=sys.stderr)
+        print(f"{PROG}: {refusal(CommandError('nothing imported'), args)}", file=sys.stderr)
         return 1
     except OutcomeUnknown as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
@@ -999,9 +1012,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         ValueError,
         OSError,
     ) as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
         if args.run is commissions_import:  # a failed import never leaves part of the file
-            print(f"{PROG}: {args.not_done}", file=sys.stderr)
+            print(f"{PROG}: {exc}", file=sys.stderr)
+            exc = CommandError(args.not_done, nextsteps.next_for(exc, args))
+        print(f"{PROG}: {refusal(exc, args)}", file=sys.stderr)
         return 1
     if stopper.signum is not None:
         name = signal.Signals(stopper.signum).name

@@ -15,7 +15,8 @@ import orjson
 from accounts.crypto import CredentialsError, decrypt_credentials, encrypt_credentials, is_current
 from accounts.keyring import Keyring
 from accounts.statusmap import load_status_map
-from admin.commands import EXIT
+from admin import nextsteps
+from admin.commands import EXIT, CommandError
 from store import AccountStore, ConnectionView, NotFound, connections
 from sync.connectors import CONNECTORS
 from sync.lease import Lease, LeaseLost
@@ -31,8 +32,9 @@ REENCRYPT_BATCH = 500
 SYNC_EXIT = {Outcome.OK: 0, Outcome.PARTIAL: 2, Outcome.AUTH_FAILED: 1, Outcome.ERROR: 1}
 
 
-class CommandRefusedError(Exception):
-    """A connection command that cannot be carried out; the message says why."""
+class CommandRefusedError(CommandError):
+    """A connection command that cannot be carried out; the message says why, and its
+    `next` what to type then."""
 
 
 def check_network_known(network: str, import_only: bool) -> None:
@@ -43,7 +45,8 @@ def check_network_known(network: str, import_only: bool) -> None:
     raise CommandRefusedError(
         f"no connector for network {network!r}; the known networks are: "
         f"{', '.join(sorted(CONNECTORS))}. A network we cannot sync can be connected for "
-        "file imports with --import-only"
+        "file imports with --import-only",
+        nextsteps.CONNECT_FOR_IMPORTS,
     )
 
 
@@ -52,7 +55,9 @@ def check_credentials(network: str, plaintext: bytes, currency: str | None) -> N
     where its records carry none. Messages name fields, never values."""
     connector = CONNECTORS.get(network)
     if connector is None:
-        raise CommandRefusedError(f"no connector for network {network!r}")
+        raise CommandRefusedError(
+            f"no connector for network {network!r}", nextsteps.CONNECT_FOR_IMPORTS
+        )
     spec = connector.spec
     try:
         values = orjson.loads(plaintext)
@@ -74,7 +79,8 @@ def check_credentials(network: str, plaintext: bytes, currency: str | None) -> N
         )
     if spec.currency_source is CurrencySource.CONNECTION and not currency:
         raise CommandRefusedError(
-            f"{network} records carry no currency: give the account's with --currency, e.g. USD"
+            f"{network} records carry no currency: give the account's with --currency, e.g. USD",
+            nextsteps.GIVE_CURRENCY,
         )
 
 
@@ -113,11 +119,14 @@ def _line(view: ConnectionView) -> str:
 async def network_connect_import_only(store: AccountStore, args: argparse.Namespace) -> Result:
     """Connect a network for file imports only: no credentials, never synced."""
     if args.credentials_file is not None:
-        raise CommandRefusedError("--import-only takes no credentials: nothing is synced")
+        raise CommandRefusedError(
+            "--import-only takes no credentials: nothing is synced", nextsteps.CONNECT_FOR_IMPORTS
+        )
     if not await store.write(connections.connect_import_only, args.account, args.network):
         raise CommandRefusedError(
             f"{args.account} has connected {args.network} already; "
-            "disconnect it first to keep it for imports only"
+            "disconnect it first to keep it for imports only",
+            nextsteps.DISCONNECT_FIRST,
         )
     if args.currency is not None:
         await store.write(connections.set_currency, args.account, args.network, args.currency)
@@ -135,7 +144,7 @@ async def network_disconnect(store: AccountStore, args: argparse.Namespace, _: A
         await store.write(connections.disconnect, args.account, args.network)
     except NotFound:
         raise CommandRefusedError(
-            f"account {args.account} has not connected {args.network}"
+            f"account {args.account} has not connected {args.network}", nextsteps.LIST_CONNECTIONS
         ) from None
     return {
         "account": args.account,
@@ -155,7 +164,9 @@ async def network_list(store: AccountStore, args: argparse.Namespace, _: Any) ->
 async def network_show(store: AccountStore, args: argparse.Namespace, _: Any) -> Result:
     view = await store.read(connections.find, args.account, args.network)
     if view is None:
-        raise CommandRefusedError(f"account {args.account} has not connected {args.network}")
+        raise CommandRefusedError(
+            f"account {args.account} has not connected {args.network}", nextsteps.LIST_CONNECTIONS
+        )
     shown = connection_json(view)
     return {**shown, "text": "\n".join(f"{k}: {'-' if v is None else v}" for k, v in shown.items())}
 
@@ -179,10 +190,13 @@ async def network_sync(
     """Sync one connection now, under a lease like a worker's (refused while one runs it)."""
     view = await store.read(connections.find, args.account, args.network)
     if view is None:
-        raise CommandRefusedError(f"account {args.account} has not connected {args.network}")
+        raise CommandRefusedError(
+            f"account {args.account} has not connected {args.network}", nextsteps.LIST_CONNECTIONS
+        )
     if args.network not in CONNECTORS:
         raise CommandRefusedError(
-            f"no connector for {args.network}: import its commissions with `commissions import`"
+            f"no connector for {args.network}: its commissions come by file import",
+            nextsteps.IMPORT_INSTEAD,
         )
     worker = f"admin:{socket.gethostname()}:{os.getpid()}"
     since = None
@@ -194,7 +208,8 @@ async def network_sync(
     if not await sync_store.claim(connection, worker, lease):
         raise CommandRefusedError(
             f"{args.account}/{args.network} is being synced by {view.lease_owner} now; "
-            "try again when it is done"
+            "try again when it is done",
+            nextsteps.SHOW_CONNECTION,
         )
     settings = SyncSettings(base_urls=dict(base_urls))
     try:
@@ -211,7 +226,8 @@ async def network_sync(
     except LeaseLost:
         raise CommandRefusedError(
             f"{args.account}/{args.network}: another worker took the connection over; "
-            "the windows committed before are kept"
+            "the windows committed before are kept",
+            nextsteps.SHOW_CONNECTION,
         ) from None
     finally:
         await sync_store.release(connection, worker)

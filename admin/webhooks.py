@@ -18,7 +18,8 @@ import aiohttp
 from accounts.crypto import CredentialsError, is_current
 from accounts.keyring import Keyring
 from accounts.settings import StoreConfig
-from admin.commands import CommandError, Result
+from admin import nextsteps
+from admin.commands import CommandError, Next, Result
 from contract.commandline import Commands, arg, number
 from contract.webhooks import REQUEST_TIMEOUT
 from store import AccountStore
@@ -129,15 +130,21 @@ def _delivery_line(view: DeliveryView) -> str:
 def endpoint_id(text: str) -> str:
     """An endpoint id as given, or CommandError before the store is asked."""
     if not ENDPOINT_ID.fullmatch(text):
-        raise CommandError(f"{text[:40]!r} is not a webhook endpoint id (whk_...)")
+        raise CommandError(
+            f"{text[:40]!r} is not a webhook endpoint id (whk_...)", nextsteps.LIST_WEBHOOKS
+        )
     return text
 
 
-def checked_url(url: str, policy: TargetPolicy) -> str:
+def checked_url(url: str, policy: TargetPolicy, loopback: Next | None = None) -> str:
+    """`url` if the policy lets it be reached, else CommandError; `loopback` is the command
+    to type when --allow-loopback was not given."""
     refusal = url_refusal(url, policy)
     if refusal is not None:
         hint = "" if policy.allow_loopback else " (--allow-loopback: http:// and loopback too)"
-        raise CommandError(f"{url[:200]}: {refusal}{hint}")
+        raise CommandError(
+            f"{url[:200]}: {refusal}{hint}", None if policy.allow_loopback else loopback
+        )
     return url
 
 
@@ -168,7 +175,7 @@ async def register(
     now: dt.datetime,
 ) -> tuple[EndpointView, str]:
     """A new endpoint of the account with a new secret: (the endpoint, the secret)."""
-    checked_url(url, policy)
+    checked_url(url, policy, nextsteps.ADD_LOOPBACK)
     uid = new_id("whk")
     secret = signing.new_secret()
     sealed = signing.seal_secret(keyring, account_uid, uid, secret)
@@ -318,7 +325,7 @@ async def webhook_test(
     uid = endpoint_id(args.id)
     view = await store.read(get_endpoint, uid)
     policy = TargetPolicy(allow_loopback=args.allow_loopback)
-    checked_url(view.url, policy)
+    checked_url(view.url, policy, nextsteps.TEST_LOOPBACK)
     now = utc_now()
     keys = signing.signing_secrets(config.keyring(create=False), await get_sealed(store, uid), now)
     msg_id = f"test_{secrets.token_hex(8)}"

@@ -18,6 +18,7 @@ import datetime as dt
 from collections.abc import Callable
 
 from store.base import (
+    About,
     AccountView,
     CapabilityView,
     CommissionDetail,
@@ -47,6 +48,7 @@ SCHEMA_VERSION = LATEST
 
 __all__ = [
     "SCHEMA_VERSION",
+    "About",
     "AccountStore",
     "AccountView",
     "CapabilityView",

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from contract import vocabulary as v
 from store.base import (
+    About,
     AccountView,
     CapabilityView,
     Conflict,
@@ -32,7 +33,7 @@ async def account_id(s: Session, uid: str) -> int:
     """The row id of account `uid`; NotFound when there is none."""
     found = await s.fetchval("SELECT id FROM accounts WHERE uid = ?", uid)
     if found is None:
-        raise NotFound(f"no account {uid}")
+        raise NotFound(f"no account {uid}", About.ACCOUNT)
     return int(found)
 
 
@@ -83,6 +84,12 @@ async def find(s: Session, uid: str) -> AccountView | None:
     return None if row_id is None else await account_by_id(s, row_id)
 
 
+async def list_uids(s: Session) -> list[tuple[str, str, bool, str | None]]:
+    """Every account's (uid, plan, suspended, email), oldest first."""
+    rows = await s.fetch("SELECT uid, plan, suspended, email FROM accounts ORDER BY id")
+    return [(str(r[0]), str(r[1]), bool(r[2]), r[3]) for r in rows]
+
+
 async def list_keys(s: Session, account_uid: str) -> list[KeyView]:
     """Every key of an account, oldest first; NotFound for an unknown account."""
     rows = await s.fetch(
@@ -118,13 +125,13 @@ async def set_plan(s: Session, uid: str, plan: str) -> None:
     """Move account `uid` to `plan`."""
     check_plan(plan)
     if not await s.execute("UPDATE accounts SET plan = ? WHERE uid = ?", plan, uid):
-        raise NotFound(f"no account {uid}")
+        raise NotFound(f"no account {uid}", About.ACCOUNT)
 
 
 async def set_suspended(s: Session, uid: str, suspended: bool) -> None:
     """Suspend account `uid`, or lift its suspension."""
     if not await s.execute("UPDATE accounts SET suspended = ? WHERE uid = ?", bool(suspended), uid):
-        raise NotFound(f"no account {uid}")
+        raise NotFound(f"no account {uid}", About.ACCOUNT)
 
 
 async def set_capability(s: Session, uid: str, name: str, enabled: bool) -> CapabilityView:
@@ -183,10 +190,10 @@ async def revoke_key(s: Session, prefix_or_id: str) -> KeyView:
         prefix_or_id,
     )
     if not rows:
-        raise NotFound(f"no key with id or prefix {prefix_or_id}")
+        raise NotFound(f"no key with id or prefix {prefix_or_id}", About.KEY)
     if len(rows) > 1:
         ids = ", ".join(r[0] for r in rows)
-        raise Conflict(f"prefix {prefix_or_id} matches several keys ({ids}); use the id")
+        raise Conflict(f"prefix {prefix_or_id} matches several keys ({ids}); use the id", About.KEY)
     key = key_view(tuple(rows[0]))
     if key.revoked_at is not None:
         return key

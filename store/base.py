@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import enum
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -48,8 +49,23 @@ NETWORK_RE = re.compile(NETWORK_PATTERN)
 T = TypeVar("T")
 
 
+class About(enum.Enum):
+    """What a refusal of the store is about, for a caller to say what to do next (the admin
+    CLI names the command that lists or makes one)."""
+
+    ACCOUNT = "account"
+    KEY = "key"
+    CONNECTION = "connection"
+    CREDENTIALS = "credentials"
+    WEBHOOK = "webhook endpoint"
+
+
 class StoreError(Exception):
-    """Base of the store's own errors."""
+    """Base of the store's own errors; `about` names what a refusal is about, if anything."""
+
+    def __init__(self, message: str, about: About | None = None) -> None:
+        super().__init__(message)
+        self.about = about
 
 
 class StoreUnavailable(StoreError):  # noqa: N818 - the interface's name, used by both stores

@@ -18,6 +18,7 @@ from contract import vocabulary as v
 from store.accounts import account_id
 from store.base import (
     MAX_SYNC_COUNT,
+    About,
     Conflict,
     ConnectionView,
     ImportResult,
@@ -123,7 +124,7 @@ async def disconnect(s: Session, account_uid: str, network: str) -> None:
         "SELECT 1 FROM networks WHERE account_id = ? AND network = ?", row_id, network
     )
     if found is None:
-        raise NotFound(f"account {account_uid} has not connected {network}")
+        raise NotFound(f"account {account_uid} has not connected {network}", About.CONNECTION)
     await record_disconnected(s, row_id, network)
     await s.execute(
         "DELETE FROM network_credentials WHERE account_id = ? AND network = ?", row_id, network
@@ -159,7 +160,7 @@ async def record_sync(
         network,
     )
     if not updated:
-        raise NotFound(f"account {account_uid} has not connected {network}")
+        raise NotFound(f"account {account_uid} has not connected {network}", About.CONNECTION)
 
 
 async def find(s: Session, account_uid: str, network: str) -> ConnectionView | None:
@@ -288,7 +289,7 @@ async def sealed_credentials(s: Session, account_uid: str, network: str) -> Seal
         network,
     )
     if blob is None:
-        raise NotFound(f"no credentials stored for {account_uid}/{network}")
+        raise NotFound(f"no credentials stored for {account_uid}/{network}", About.CREDENTIALS)
     return SealedCredentials(account_uid, network, bytes(blob))
 
 
@@ -362,7 +363,7 @@ async def record_outcome(
         network,
     )
     if not updated:
-        raise NotFound(f"account {account_uid} has not connected {network}")
+        raise NotFound(f"account {account_uid} has not connected {network}", About.CONNECTION)
     found = await find(s, account_uid, network)
     assert found is not None
     return found
@@ -460,7 +461,7 @@ async def set_currency(s: Session, account_uid: str, network: str, currency: str
         account_uid,
         network,
     ):
-        raise NotFound(f"account {account_uid} has not connected {network}")
+        raise NotFound(f"account {account_uid} has not connected {network}", About.CONNECTION)
 
 
 async def credentials_after(

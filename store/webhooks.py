@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from store.accounts import account_id
-from store.base import Conflict, NotFound
+from store.base import About, Conflict, NotFound
 from store.core import Session
 from store.publicids import PublicIds
 
@@ -153,7 +153,7 @@ async def endpoint_row(s: Session, uid: str) -> int:
     """The row id of endpoint `uid`; NotFound when there is none."""
     found = await s.fetchval("SELECT id FROM webhook_endpoints WHERE uid = ?", uid)
     if found is None:
-        raise NotFound(f"no webhook endpoint {uid}")
+        raise NotFound(f"no webhook endpoint {uid}", About.WEBHOOK)
     return int(found)
 
 
@@ -167,7 +167,7 @@ async def get_endpoint(s: Session, uid: str) -> EndpointView:
     """Endpoint `uid`; NotFound when there is none."""
     found = await find_endpoint(s, uid)
     if found is None:
-        raise NotFound(f"no webhook endpoint {uid}")
+        raise NotFound(f"no webhook endpoint {uid}", About.WEBHOOK)
     return found
 
 
@@ -194,7 +194,8 @@ async def add_endpoint(
     if int(count) >= MAX_ENDPOINTS_PER_ACCOUNT:
         raise Conflict(
             f"{account_uid} has {MAX_ENDPOINTS_PER_ACCOUNT} webhook endpoints already, the most "
-            "an account may have"
+            "an account may have",
+            About.WEBHOOK,
         )
     latest = await s.fetchval("SELECT coalesce(max(id), 0) FROM events WHERE account_id = ?", owner)
     row = await s.fetchval(
@@ -256,7 +257,7 @@ async def sealed_secrets(s: Session, uid: str) -> SealedSecrets:
         uid,
     )
     if row is None:
-        raise NotFound(f"no webhook endpoint {uid}")
+        raise NotFound(f"no webhook endpoint {uid}", About.WEBHOOK)
     return _sealed(row)
 
 

@@ -623,7 +623,7 @@ def test_a_whole_key_on_the_command_line_is_refused_and_never_echoed(env, shape)
     assert done.returncode == 1
     err = done.stderr.decode()
     assert "a whole key is refused on the command line" in err
-    assert "`key revoke -`" in err and "id or prefix" in err
+    assert "with: affdir-admin key revoke -" in err and "id or prefix" in err
     assert key[: apikeys.PREFIX_LENGTH] not in err + done.stdout.decode()
     # Still active: nothing was looked up or revoked.
     listed = json.loads(run_cli(env, "key", "list", "--account", uid, "--json").stdout)

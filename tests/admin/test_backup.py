@@ -128,7 +128,7 @@ async def test_a_restored_store_serves_the_same_bytes_keys_and_credentials(
 @pytest.mark.parametrize(
     ("prepare", "args", "message"),
     [
-        ("existing", ("backup", "{target}"), "exists; choose another name or pass --force"),
+        ("existing", ("backup", "{target}"), "exists; choose another FILE, or replace it with"),
         ("self", ("backup", "{database}"), "is the database itself"),
         ("not_sqlite", ("restore", "{target}"), "not a SQLite database"),
         ("missing", ("restore", "{target}"), "no such file"),

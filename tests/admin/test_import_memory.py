@@ -144,7 +144,10 @@ async def test_a_file_written_over_several_chunks_is_imported_whole_or_not_at_al
     assert rows > 2 * CHUNK_ROWS
     refused = admin(env, *command, str(export))
     assert refused.returncode == 1, refused.stderr
-    assert refused.stderr == f"{export}:{rows + 1}: {problem}\naffdir-admin: nothing imported\n"
+    assert refused.stderr == (
+        f"{export}:{rows + 1}: {problem}\naffdir-admin: nothing imported; check the file, then "
+        f"import it with: affdir-admin commissions import --account {uid} --network awin {export}\n"
+    )
     assert await stored_count(database) == 0
 
     rows = write_export(export, size)
