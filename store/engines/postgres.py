@@ -20,10 +20,10 @@ held is dropped, since a statement may still be running on it. The server also g
 `statement_timeout` and `idle_in_transaction_session_timeout`, so it stops work the client
 abandoned even when the client cannot tell it (network gone). A write has `timeout` to get
 its connection, then `write_timeout` for its work (none by default; each statement still
-has the server's `statement_timeout`). A write asked to stop (its deadline, or its caller
-cancelled: Ctrl-C) has its connection dropped, so it is rolled back unless its COMMIT had
-been sent: then the store asks the server what became of its transaction id
-(`txid_status`) and returns the result of a committed one. OutcomeUnknown is left for a
+has the server's `statement_timeout`, at least WRITE_BACKSTOP on a writable store). A write
+asked to stop (its deadline, or its caller cancelled: Ctrl-C) has its connection dropped,
+so it is rolled back unless its COMMIT had been sent: then the store asks the server what
+became of its transaction id (`txid_status`) and returns the result of a committed one. OutcomeUnknown is left for a
 server that cannot say within `timeout`.
 
 Outages: every connection-level failure (refused, reset, server shutting down or starting,
@@ -77,6 +77,7 @@ P = ParamSpec("P")
 SCHEMES = ("postgresql", "postgres")
 DEFAULT_POOL_MIN = 1
 DEFAULT_POOL_MAX = 10
+WRITE_BACKSTOP = 60.0  # seconds: at least this for each statement of a writable store
 MIGRATION_TIMEOUT = 300.0  # seconds: a future migration may rebuild an index on many rows
 APPLICATION_NAME = "affdir-edge"
 FATE_POLL = 0.05  # seconds between two questions about a cut-off COMMIT still in progress
@@ -142,7 +143,10 @@ def redact(database: str) -> str:
 
 def session_settings(timeout: float, *, read_only: bool) -> dict[str, str]:
     """Server settings of every pooled session (startup parameters: RESET ALL keeps them)."""
-    backstop = str(int(timeout * 1000) + 1000)  # ms; the client gives up first
+    # A writer's statement upserts up to 10,000 rows, which a loaded server can take seconds
+    # over: its backstop is sized for that, whatever short timeout bounds the writer's reads.
+    seconds = timeout if read_only else max(timeout, WRITE_BACKSTOP)
+    backstop = str(int(seconds * 1000) + 1000)  # ms; the client gives up first
     settings = {
         "application_name": APPLICATION_NAME,
         "statement_timeout": backstop,

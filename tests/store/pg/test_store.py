@@ -24,7 +24,15 @@ from store import (
     open_store,
 )
 from store.base import CommissionQuery, NewCommission
-from store.engines.postgres import PoolSize, PostgresStore, numbered, parse_url, redact
+from store.engines.postgres import (
+    WRITE_BACKSTOP,
+    PoolSize,
+    PostgresStore,
+    numbered,
+    parse_url,
+    redact,
+    session_settings,
+)
 
 
 async def fetch_unchecked(s: Any, sql: str) -> list[Any]:
@@ -57,6 +65,25 @@ def test_pool_settings_come_off_the_url_and_the_rest_goes_to_asyncpg():
     for bad in ("pool_max=0", "pool_min=5&pool_max=2", "pool_max=many"):
         with pytest.raises(ValueError, match="pool_"):
             parse_url(f"postgresql://db/x?{bad}")
+
+
+@pytest.mark.parametrize(
+    ("timeout", "read_only", "backstop_ms"),
+    [
+        (2.0, True, "3000"),  # the edge: work it abandoned stops a second after it gave up
+        (
+            0.2,
+            False,
+            str(int(WRITE_BACKSTOP * 1000) + 1000),
+        ),  # a 10,000-row upsert may take seconds
+        (90.0, False, "91000"),
+    ],
+)
+def test_the_server_stops_a_statement_a_second_after_its_bound(timeout, read_only, backstop_ms):
+    settings = session_settings(timeout, read_only=read_only)
+    assert settings["statement_timeout"] == backstop_ms
+    assert settings["idle_in_transaction_session_timeout"] == backstop_ms
+    assert (settings.get("default_transaction_read_only") == "on") is read_only
 
 
 def test_passwords_never_reach_a_message():
