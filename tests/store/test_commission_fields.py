@@ -1,0 +1,137 @@
+"""One definition of a commission's fields (contract.commission.FIELDS): every list of
+them elsewhere (the store's columns and upsert, the events' payload, the API's members
+and OpenAPI properties, the import columns, the sync's fields) is that table's, in its
+order. A field added to the table and missed by one of them fails here, by name."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import re
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from accounts import importer
+from contract import commission
+from contract.openapi import document
+from contract.resources import COMMISSION, COMMISSION_DETAIL, COMMISSION_UPDATE
+from edge.handlers.account import commission_json
+from store.commissions import COMMISSION_COLUMNS, UPSERT_ARRAYS_SQL, upsert_values_sql
+from store.engines.sqlite import migrate
+from sync.connectors.base import Fields
+from sync.model import Transaction
+
+FIELDS = commission.FIELDS
+NAMES = tuple(f.name for f in FIELDS)
+MEMBERS = tuple(f.member for f in FIELDS)
+# What every Commission starts with, before the table's fields.
+HEAD = ("id", "network")
+
+
+@pytest.fixture(scope="module")
+def latest_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[sqlite3.Connection]:
+    path: Path = tmp_path_factory.mktemp("fields") / "store.sqlite3"
+    conn = sqlite3.connect(path, isolation_level=None)
+    migrate(conn, lambda: dt.datetime.now(dt.UTC))
+    yield conn
+    conn.close()
+
+
+def test_the_table_names_each_field_once():
+    assert len(set(NAMES)) == len(NAMES)
+    assert len(set(MEMBERS)) == len(MEMBERS)
+    assert commission.NAMES == NAMES and commission.MEMBERS == MEMBERS
+    assert tuple(f.name for f in FIELDS if f.value) == commission.VALUE_FIELDS
+    assert {f.name: f.limit for f in FIELDS if f.kind == "text"} == commission.TEXT_LIMITS
+
+
+def test_the_models_carry_the_tables_fields():
+    new = [f.name for f in dataclasses.fields(commission.NewCommission)]
+    assert sorted(new) == sorted((*NAMES, "stated"))
+    row = [f.name for f in dataclasses.fields(commission.CommissionRow)]
+    assert tuple(row) == ("seq", "network", *NAMES)
+    # A field the API may show null is one a new row may lack.
+    defaults = {f.name: f.default for f in dataclasses.fields(commission.NewCommission) if f.init}
+    for f in FIELDS:
+        if f.nullable and f.import_column is None:
+            assert defaults[f.name] is None, f.name
+
+
+def test_the_stores_columns_are_the_tables(latest_sqlite: sqlite3.Connection):
+    assert ", ".join(("id", "network", *NAMES)) == COMMISSION_COLUMNS
+    stored = {
+        name: notnull
+        for _, name, _, notnull, _, _ in latest_sqlite.execute("PRAGMA table_info(commissions)")
+    }
+    for f in FIELDS:
+        assert f.name in stored, f"schema has no column {f.name}: add a schema step"
+        assert bool(stored[f.name]) == (not f.nullable), f.name
+    for sql in (upsert_values_sql(1), UPSERT_ARRAYS_SQL):
+        for name in NAMES:
+            assert re.search(rf"\b{name}\b", sql), name
+        for name in commission.VALUE_FIELDS:
+            assert f"{name} = excluded.{name}" in sql, name
+
+
+@pytest.mark.parametrize("trigger", ["events_commission_created", "events_commission_updated"])
+def test_the_events_members_are_the_tables(latest_sqlite: sqlite3.Connection, trigger: str):
+    (sql,) = latest_sqlite.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", (trigger,)
+    ).fetchone()
+    # The payload as the trigger spells it: ',"member":' || its column, up to `previous`.
+    payload = sql.split(',"previous":')[0]
+    members = tuple(re.findall(r'[{,]"(\w+)":', payload))
+    assert members == (*HEAD, *MEMBERS), "the event triggers need the field: a schema step"
+    columns = tuple(re.findall(r"NEW\.(\w+)", payload.split("'{\"id\":'")[1]))
+    assert columns == ("id", "network", *NAMES)
+
+
+def test_the_api_members_are_the_tables():
+    assert COMMISSION.names == (*HEAD, *MEMBERS)
+    assert COMMISSION_DETAIL.names[: len(HEAD) + len(MEMBERS)] == COMMISSION.names
+    assert COMMISSION_UPDATE.names[: len(HEAD) + len(MEMBERS)] == COMMISSION.names
+    for f in FIELDS:
+        member = COMMISSION.field(f.member)
+        assert (member.nullable, member.description) == (f.nullable, f.description)
+    properties = document()["components"]["schemas"]["Commission"]["properties"]
+    assert tuple(properties) == (*HEAD, *MEMBERS)
+    row = commission.CommissionRow(
+        1,
+        "awin",
+        **{f.name: "1.5" if f.kind == "amount" else f"{f.name}-value" for f in FIELDS},
+    )
+
+    class Ids:
+        def commission(self, seq: int) -> str:
+            return f"com_{seq:016x}"
+
+    shown = commission_json(Ids(), row)  # type: ignore[arg-type]
+    assert tuple(shown) == (*HEAD, *MEMBERS)
+    assert [shown[f.member] for f in FIELDS if f.kind != "amount"] == [
+        f"{f.name}-value" for f in FIELDS if f.kind != "amount"
+    ]
+
+
+def test_the_import_columns_are_the_tables():
+    assert tuple(dict.fromkeys(f.column for f in FIELDS)) == importer.COLUMNS
+    assert [name for column in importer.COLUMNS for name in importer.FIELDS_OF[column]] == [
+        name
+        for column in importer.COLUMNS
+        for name in NAMES
+        if commission.FIELD_OF[name].column == column
+    ]
+    assert sorted(n for names in importer.FIELDS_OF.values() for n in names) == sorted(NAMES)
+    for f in FIELDS:
+        if f.kind == "text" and f.import_column is None:
+            assert importer.TEXT_LIMITS[f.column] == f.limit
+
+
+def test_the_sync_reads_every_field():
+    wires = {f.name for f in dataclasses.fields(Fields)}
+    for f in FIELDS:
+        assert f.wire is None or f.wire in wires, f.name
+    carried = {f.name for f in dataclasses.fields(Transaction)}
+    assert set(NAMES) <= carried
