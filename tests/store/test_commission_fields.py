@@ -21,6 +21,7 @@ from contract.resources import COMMISSION, COMMISSION_DETAIL, COMMISSION_UPDATE
 from edge.handlers.account import commission_json
 from store.commissions import COMMISSION_COLUMNS, UPSERT_ARRAYS_SQL, upsert_values_sql
 from store.engines.sqlite import migrate
+from store.schema import HISTORY, commission_events
 from sync.connectors.base import Fields
 from sync.model import Transaction
 
@@ -135,3 +136,46 @@ def test_the_sync_reads_every_field():
         assert f.wire is None or f.wire in wires, f.name
     carried = {f.name for f in dataclasses.fields(Transaction)}
     assert set(NAMES) <= carried
+
+
+# The fields step 5 wrote its event triggers with.
+STEP_5_FIELDS = (
+    "external_id",
+    "program_name",
+    "program_external_id",
+    "status",
+    "raw_status",
+    "sale_amount",
+    "commission_amount",
+    "currency",
+    "clicked_at",
+    "transacted_at",
+    "sub_id",
+)
+
+
+def test_the_event_triggers_are_written_as_step_5_wrote_them():
+    step = HISTORY[4].statements
+    written = commission_events.triggers(STEP_5_FIELDS)
+    assert written["created"] == (step[6].sqlite, step[3].postgres)
+    assert written["updated"] == (step[7].sqlite, step[4].postgres)
+
+
+def test_a_step_replacing_the_event_triggers_keeps_their_bytes(tmp_path: Path):
+    conn = sqlite3.connect(tmp_path / "store.sqlite3", isolation_level=None)
+    try:
+        migrate(conn, lambda: dt.datetime.now(dt.UTC))
+        before = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")
+        shown = dict(before.fetchall())
+        for statement in commission_events.replace_triggers(STEP_5_FIELDS):
+            if statement.sqlite is not None:
+                conn.execute(statement.sqlite)
+        after = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")
+        assert dict(after.fetchall()) == shown
+    finally:
+        conn.close()
+    postgres = [s.postgres for s in commission_events.replace_triggers(STEP_5_FIELDS)]
+    assert [p.split("\n")[0] for p in postgres if p] == [
+        "CREATE OR REPLACE FUNCTION events_commission_created() RETURNS trigger",
+        "CREATE OR REPLACE FUNCTION events_commission_updated() RETURNS trigger",
+    ]
