@@ -164,7 +164,7 @@ def test_the_event_triggers_are_written_as_step_5_wrote_them():
 def test_a_step_replacing_the_event_triggers_keeps_their_bytes(tmp_path: Path):
     conn = sqlite3.connect(tmp_path / "store.sqlite3", isolation_level=None)
     try:
-        migrate(conn, lambda: dt.datetime.now(dt.UTC))
+        migrate(conn, lambda: dt.datetime.now(dt.UTC), upto=5)
         before = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")
         shown = dict(before.fetchall())
         for statement in commission_events.replace_triggers(STEP_5_FIELDS):
