@@ -28,6 +28,7 @@ from sync.model import Transaction
 FIELDS = commission.FIELDS
 NAMES = tuple(f.name for f in FIELDS)
 MEMBERS = tuple(f.member for f in FIELDS)
+ROOT = Path(__file__).resolve().parents[2]
 # What every Commission starts with, before the table's fields.
 HEAD = ("id", "network")
 
@@ -179,3 +180,31 @@ def test_a_step_replacing_the_event_triggers_keeps_their_bytes(tmp_path: Path):
         "CREATE OR REPLACE FUNCTION events_commission_created() RETURNS trigger",
         "CREATE OR REPLACE FUNCTION events_commission_updated() RETURNS trigger",
     ]
+
+
+def _table_after(text: str, heading: str) -> list[list[str]]:
+    """The cells of the first Markdown table after `heading`, header and rule left out."""
+    lines = text[text.index(heading) :].splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    rows = []
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        rows.append([cell.strip() for cell in line.strip("|").split("|")])
+    return rows
+
+
+def test_the_docs_list_the_tables_fields():
+    spec = (ROOT / "docs/spec/api-spec.md").read_text(encoding="utf-8")
+    rows = _table_after(spec, "\n### Commission\n")
+    assert [row[0] for row in rows] == [*HEAD, *MEMBERS]
+    for row, f in zip(rows[len(HEAD) :], FIELDS, strict=True):
+        assert row[2].startswith(f.description), f.member
+        assert row[1].endswith("or null") == f.nullable, f.member
+    guide = (ROOT / "docs/accounts.md").read_text(encoding="utf-8")
+    columns = _table_after(guide, "| column | required | value |")
+    assert sorted(row[0].strip("`") for row in columns) == sorted(importer.COLUMNS)
+    for row in columns:
+        f = commission.FIELD_OF.get(importer.FIELDS_OF[row[0].strip("`")][0])
+        if f is not None and f.kind == "text" and f.import_column is None:
+            assert f"up to {f.limit} characters" in row[2] or f"to {f.limit} characters" in row[2]
