@@ -30,31 +30,47 @@ from contract import commission, currencies
 from contract.vocabulary import FLAG_PATTERN
 from store.base import AMOUNT_RE, NewCommission, format_timestamp
 
-REQUIRED: frozenset[str] = frozenset({"externalId", "commissionAmount", "currency", "transactedAt"})
+
+def _fields_of() -> dict[str, tuple[str, ...]]:
+    by_column: dict[str, tuple[str, ...]] = {}
+    for f in commission.FIELDS:
+        by_column[f.column] = (*by_column.get(f.column, ()), f.name)
+    return by_column
+
+
+def _parsed(columns: Iterable[str]) -> tuple[tuple[str, commission.Kind, int], ...]:
+    """Each column, its kind (that of the field it names) and the limit of the text it
+    holds (the status column: the network's word, within the raw status's limit)."""
+    out = []
+    for column in columns:
+        own = next(f for f in commission.FIELDS if f.member == column)
+        limit = next((f.limit for f in commission.FIELDS if f.column == column and f.limit), 0)
+        out.append((column, own.kind, limit))
+    return tuple(out)
+
+
 # The accepted columns (JSON members), in the order problems are reported, and the
-# NewCommission fields each one states (see NewCommission.stated).
-FIELDS_OF: dict[str, tuple[str, ...]] = {
-    "externalId": ("external_id",),
-    "programName": ("program_name",),
-    "programExternalId": ("program_external_id",),
-    "status": ("status", "raw_status"),
-    "saleAmount": ("sale_amount",),
-    "commissionAmount": ("commission_amount",),
-    "currency": ("currency",),
-    "clickedAt": ("clicked_at",),
-    "transactedAt": ("transacted_at",),
-    "subId": ("sub_id",),
-}
+# NewCommission fields each one states (see NewCommission.stated): contract.commission's
+# FIELDS, each under its import column (the status column states the status and the
+# network's word for it).
+FIELDS_OF: dict[str, tuple[str, ...]] = _fields_of()
 COLUMNS: tuple[str, ...] = tuple(FIELDS_OF)
 COLUMN_OF = {field: column for column, fields in FIELDS_OF.items() for field in fields}
-# The limits of contract.commission, by column.
-TEXT_LIMITS = {
-    "externalId": commission.TEXT_LIMITS["external_id"],
-    "programName": commission.TEXT_LIMITS["program_name"],
-    "programExternalId": commission.TEXT_LIMITS["program_external_id"],
-    "subId": commission.TEXT_LIMITS["sub_id"],
-}
-STATUS_LIMIT = commission.TEXT_LIMITS["raw_status"]
+# The columns a record must have a value in: those of the fields never null, but the
+# status (a record without one is `unknown`).
+REQUIRED: frozenset[str] = frozenset(
+    f.column for f in commission.FIELDS if not f.nullable and f.kind != "status"
+)
+# (column, kind, text limit), in COLUMNS order.
+PARSED = _parsed(COLUMNS)
+TEXT_LIMITS = {column: limit for column, kind, limit in PARSED if kind == "text"}
+STATUS_LIMIT = next(limit for _, kind, limit in PARSED if kind == "status")
+# Other header names of a column (contract.commission's aliases).
+ALIASES = {alias: f.column for f in commission.FIELDS for alias in f.aliases}
+# The status column, read into the status and the network's word (StatusMap.normalise);
+# every other field is its column's parsed value.
+_STATUS_COLUMN = COLUMN_OF["status"]
+_PLAIN = tuple((f.name, f.column) for f in commission.FIELDS if f.column != _STATUS_COLUMN)
 MAX_REPORTED = 20
 PROBLEMS_KEPT = 10_000  # then only the first MAX_REPORTED, and a count of the others
 FORMATS = ("csv", "jsonl", amazon.FORMAT)
@@ -277,44 +293,32 @@ def parse_record(
     problems: list[Problem] = []
     out: dict[str, Any] = {}
 
-    def field(name: str, parse: Any) -> None:
-        value = record.get(name)
+    for column, kind, limit in PARSED:
+        value = record.get(column)
         if _empty(value):
-            if name in REQUIRED:
-                problems.append(Problem(line, name, "is required"))
-            out[name] = None
-            return
+            if column in REQUIRED:
+                problems.append(Problem(line, column, "is required"))
+            out[column] = None
+            continue
         try:
-            out[name] = parse(value)
+            if kind == "amount":
+                out[column] = parse_amount(value)
+            elif kind == "instant":
+                out[column] = parse_timestamp(value, zone, latest)
+            elif kind == "currency":
+                out[column] = parse_currency(value)
+            else:
+                out[column] = parse_text(value, limit)
         except _FieldError as exc:
-            problems.append(Problem(line, name, str(exc)))
-
-    field("externalId", lambda x: parse_text(x, TEXT_LIMITS["externalId"]))
-    field("programName", lambda x: parse_text(x, TEXT_LIMITS["programName"]))
-    field("programExternalId", lambda x: parse_text(x, TEXT_LIMITS["programExternalId"]))
-    field("status", lambda x: parse_text(x, STATUS_LIMIT))
-    field("saleAmount", parse_amount)
-    field("commissionAmount", parse_amount)
-    field("currency", parse_currency)
-    field("clickedAt", lambda x: parse_timestamp(x, zone, latest))
-    field("transactedAt", lambda x: parse_timestamp(x, zone, latest))
-    field("subId", lambda x: parse_text(x, TEXT_LIMITS["subId"]))
+            problems.append(Problem(line, column, str(exc)))
     if problems:
         return None, problems
-    status, raw_status = statuses.normalise(network, out["status"])
+    status, raw_status = statuses.normalise(network, out[_STATUS_COLUMN])
     row = NewCommission(
         stated=stated_fields(record),
-        external_id=out["externalId"],
         status=status,
         raw_status=raw_status,
-        commission_amount=out["commissionAmount"],
-        currency=out["currency"],
-        transacted_at=out["transactedAt"],
-        program_name=out["programName"],
-        program_external_id=out["programExternalId"],
-        sale_amount=out["saleAmount"],
-        clicked_at=out["clickedAt"],
-        sub_id=out["subId"],
+        **{name: out[column] for name, column in _PLAIN},
     )
     # The parsers above keep to contract.commission already; its check is the last word.
     found = commission.problem(row, latest)
@@ -336,6 +340,7 @@ def column_key(name: str) -> str:
 
 
 _CANONICAL = {column_key(c): c for c in COLUMNS}
+_CANONICAL.update({column_key(alias): c for alias, c in ALIASES.items()})
 
 
 def canonical_columns(names: list[str], line: int) -> tuple[list[str | None], list[Problem]]:
@@ -435,7 +440,7 @@ def _head(lines: Iterator[str]) -> tuple[list[str], bool]:
 
 
 # The amounts of a record, which a comma-decimal locale writes with a decimal comma.
-AMOUNT_COLUMNS = ("saleAmount", "commissionAmount")
+AMOUNT_COLUMNS = tuple(column for column, kind, _ in PARSED if kind == "amount")
 _DECIMAL_COMMA = re.compile(r"\s*[+-]?[0-9]+,[0-9]+\s*")
 
 

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from contract import commission
 from contract import vocabulary as v
 
 # The most earlier states one commission's answer lists (the latest ones; store
@@ -85,6 +86,27 @@ class Resource:
 
 
 F = Field
+
+# How each kind of commission field (contract.commission) reads in the API.
+_COMMISSION_KINDS: Mapping[str, Mapping[str, Any]] = {
+    "text": {"type": "string"},
+    "status": {"type": "string", "enum": v.COMMISSION_STATUSES},
+    "amount": {"type": "number", "format": DECIMAL},
+    "currency": {"type": "string", "pattern": v.CURRENCY_PATTERN},
+    "instant": {"type": "string", "format": "date-time"},
+}
+
+
+def commission_member(field: commission.CommissionField) -> Field:
+    """A commission field as a member of the Commission resource (and of the OpenAPI
+    document's schema)."""
+    return Field(
+        name=field.member,
+        description=field.description,
+        nullable=field.nullable,
+        **_COMMISSION_KINDS[field.kind],
+    )
+
 
 PROGRAM = Resource(
     "Program",
@@ -465,34 +487,7 @@ COMMISSION = Resource(
     (
         F("id", "string", "Stable identifier within the service."),
         F("network", "string", "Network identifier."),
-        F("externalId", "string", "Identifier used by the network itself."),
-        F("programName", "string", "Programme name.", nullable=True),
-        F("programExternalId", "string", "Programme identifier at the network.", nullable=True),
-        F("status", "string", "Normalised status.", enum=v.COMMISSION_STATUSES),
-        F("rawStatus", "string", "The network's own wording of the status.", nullable=True),
-        F(
-            "saleAmount",
-            "number",
-            "Order value, when the network reports it.",
-            nullable=True,
-            format=DECIMAL,
-        ),
-        F("commissionAmount", "number", "Amount owed to the publisher.", format=DECIMAL),
-        F(
-            "currency",
-            "string",
-            "ISO 4217 currency code. Never converted.",
-            pattern=v.CURRENCY_PATTERN,
-        ),
-        F(
-            "clickedAt",
-            "string",
-            "ISO 8601 timestamp of the click.",
-            nullable=True,
-            format="date-time",
-        ),
-        F("transactedAt", "string", "ISO 8601 timestamp of the transaction.", format="date-time"),
-        F("subId", "string", "Publisher sub-identifier, when one was passed.", nullable=True),
+        *(commission_member(f) for f in commission.FIELDS),
     ),
 )
 

@@ -35,6 +35,7 @@ from typing import Any, NoReturn, TypeVar
 
 from contract import commission, vocabulary
 from contract.commission import VALUE_FIELDS as VALUE_FIELDS
+from contract.commission import CommissionRow as CommissionRow
 from contract.commission import NewCommission as NewCommission
 from contract.resources import SYNC_REASON_CODE_PATTERN
 
@@ -189,23 +190,6 @@ class CommissionQuery:
     updated_since: str | None = None
     program_external_id: str | None = None  # exact; with network only (the edge checks it)
     sub_id: str | None = None  # exact
-
-
-@dataclass(frozen=True, slots=True)
-class CommissionRow:
-    seq: int
-    network: str
-    external_id: str
-    program_name: str | None
-    program_external_id: str | None
-    status: str
-    raw_status: str | None
-    sale_amount: str | None
-    commission_amount: str
-    currency: str
-    clicked_at: str | None
-    transacted_at: str
-    sub_id: str | None
 
 
 @dataclass(frozen=True, slots=True)

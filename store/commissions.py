@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from contract.commission import NAMES
 from contract.resources import HISTORY_MAX
 from store.accounts import account_id
 from store.base import (
@@ -37,10 +38,8 @@ from store.core import (
     one_statement,
 )
 
-COMMISSION_COLUMNS = (
-    "id, network, external_id, program_name, program_external_id, status, raw_status, "
-    "sale_amount, commission_amount, currency, clicked_at, transacted_at, sub_id"
-)
+# A CommissionRow's columns, in its order.
+COMMISSION_COLUMNS = ", ".join(("id", "network", *NAMES))
 
 
 def commissions_sql(query: CommissionQuery) -> tuple[str, list[Any]]:
@@ -135,9 +134,11 @@ UPSERT_CHUNK = 10_000  # rows per array statement: bounded messages, any import 
 # network, its columns and the two timestamps (`upsert_values_params`). Numbered ones
 # (`?1`) would bind the shared four once, but Python 3.12 deprecates binding them from a
 # sequence (an error from 3.14). A chunk is cut into powers of two up to this many rows, so
-# a connection compiles and caches a dozen statements whatever the row counts; 2,048 rows
-# bind 30,720 values, under the 32,766 that SQLite (since 3.32) takes.
-VALUES_CHUNK = 2_048
+# a connection compiles and caches a dozen statements whatever the row counts: the largest
+# power of two whose values stay within the 32,766 that SQLite (since 3.32) binds (2,048
+# rows of 15 values; a commission field more halves it).
+SQLITE_MAX_VARIABLES = 32_766
+VALUES_CHUNK = 1 << ((SQLITE_MAX_VARIABLES // (len(_ROW_COLUMNS) + 4)).bit_length() - 1)
 
 
 @functools.lru_cache(maxsize=VALUES_CHUNK.bit_length())

@@ -15,11 +15,13 @@ import dataclasses
 import datetime as dt
 import logging
 from collections.abc import AsyncIterator, Callable
+from operator import attrgetter
 from typing import Any
 
 import orjson
 from aiohttp import web
 
+from contract import commission as commission_fields
 from contract.endpoints import (
     COMMISSION,
     COMMISSION_SUMMARY,
@@ -90,26 +92,24 @@ def amount_text(text: str) -> str:
     return text
 
 
+# A Commission's members after id and network, the row's attributes they show, and those
+# that are amounts (contract.commission.FIELDS, in its order).
+_MEMBERS = commission_fields.MEMBERS
+_VALUES = attrgetter(*commission_fields.NAMES)
+_AMOUNTS = tuple(f.member for f in commission_fields.FIELDS if f.kind == "amount")
+
+
 def commission_json(
     ids: PublicIds, row: CommissionRow, number: Callable[[str], Any] = amount
 ) -> dict[str, Any]:
     """A Commission, members in spec order; its id the row's public id, amounts by `number`
     (JSON number fragments, or the stored text as it is for a CSV export)."""
-    return {
-        "id": ids.commission(row.seq),
-        "network": row.network,
-        "externalId": row.external_id,
-        "programName": row.program_name,
-        "programExternalId": row.program_external_id,
-        "status": row.status,
-        "rawStatus": row.raw_status,
-        "saleAmount": None if row.sale_amount is None else number(row.sale_amount),
-        "commissionAmount": number(row.commission_amount),
-        "currency": row.currency,
-        "clickedAt": row.clicked_at,
-        "transactedAt": row.transacted_at,
-        "subId": row.sub_id,
-    }
+    body = {"id": ids.commission(row.seq), "network": row.network}
+    body.update(zip(_MEMBERS, _VALUES(row), strict=True))
+    for member in _AMOUNTS:
+        if (value := body[member]) is not None:
+            body[member] = number(value)
+    return body
 
 
 def status_change_json(change: StatusChange) -> dict[str, Any]:

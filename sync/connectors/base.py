@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from accounts.statusmap import MapStatus
+from contract import commission
 from sync.errors import CredentialsUnstorable, MalformedResponse, UnexpectedStatus
 from sync.formats import BadRow
 from sync.http import HttpRequest, HttpResponse
@@ -213,6 +214,9 @@ class Fields:
     program_id: object = None
     program_name: object = None
     sub_ids: Mapping[str, object] = field(default_factory=dict)
+    # The commission fields without a member above (contract.commission.FIELDS whose `wire`
+    # is None), by their NewCommission name; each read as its kind says.
+    more: Mapping[str, object] = field(default_factory=dict)
     # Explicit payment evidence: the status is then `paid`, whatever the word.
     paid_reason: str | None = None
     status_reason: str | None = None
@@ -254,7 +258,17 @@ def transaction(ctx: CallContext, f: Fields) -> Transaction:
             program_id,
             sub_id,
         )
+    more: dict[str, str | None] = {}
+    if _MORE or f.more:
+        # Fields.more's fields are stated as the others are: when the record has them.
+        more = _more(spec, f.more)
+        given = {name for name, value in more.items() if value is not None}
+        if stated is not None:
+            stated |= given
+        elif given != _MORE.keys():
+            stated = _ALL_STATED - (_MORE.keys() - given)
     return Transaction(
+        **more,
         external_id=external_id,
         status=PAID
         if f.paid_reason
@@ -279,6 +293,27 @@ def transaction(ctx: CallContext, f: Fields) -> Transaction:
 
 
 _ALWAYS_STATED = frozenset({"commission_amount", "currency", "transacted_at"})
+_ALL_STATED = frozenset(commission.NAMES)
+# The fields a connector gives in Fields.more.
+_MORE = {f.name: f for f in commission.FIELDS if f.wire is None}
+
+
+def _more(spec: ConnectorSpec, values: Mapping[str, object]) -> dict[str, str | None]:
+    """The fields of Fields.more, each parsed as its kind says (None: not stated)."""
+    out: dict[str, str | None] = {}
+    for name, value in values.items():
+        f = _MORE.get(name)
+        if f is None:
+            raise ValueError(f"Fields.more: {name!r} is no commission field read from it")
+        if value is None or value == "":
+            out[name] = None
+        elif f.kind == "amount":
+            out[name] = parse_amount(value, spec.amount(name), f.member)
+        elif f.kind == "instant":
+            out[name] = parse_timestamp(value, f.member, spec.time(name))
+        else:
+            out[name] = optional_text(value)
+    return out
 
 
 def _stated(
@@ -377,6 +412,9 @@ class FieldMap:
     program_name: Path | None = None
     # The sub-id's name in Transaction.sub_ids -> where the record keeps it.
     sub_ids: Mapping[str, Path] = field(default_factory=dict)
+    # A commission field of Fields.more (by its NewCommission name) -> where the record
+    # keeps it.
+    more: Mapping[str, Path] = field(default_factory=dict)
 
     def read(self, record: Any) -> Fields:
         """The record's Fields, every member taken from its declared path."""
@@ -395,6 +433,7 @@ class FieldMap:
             program_id=at(self.program_id),
             program_name=at(self.program_name),
             sub_ids={name: at(path) for name, path in self.sub_ids.items()},
+            more={name: at(path) for name, path in self.more.items()},
         )
 
 

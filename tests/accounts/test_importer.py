@@ -8,6 +8,7 @@ import io
 import re
 from zoneinfo import ZoneInfo
 
+import orjson
 import pytest
 from support.accountkit import new_account
 from support.importkit import parse_export
@@ -409,9 +410,11 @@ def test_a_row_states_the_fields_of_the_columns_it_has():
     # Every stored value is stated by exactly one column; the id by its own.
     stated = [field for column in COLUMNS for field in FIELDS_OF[column]]
     assert sorted(stated) == sorted(("external_id", *VALUE_FIELDS))
-    (full,) = parse_export(
-        CSV.splitlines()[0] + "\n" + CSV.splitlines()[1], "csv", "awin", STATUSES
-    )
+    # A row of every column (those the sample leaves out, empty) states every field.
+    header, row = CSV.splitlines()[:2]
+    more = [c for c in COLUMNS if c not in header.split(",")]
+    whole = ",".join([header, *more]) + "\n" + row + "," * len(more)
+    (full,) = parse_export(whole, "csv", "awin", STATUSES)
     assert full.stated is None
     text = "externalId,commissionAmount,currency,transactedAt,subId\nA,1,EUR,2026-03-04,\n"
     (some,) = parse_export(text, "csv", "awin", STATUSES)
@@ -598,3 +601,22 @@ def test_the_delimiter_is_read_from_the_header_row_as_the_csv_reader_sees_it(hea
     text = header + "\r\n" + delimiter.join(["A1", "12.30", "EUR", "2024-01-02T00:00:00Z"]) + "\r\n"
     (row,) = parse_export(text, "csv", "awin", STATUSES)
     assert (row.external_id, row.commission_amount, row.currency) == ("A1", "12.30", "EUR")
+
+
+@pytest.mark.parametrize(
+    "field",
+    [f for f in commission.FIELDS if f.kind == "text" and f.import_column is None],
+    ids=lambda f: f.member,
+)
+def test_every_text_column_imports_within_its_limit_and_no_further(field):
+    # Each text field of contract.commission.FIELDS is a column of its own member name.
+    base = {"externalId": "T-9", "commissionAmount": "1", "currency": "EUR"}
+    base["transactedAt"] = "2026-03-04T00:00:00Z"
+    at_limit = {**base, field.member: "x" * field.limit}
+    (row,) = parse_export(orjson.dumps(at_limit).decode(), "jsonl", "awin", STATUSES)
+    assert getattr(row, field.name) == "x" * field.limit
+    past = {**base, field.member: "x" * (field.limit + 1)}
+    with pytest.raises(ExportError) as caught:
+        parse_export(orjson.dumps(past).decode(), "jsonl", "awin", STATUSES)
+    assert caught.value.problems[0].field == field.member
+    assert f"longer than {field.limit} characters" in caught.value.problems[0].message

@@ -146,8 +146,8 @@ class StepClock:
 
 def new_commission(external_id: str, **changes: str | None) -> NewCommission:
     """A pending EUR commission of 4.26 on a sale of 85.20, transacted 2026-01-03, with
-    `changes` (status, raw_status, commission_amount, currency, sale_amount, sub_id,
-    program_name)."""
+    `changes` (any other field of contract.commission.FIELDS but external_id and
+    transacted_at)."""
     values: dict[str, str | None] = {
         "status": "pending",
         "raw_status": "pending",
@@ -160,12 +160,11 @@ def new_commission(external_id: str, **changes: str | None) -> NewCommission:
     values.update(changes)
     return NewCommission(
         external_id=external_id,
-        status=values["status"] or "unknown",
-        raw_status=values["raw_status"],
-        commission_amount=values["commission_amount"] or "0",
-        currency=values["currency"] or "EUR",
         transacted_at="2026-01-03T10:12:00Z",
-        sale_amount=values["sale_amount"],
-        sub_id=values["sub_id"],
-        program_name=values["program_name"],
+        **{
+            **values,
+            "status": values["status"] or "unknown",
+            "commission_amount": values["commission_amount"] or "0",
+            "currency": values["currency"] or "EUR",
+        },
     )
