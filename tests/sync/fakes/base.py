@@ -194,6 +194,9 @@ class NetState:
     # Requests being answered at this moment, and the most at once (concurrency limits).
     in_flight: int = 0
     most_in_flight: int = 0
+    # The payments a network publishes (Awin's list) and each one's breakdown, by its id.
+    payments: list[Record] = field(default_factory=list)
+    breakdowns: dict[str, list[Record]] = field(default_factory=dict)
 
     @property
     def network(self) -> str:
