@@ -659,6 +659,9 @@ def _verdict(run: _Run) -> tuple[Outcome, Reason | None]:
         if run.counts.windows_ok == 0:
             return Outcome.ERROR, Reason(first.code, first.message)
         failed = run.counts.windows_failed
+        if not failed:
+            # Every window was kept; the payments could not be read.
+            return Outcome.PARTIAL, Reason(first.code, f"payments not read: {first.message}")
         return Outcome.PARTIAL, Reason(
             first.code, f"{failed} window(s) failed; first: {first.message}"
         )

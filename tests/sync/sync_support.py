@@ -31,6 +31,7 @@ from support.clock import WALL_START, FakeClock
 
 from accounts.crypto import encrypt_credentials
 from accounts.keyring import Keyring
+from contract.payment import NewPayment, reconcile
 from contract.vocabulary import COMMISSION_STATUSES
 from store import AccountStore, accounts, connections
 from store.base import VALUE_FIELDS, StoreError
@@ -111,6 +112,20 @@ class MemoryStore:
     writes: int = 0
     crash_on_write: int | None = None
     windows_written: list[Window] = field(default_factory=list)
+    # Payments by (account, network, external id), reconciled as the account store keeps them.
+    payments: dict[tuple[str, str, str], NewPayment] = field(default_factory=dict)
+
+    async def stored_payments(self, conn: Connection, external_ids: Sequence[str]) -> set[str]:
+        return {
+            i for i in external_ids if (conn.account_uid, conn.network, i) in self.payments
+        }
+
+    async def write_payment(self, conn: Connection, payment: NewPayment) -> bool:
+        k = (conn.account_uid, conn.network, payment.external_id)
+        if k in self.payments:
+            return False
+        self.payments[k] = reconcile(payment)
+        return True
 
     def add(self, conn: Connection, values: Mapping[str, str]) -> None:
         self.connections.append(conn)

@@ -44,7 +44,7 @@ CHANGES = {
 # first (processingDate, then paymentId, descending) and each payment's breakdown (largest
 # net `payment` first, then advertiserId ascending), both paged by limit (1-100, default
 # 25) and offset (at most 10,000), in a `results` envelope; an unknown payment is 404.
-PAYMENTS_PATH = re.compile(r"/public/v1/publishers/([0-9]+)/payments(?:/([0-9]+)/breakdowns)?/?")
+PAYMENTS_PATH = re.compile(r"/public/v1/publishers/([0-9]+)/payments(?:/([0-9]+)/breakdowns)?/?$")
 
 
 def paged(request: web.Request, rows: list[Record]) -> web.Response:
@@ -79,7 +79,7 @@ def serve_payments(request: web.Request, st: NetState, match: re.Match[str]) -> 
 async def serve(request: web.Request, st: NetState) -> web.StreamResponse:
     if not st.authorised(request, f"Bearer {CREDENTIALS['accessToken']}"):
         return refused("awin")
-    match = PAYMENTS_PATH.fullmatch(request.path)
+    match = PAYMENTS_PATH.search(request.path)
     if match is not None:
         return serve_payments(request, st, match)
     if f"/{CREDENTIALS['publisherId']}/" not in request.path:
