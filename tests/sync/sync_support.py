@@ -116,9 +116,7 @@ class MemoryStore:
     payments: dict[tuple[str, str, str], NewPayment] = field(default_factory=dict)
 
     async def stored_payments(self, conn: Connection, external_ids: Sequence[str]) -> set[str]:
-        return {
-            i for i in external_ids if (conn.account_uid, conn.network, i) in self.payments
-        }
+        return {i for i in external_ids if (conn.account_uid, conn.network, i) in self.payments}
 
     async def write_payment(self, conn: Connection, payment: NewPayment) -> bool:
         k = (conn.account_uid, conn.network, payment.external_id)

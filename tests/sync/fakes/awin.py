@@ -67,6 +67,8 @@ def serve_payments(request: web.Request, st: NetState, match: re.Match[str]) -> 
             st.payments, key=lambda p: (p["processingDate"], int(p["paymentId"])), reverse=True
         )
         return paged(request, rows)
+    if payment_id in st.failing_breakdowns:
+        return json_response({"error": "internal error"}, 500)
     if not any(str(p["paymentId"]) == payment_id for p in st.payments):
         return json_response({"error": "payment not found"}, 404)
     lines = sorted(

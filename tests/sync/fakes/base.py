@@ -197,6 +197,8 @@ class NetState:
     # The payments a network publishes (Awin's list) and each one's breakdown, by its id.
     payments: list[Record] = field(default_factory=list)
     breakdowns: dict[str, list[Record]] = field(default_factory=dict)
+    # Payments whose breakdown answers 500 (a network's bad moment).
+    failing_breakdowns: set[str] = field(default_factory=set)
 
     @property
     def network(self) -> str:
