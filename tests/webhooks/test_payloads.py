@@ -10,8 +10,8 @@ import orjson
 from webhookkit import Wall, add_commissions, endpoint, worker
 
 from contract import openapi
-from contract.webhooks import TEST_EVENT
 from contract.payment import NewPayment, NewPaymentLine
+from contract.webhooks import TEST_EVENT
 from store import NewCommission, accounts, commissions, connections, payments
 from webhooks import signing
 
