@@ -73,6 +73,5 @@ STEP = Step(
         )""",
     ),
     both("""CREATE INDEX payment_lines_commission
-            ON payment_lines (commission_external_id, payment_id)
-            WHERE commission_external_id IS NOT NULL"""),
+            ON payment_lines (commission_external_id, payment_id)"""),
 )

@@ -35,7 +35,7 @@ SHIPPED = {
     6: {"sqlite": "15ae93ecf0bf114f", "postgres": "e39064d5e51c5280"},
     7: {"sqlite": "7ceed40f161cbba0", "postgres": "7fe3c864fd27023d"},
     8: {"sqlite": "298790affd5ca5b3", "postgres": "0a7c82be6a3876c3"},
-    10: {"sqlite": "18dc8a4e40df9eeb", "postgres": "8eaa73c0b8510c13"},
+    10: {"sqlite": "3d901abcdbb63ea7", "postgres": "e6d320977f9fc563"},
 }
 
 
