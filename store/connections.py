@@ -31,7 +31,6 @@ from store.base import (
 from store.commissions import check_batch, upsert_chunks
 from store.core import Session
 from store.events import record_disconnected
-from store.payments import keep_paid
 
 _CONNECTION_COLUMNS = (
     "a.uid, n.network, n.status, n.connected_at, n.last_sync_at, n.last_attempt_at, "
@@ -291,7 +290,6 @@ async def write_window(
     )
     if held is None:
         raise Conflict(f"{account_uid}/{network}: the lease of {worker} has ended")
-    rows = await keep_paid(s, account_uid, network, rows)
     result = await upsert_chunks(s, account_uid, network, (rows,))
     if position is not None:
         await s.execute(

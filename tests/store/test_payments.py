@@ -148,11 +148,16 @@ async def test_a_line_naming_a_commission_is_its_evidence_of_payment(store):
     )
     rows = await store.read(commissions.page, commissions.CommissionQuery(UID, 10))
     assert {row.external_id: row.status for row in rows} == {"c1": "paid", "c2": "approved"}
-    # A later answer of the network that says approved keeps the payment's evidence.
-    again = await store.write(
-        payments.keep_paid, UID, "skimlinks", [new_commission("c1", status="approved")]
+    # A later answer (or file) of the network that says approved keeps the evidence.
+    result = await store.write(
+        commissions.upsert,
+        UID,
+        "skimlinks",
+        [new_commission("c1", status="approved"), new_commission("c2", status="pending")],
     )
-    assert again[0].status == "paid"
+    assert (result.updated, result.unchanged) == (1, 1)
+    rows = await store.read(commissions.page, commissions.CommissionQuery(UID, 10))
+    assert {row.external_id: row.status for row in rows} == {"c1": "paid", "c2": "pending"}
     [stored] = await store.read(payments.page, PaymentQuery(UID, 10))
     detail = await store.read(payments.find, UID, stored.seq)
     assert detail is not None and detail.lines[0].commission_seq is not None
