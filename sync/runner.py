@@ -34,6 +34,7 @@ from sync.errors import (
     CredentialsUnstorable,
     CurrencyMissing,
     MalformedResponse,
+    PaymentsForbidden,
     RateLimitReached,
     RunDeadline,
     SyncError,
@@ -235,7 +236,10 @@ async def _sync(
     limits = _Limits(paging, latest_instant(clock.now()), lease)
     await _authenticate(connector, ctx, send)
     await _windows(syncer.store, connection, connector, ctx, send, windows, run, limits)
-    if spec.payments is not None and not run.stopped_early:
+    # Payments after the transactions, unless the run stopped or the network failed every
+    # window (one more request would only add to its trouble).
+    failing = bool(run.failures) and run.counts.windows_ok == 0
+    if spec.payments is not None and not run.stopped_early and not failing:
         await _payments(syncer.store, connection, connector, ctx, send, run, limits)
 
 
@@ -544,8 +548,18 @@ async def _payments(
             if page.records < stream.page_size:
                 return
             offset += page.records
-    except (RateLimitReached, RunDeadline, AuthRejected):
+    except (RateLimitReached, RunDeadline):
         raise
+    except AuthRejected:
+        # The same credentials were just taken for the transactions: these are refused
+        # the payments only (a role the token lacks), not rejected.
+        forbidden = PaymentsForbidden(
+            f"{ctx.spec.network}: the credentials may not read payments; commissions are "
+            "synced (a role the token lacks)"
+        )
+        run.failures.append(forbidden)
+        log.warning("payments failed: [%s] %s", forbidden.code, forbidden.message)
+        return
     except SyncError as exc:
         run.failures.append(exc)
         log.warning("payments failed: [%s] %s", exc.code, exc.message)

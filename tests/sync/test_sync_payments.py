@@ -133,6 +133,19 @@ async def test_a_payment_outside_the_definition_is_refused_with_its_reason(
     assert await stored(real_store) == {}
 
 
+async def test_a_token_without_the_payments_role_still_syncs_commissions(
+    networks, real_store, sync_real
+):
+    plant(networks, "9876543", "2026-02-15", "10.00", [(11111, "10.00")])
+    networks["awin"].payments_forbidden = True
+    report = await sync_real("awin")
+    # Not auth_failed: the same token read every transaction.
+    assert report.outcome is Outcome.PARTIAL
+    assert report.reason is not None and report.reason.code == "payments_forbidden"
+    assert report.counts.inserted == len(networks["awin"].records)
+    assert await stored(real_store) == {}
+
+
 async def test_no_commission_is_paid_without_evidence(networks, real_store, sync_real):
     plant(networks, "9876543", "2026-02-15", "4.26", [(11111, "4.26")])
     report = await sync_real("awin")

@@ -59,7 +59,7 @@ def paged(request: web.Request, rows: list[Record]) -> web.Response:
 
 
 def serve_payments(request: web.Request, st: NetState, match: re.Match[str]) -> web.Response:
-    if match.group(1) != CREDENTIALS["publisherId"]:
+    if match.group(1) != CREDENTIALS["publisherId"] or st.payments_forbidden:
         return json_response({"error": "forbidden"}, 403)
     payment_id = match.group(2)
     if payment_id is None:

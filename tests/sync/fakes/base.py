@@ -199,6 +199,8 @@ class NetState:
     breakdowns: dict[str, list[Record]] = field(default_factory=dict)
     # Payments whose breakdown answers 500 (a network's bad moment).
     failing_breakdowns: set[str] = field(default_factory=set)
+    # The credentials lack the role payments need (Awin's Full Access): 403 on them.
+    payments_forbidden: bool = False
 
     @property
     def network(self) -> str:
