@@ -27,12 +27,14 @@ import orjson
 from contract.commission import NewCommission
 from contract.commission import latest_instant as commission_latest
 from contract.payment import NewPayment, problem, reconcile
+from contract.vocabulary import EVENT_TYPES
 from store.accounts import account_id
 from store.base import check_network, utc_now
 from store.core import Session
 from store.events import EVENTS_LOCK
 
 PAYMENT_CREATED = "payment.created"
+assert PAYMENT_CREATED in EVENT_TYPES
 PAID = "paid"
 # The largest identity both databases hold: a public id decoding past it names no payment.
 MAX_PAYMENT_SEQ = 2**63 - 1
