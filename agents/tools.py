@@ -19,7 +19,7 @@ from jsonschema import Draft202012Validator
 
 from contract import endpoints as e
 from contract.endpoints import Endpoint, Param
-from contract.openapi import OPERATION_IDS, PATH_PARAMETERS, document, param_schema
+from contract.openapi import OPERATION_IDS, document, param_schema, path_parameters
 from contract.vocabulary import ERROR_CODES
 
 
@@ -102,11 +102,34 @@ TOOLS: tuple[ToolSpec, ...] = (
         reads_account=True,
     ),
     ToolSpec(
+        "list_payments",
+        "List the account's payments",
+        "Payments the account's networks made to it, most recent first, filtered by "
+        "`network`, `from` and `to` (the payment date). Each is in its network's currency, "
+        "as reported: never convert amounts nor add those of different currencies. Answers "
+        "`data` and `page`; for the next page, call again with the same filters and `cursor` "
+        "set to `page.nextCursor`. get_payment gives one payment's lines. Needs the server "
+        "to have an API key.",
+        e.PAYMENTS,
+        reads_account=True,
+    ),
+    ToolSpec(
+        "get_payment",
+        "Get one payment with its lines",
+        "One payment by its `id` (from list_payments), with its `lines`: each advertiser's "
+        "share or each commission it paid, as the network gives them; per currency they sum "
+        "exactly to the payment's amount, any difference being a line of kind unallocated. "
+        "Needs the server to have an API key.",
+        e.PAYMENT,
+        reads_account=True,
+    ),
+    ToolSpec(
         "list_events",
         "List the account's events",
         "Changes recorded for the account, oldest first: commission.created, "
         "commission.updated (with the replaced status and amounts in `data.previous`), "
-        "connection.sync_failed, connection.recovered, connection.disconnected; `type` keeps "
+        "connection.sync_failed, connection.recovered, connection.disconnected, "
+        "payment.created; `type` keeps "
         "only some (a list). "
         "Answers `data` and `page`; `page.nextCursor` is set on the last page too: keep it "
         "and call again later with it as `cursor` to get only what happened since. "
@@ -210,9 +233,8 @@ def input_schema(spec: ToolSpec) -> dict[str, Any]:
     """The tool's JSON Schema: path parameters (required) then the query parameters in the
     endpoint's validation order, each as strict as the API, and nothing else."""
     properties: dict[str, Any] = {}
-    for name in path_names(spec.endpoint):
-        declared = PATH_PARAMETERS[name]
-        properties[name] = _json_schema(declared["description"], declared["schema"])
+    for declared in path_parameters(spec.endpoint.path):
+        properties[declared["name"]] = _json_schema(declared["description"], declared["schema"])
     for param in tool_params(spec):
         properties[param.name] = _json_schema(param.description, param_schema(param))
     return {

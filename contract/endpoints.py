@@ -356,6 +356,41 @@ EVENTS = Endpoint(
     is_list=True,
 )
 
+PAYMENTS = Endpoint(
+    name="payments",
+    path="/v1/payments",
+    summary="Payments the account's connected networks made to it, most recent first.",
+    params=(
+        Param("network", "string", "Restrict to one network.", example="awin"),
+        Param(
+            "from",
+            "date",
+            "Inclusive lower bound on the payment date (YYYY-MM-DD, UTC).",
+            example="2025-01-01",
+        ),
+        Param(
+            "to",
+            "date",
+            "Inclusive upper bound on the payment date (YYYY-MM-DD, UTC).",
+            example="2025-12-31",
+        ),
+        LIMIT,
+        CURSOR,
+    ),
+    statuses=(400, 401, 429, 503),
+    resource="Payment",
+    is_list=True,
+)
+
+PAYMENT = Endpoint(
+    name="payment",
+    path="/v1/payments/{id}",
+    summary="One payment of the account, with its lines.",
+    params=(),
+    statuses=(401, 404, 429, 503),
+    resource="PaymentDetail",
+)
+
 ENDPOINTS: tuple[Endpoint, ...] = (
     PROGRAMS,
     PROGRAM_FACETS,
@@ -364,5 +399,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     COMMISSIONS,
     COMMISSION_SUMMARY,
     COMMISSION,
+    PAYMENTS,
+    PAYMENT,
     EVENTS,
 )

@@ -26,6 +26,7 @@ from contract.resources import (
     COMMISSION_ID_PATTERN,
     EVENT,
     EVENT_DATA,
+    PAYMENT_ID_PATTERN,
     RESOURCES,
     Field,
     Resource,
@@ -85,6 +86,8 @@ OPERATION_IDS: dict[str, str] = {
     "commissions": "listCommissions",
     "commission": "getCommission",
     "commission_summary": "summarizeCommissions",
+    "payments": "listPayments",
+    "payment": "getPayment",
     "events": "listEvents",
     "openapi": "getOpenApiDocument",
 }
@@ -96,6 +99,8 @@ TAGS: dict[str, str] = {
     "commissions": "account",
     "commission": "account",
     "commission_summary": "account",
+    "payments": "account",
+    "payment": "account",
     "events": "account",
     "openapi": "meta",
 }
@@ -116,6 +121,8 @@ STATUS_DESCRIPTIONS: dict[int, str] = {
 # An endpoint's own wording of a status, where the shared one above does not fit it.
 ENDPOINT_STATUS_DESCRIPTIONS: dict[tuple[str, int], str] = {
     ("commission", 404): "No commission of the key's account has this id (unknown, malformed "
+    "and other accounts' ids alike).",
+    ("payment", 404): "No payment of the key's account has this id (unknown, malformed "
     "and other accounts' ids alike).",
 }
 
@@ -377,7 +384,20 @@ PATH_PARAMETERS: dict[str, dict[str, Any]] = {
 }
 
 
+# /v1/payments/{id}: its `id` is a payment's.
+PAYMENT_ID_PARAMETER: dict[str, Any] = {
+    "name": "id",
+    "in": "path",
+    "required": True,
+    "description": "Payment id, as returned by /v1/payments. Any other value answers 404.",
+    "example": "pay_3c81e0f5a27d9b46",
+    "schema": {"type": "string", "pattern": PAYMENT_ID_PATTERN},
+}
+
+
 def path_parameters(path: str) -> list[dict[str, Any]]:
+    if path.startswith("/v1/payments/"):
+        return [PAYMENT_ID_PARAMETER]
     return [PATH_PARAMETERS[name] for name in re.findall(r"{(\w+)}", path)]
 
 

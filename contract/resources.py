@@ -23,6 +23,8 @@ COMMISSION_ID_PATTERN = r"^com_[0-9a-f]{16}$"
 # An event's public id: `evt_` and 16 lowercase hex digits, as a commission's
 # (store.publicids); the feed's order is its cursor's, not the ids'.
 EVENT_ID_PATTERN = r"^evt_[0-9a-f]{16}$"
+# A payment's public id: `pay_` and 16 lowercase hex digits, as a commission's.
+PAYMENT_ID_PATTERN = r"^pay_[0-9a-f]{16}$"
 # A synchronisation outcome's reason code (store.base.SYNC_REASON_CODE).
 SYNC_REASON_CODE_PATTERN = r"^[a-z][a-z0-9_]{0,63}$"
 
@@ -623,6 +625,77 @@ COMMISSION_TOTAL = Resource(
     ),
 )
 
+PAYMENT = Resource(
+    "Payment",
+    "A payment a connected network made to the account, as the network states it, in its currency.",
+    (
+        F(
+            "id",
+            "string",
+            "Stable identifier within the service; its order means nothing.",
+            pattern=PAYMENT_ID_PATTERN,
+        ),
+        F("network", "string", "Network identifier."),
+        F("externalId", "string", "Identifier used by the network itself."),
+        F("amount", "number", "Amount paid, as the network states it.", format=DECIMAL),
+        F(
+            "currency",
+            "string",
+            "ISO 4217 currency code of the amount. Never converted.",
+            pattern=v.CURRENCY_PATTERN,
+        ),
+        F("paidAt", "string", "When the network processed the payment.", format="date-time"),
+        F("method", "string", "How it was paid, in the network's words.", nullable=True),
+    ),
+)
+
+PAYMENT_LINE = Resource(
+    "PaymentLine",
+    "One part of a payment: an advertiser's share or one commission, as the network gives "
+    "them, or (unallocated) what the network's lines leave unaccounted for.",
+    (
+        F("kind", "string", "What the line stands for.", enum=v.PAYMENT_LINE_KINDS),
+        F(
+            "programExternalId",
+            "string",
+            "The advertiser's programme id at the network (kind advertiser).",
+            nullable=True,
+        ),
+        F("programName", "string", "The advertiser's programme name.", nullable=True),
+        F(
+            "commissionExternalId",
+            "string",
+            "The commission's id at the network (kind commission).",
+            nullable=True,
+        ),
+        F(
+            "commissionId",
+            "string",
+            "The commission's id in this service, once its network reported it; null otherwise.",
+            nullable=True,
+            pattern=COMMISSION_ID_PATTERN,
+        ),
+        F("amount", "number", "The line's amount, exact.", format=DECIMAL),
+        F(
+            "currency",
+            "string",
+            "ISO 4217 currency code of the line's amount.",
+            pattern=v.CURRENCY_PATTERN,
+        ),
+    ),
+)
+
+PAYMENT_DETAIL = Resource(
+    "PaymentDetail",
+    "A payment, as in the list, and its lines: per currency they sum exactly to the "
+    "payment's amount (and to zero in any other currency), a difference being its own "
+    "line of kind unallocated.",
+    (
+        *PAYMENT.fields,
+        F("lines", "array", "The payment's lines, in the network's order.", items="PaymentLine"),
+    ),
+)
+
 COMMISSION_PREVIOUS = Resource(
     "CommissionPrevious",
     "What a change of a commission replaced: its status, amounts and currency before.",
@@ -700,6 +773,7 @@ EVENT_DATA: dict[str, str] = {
     "connection.sync_failed": "ConnectionChange",
     "connection.recovered": "ConnectionChange",
     "connection.disconnected": "ConnectionChange",
+    "payment.created": "Payment",
 }
 
 EVENT = Resource(
@@ -721,7 +795,7 @@ EVENT = Resource(
             "commission.created: the Commission as /v1/commissions lists it; "
             "commission.updated: the CommissionUpdate (the Commission and `previous`); "
             "connection.sync_failed, connection.recovered and connection.disconnected: the "
-            "ConnectionChange.",
+            "ConnectionChange; payment.created: the Payment as /v1/payments lists it.",
             any_of=tuple(dict.fromkeys(EVENT_DATA.values())),
         ),
     ),
@@ -828,6 +902,9 @@ RESOURCES: tuple[Resource, ...] = (
     COMMISSION_PREVIOUS,
     COMMISSION_UPDATE,
     CONNECTION_CHANGE,
+    PAYMENT,
+    PAYMENT_LINE,
+    PAYMENT_DETAIL,
     EVENT,
     PAGE_INFO,
     ERROR,

@@ -120,7 +120,11 @@ EVENT_TYPES: tuple[str, ...] = (
     "connection.sync_failed",
     "connection.recovered",
     "connection.disconnected",
+    "payment.created",
 )
+# What a payment's line stands for (contract.payment): an advertiser's share, one
+# commission, or the part of the payment its network's lines do not account for.
+PAYMENT_LINE_KINDS: tuple[str, ...] = ("advertiser", "commission", "unallocated")
 # Days an event stays readable by default; edge, sync worker and admin CLI can be told
 # another retention (docs/configuration.md).
 EVENTS_RETENTION_DAYS = 30

@@ -13,7 +13,7 @@ from aiohttp.typedefs import Middleware
 from edge import appkeys
 from edge.auth.authenticate import auth_middleware
 from edge.config import Config
-from edge.handlers import account, events, health, openapi, programs, static
+from edge.handlers import account, events, health, openapi, payments, programs, static
 from edge.http import cors, security
 from edge.http.errors import error_middleware
 from edge.http.ratelimit import rate_limit_middleware
@@ -55,6 +55,7 @@ def create_app(config: Config) -> web.Application:
     # The API's routes; the site answers only what none of them matched.
     programs.setup(app)
     account.setup(app)
+    payments.setup(app)
     events.setup(app)
     openapi.setup(app)
     health.setup(app)

@@ -37,6 +37,7 @@ from store.core import (
     lock_key,
     one_statement,
 )
+from store.payments import keep_paid
 
 # A CommissionRow's columns, in its order.
 COMMISSION_COLUMNS = ", ".join(("id", "network", *NAMES))
@@ -316,8 +317,18 @@ async def upsert_chunks(
         await s.execute(f"CREATE TEMPORARY TABLE {_STREAMED_IDS} (external_id text PRIMARY KEY)")
     latest = latest_instant()
     inserted = updated = unchanged = 0
+    # A payment line's evidence outlasts a later answer (or file) that says less: only
+    # an account that holds payments of this network has any to look for.
+    paid_evidence = (
+        await s.fetchval(
+            "SELECT 1 FROM payments WHERE account_id = ? AND network = ? LIMIT 1", row_id, network
+        )
+        is not None
+    )
     for rows in chunks:
         check_batch(rows, latest)
+        if paid_evidence:
+            rows = await keep_paid(s, account_uid, network, rows)
         if stream:
             # A later chunk's repeat of an id would update a row this transaction wrote and
             # break the counts: the ids written so far are kept by the database, not here.

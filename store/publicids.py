@@ -2,7 +2,7 @@
 
 A commission's and an event's row id is a sequence shared by every account: written as it
 is, any account could read how much the whole service handles from two of its own ids.
-Their public forms (`com_` and `evt_` + 16 lowercase hex digits, contract.resources)
+Their public forms (`com_`, `evt_` and `pay_` + 16 lowercase hex digits, contract.resources)
 therefore carry the row id permuted by a keyed pseudo-random permutation of the 64-bit
 integers, one key per kind of id, so that ids of consecutive rows look unrelated and a
 commission id and an event id of the same number differ.
@@ -38,12 +38,15 @@ ROUNDS = 6
 _HALF = 0xFFFFFFFF
 COMMISSION_PREFIX = "com_"
 EVENT_PREFIX = "evt_"
+PAYMENT_PREFIX = "pay_"
 _HEX16 = re.compile(r"[0-9a-f]{16}")
 # Events whose data names a commission start with its id, as the event triggers write it
 # (store/schema/v005_events.py): `{"id":"com_` + 16 hex digits of the row id + `"`.
 _DATA_ID_HEAD = '{"id":"' + COMMISSION_PREFIX
 _DATA_ID_START = len(_DATA_ID_HEAD)
 _DATA_ID_END = _DATA_ID_START + 16
+# A payment.created event's data starts with the payment's id, as store.payments writes it.
+_PAYMENT_ID_HEAD = '{"id":"' + PAYMENT_PREFIX
 
 
 def _round_functions(key: bytes, kind: str) -> tuple[Any, ...]:
@@ -94,6 +97,7 @@ class PublicIds:
 
     commissions: Permutation = field(repr=False)
     events: Permutation = field(repr=False)
+    payments: Permutation = field(repr=False)
 
     @classmethod
     def from_key(cls, key: bytes) -> PublicIds:
@@ -102,6 +106,7 @@ class PublicIds:
         return cls(
             Permutation(_round_functions(key, "commission")),
             Permutation(_round_functions(key, "event")),
+            Permutation(_round_functions(key, "payment")),
         )
 
     def commission(self, seq: int) -> str:
@@ -120,16 +125,32 @@ class PublicIds:
         """The row id `public` names, None for text that is no event id."""
         return _decode(self.events, EVENT_PREFIX, public)
 
+    def payment(self, seq: int) -> str:
+        """The public id of payment row `seq`: `pay_` + 16 lowercase hex digits."""
+        return f"{PAYMENT_PREFIX}{self.payments.forward(seq):016x}"
+
+    def payment_seq(self, public: str) -> int | None:
+        """The row id `public` names, None for text that is no payment id."""
+        return _decode(self.payments, PAYMENT_PREFIX, public)
+
     def event_data(self, data: str) -> str:
         """An event's stored `data` with the commission's row id its trigger wrote replaced
-        by its public id; other data (a connection's events) as it is. The one place the
-        feed and the webhook payloads translate it, so both carry the same id."""
-        if not data.startswith(_DATA_ID_HEAD) or data[_DATA_ID_END : _DATA_ID_END + 1] != '"':
+        by its public id, and a payment's likewise; other data (a connection's events) as
+        it is. The one place the feed and the webhook payloads translate it, so both carry
+        the same id."""
+        if data.startswith(_DATA_ID_HEAD):
+            permutation = self.commissions
+        elif data.startswith(_PAYMENT_ID_HEAD):
+            permutation = self.payments
+        else:
+            return data
+        # Both heads have the same length: `{"id":"` and a four-character prefix.
+        if data[_DATA_ID_END : _DATA_ID_END + 1] != '"':
             return data
         raw = data[_DATA_ID_START:_DATA_ID_END]
         if not _HEX16.fullmatch(raw):
             return data
-        public = f"{self.commissions.forward(int(raw, 16)):016x}"
+        public = f"{permutation.forward(int(raw, 16)):016x}"
         return data[:_DATA_ID_START] + public + data[_DATA_ID_END:]
 
 

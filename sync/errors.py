@@ -140,6 +140,13 @@ class UnsupportedNetwork(SyncError):  # noqa: N818 - named for the outcome it re
     code = "unsupported_network"
 
 
+class PaymentsForbidden(SyncError):  # noqa: N818 - named for the outcome it reports
+    """The network refused the payments to credentials it takes for transactions (Awin's
+    payments need the Full Access role): the commissions are synced, the payments not."""
+
+    code = "payments_forbidden"
+
+
 # Every reason code an outcome may carry: the failures above, and the run's own verdicts
 # (`records_refused`: records were refused; `deadline`: the run stopped at its time limit).
 # docs/sync.md lists them (tests/sync/test_hostile_network.py checks both ways).
@@ -166,6 +173,7 @@ REASON_CODES: frozenset[str] = frozenset(
                 RunDeadline,
                 InternalFault,
                 UnsupportedNetwork,
+                PaymentsForbidden,
             )
         ),
         "records_refused",

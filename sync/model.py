@@ -106,6 +106,8 @@ class Counts:
     updated: int = 0
     unchanged: int = 0
     refused: int = 0
+    # Payments stored by this run (those stored before are not read again).
+    payments: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """docs/networks.md, generated from the connectors' specs: per network, what is fetched, how
 late changes are caught, the lock period, the documented limits with their sources, the
-sub-id fields, and what the research could not confirm ([U]).
+sub-id fields, the payments read, and what the research could not confirm ([U]).
 
     python -m sync.networkdoc > docs/networks.md
 
@@ -69,6 +69,25 @@ def fetched(spec: ConnectorSpec) -> str:
     )
 
 
+def payments_read(spec: ConnectorSpec) -> str:
+    """Where the payments come from, or that none are published."""
+    stream = spec.payments
+    if stream is None:
+        return (
+            "not collected (no payments endpoint is read for this network): a commission is "
+            "`paid` on its own evidence only"
+        )
+    where = (
+        f"lines per {stream.lines} from `{stream.lines_endpoint}`"
+        if stream.lines_endpoint
+        else f"lines per {stream.lines} on each payment"
+    )
+    return (
+        f"`{stream.endpoint}`, newest first, {stream.page_size} a page, until a page holds "
+        f"only stored payments; {where}"
+    )
+
+
 def lock_period(spec: ConnectorSpec) -> str:
     """How far back changes are expected, and how far ahead a change feed's dates run."""
     parts = []
@@ -97,6 +116,7 @@ def section(spec: ConnectorSpec) -> str:
         f"- **Lock period**: {lock_period(spec)}.",
         f"- **Documented limits**: {limits(spec)}.",
         f"- **Sub-id fields**: {subs} (the first is the commission's `subId`).",
+        f"- **Payments**: {payments_read(spec)}.",
         f"- **Currency**: {spec.currency_source.value.replace('_', ' or ')}; amounts as "
         f"{spec.amount_format.value}.",
     ]

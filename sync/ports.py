@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from contract.payment import NewPayment
 from sync.model import Position, SyncReport, Transaction, Window, WriteResult
 from sync.spec import Rate
 
@@ -95,6 +96,17 @@ class SyncStore(Protocol):
         position: Position | None,
     ) -> WriteResult:
         """Upsert `rows` and, when not None, set the position: one atomic, idempotent commit."""
+        ...
+
+    async def stored_payments(
+        self, connection: Connection, external_ids: Sequence[str]
+    ) -> set[str]:
+        """Which of `external_ids` are stored already as the connection's payments."""
+        ...
+
+    async def write_payment(self, connection: Connection, payment: NewPayment) -> bool:
+        """Store a payment with its lines (reconciled) and its event, once: False when it
+        was stored already."""
         ...
 
     async def record_outcome(self, connection: Connection, report: SyncReport) -> None:

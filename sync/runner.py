@@ -20,6 +20,8 @@ import aiohttp
 
 from accounts.statusmap import MapStatus
 from contract.commission import latest_instant, problem
+from contract.payment import NewPayment, NewPaymentLine
+from contract.payment import problem as payment_problem
 from store.base import SYNC_REASON_MAX, StoreError
 from sync.clock import Clock, SystemClock
 from sync.connectors import CONNECTORS
@@ -32,6 +34,7 @@ from sync.errors import (
     CredentialsUnstorable,
     CurrencyMissing,
     MalformedResponse,
+    PaymentsForbidden,
     RateLimitReached,
     RunDeadline,
     SyncError,
@@ -238,6 +241,11 @@ async def _sync(
     limits = _Limits(paging, latest_instant(clock.now()), lease)
     await _authenticate(connector, ctx, send)
     await _windows(syncer.store, connection, connector, ctx, send, windows, run, limits)
+    # Payments after the transactions, unless the run stopped or the network failed every
+    # window (one more request would only add to its trouble).
+    failing = bool(run.failures) and run.counts.windows_ok == 0
+    if spec.payments is not None and not run.stopped_early and not failing:
+        await _payments(syncer.store, connection, connector, ctx, send, run, limits)
 
 
 async def _open(syncer: Syncer, connection: Connection, run: _Run) -> tuple[Connector, CallContext]:
@@ -508,6 +516,107 @@ async def _commit(
     run.refusal_codes.update(r.code for r in refused)
 
 
+async def _payments(
+    store: SyncStore,
+    connection: Connection,
+    connector: Connector,
+    ctx: CallContext,
+    send: Send,
+    run: _Run,
+    limits: _Limits,
+) -> None:
+    """Read the network's payments newest first, and store each one not stored yet with
+    its lines, until a page holds only stored ones (a payment does not change once made)
+    or the list ends. A failure is the run's (partial), never the commissions'."""
+    stream = ctx.spec.payments
+    assert stream is not None
+    offset = 0
+    failed: str | None = None
+    try:
+        while offset <= stream.max_offset:
+            if limits.pages.past_deadline():
+                run.stopped_early = True
+                return
+            page = connector.parse_payments(
+                ctx, await send(connector.payments_request(ctx, offset))
+            )
+            _refused(run, page.refused)
+            stored = await store.stored_payments(connection, [p.external_id for p in page.payments])
+            for payment in page.payments:
+                if payment.external_id in stored:
+                    continue
+                lines = await _payment_lines(connector, ctx, send, payment, stream.page_size)
+                if limits.lease is not None:
+                    await limits.lease.keep()
+                invalid = payment_problem(
+                    dataclasses.replace(payment, lines=tuple(lines)), limits.latest
+                )
+                if invalid is not None:
+                    _refused(
+                        run, [Refused(payment.external_id, "record_invalid", ": ".join(invalid))]
+                    )
+                    continue
+                if await store.write_payment(
+                    connection, dataclasses.replace(payment, lines=tuple(lines))
+                ):
+                    run.counts.payments += 1
+            if page.payments and len(stored) == len(page.payments):
+                return
+            if page.records < stream.page_size:
+                return
+            offset += page.records
+    except (RateLimitReached, RunDeadline):
+        raise
+    except AuthRejected:
+        # The same credentials were just taken for the transactions: these are refused
+        # the payments only (a role the token lacks), not rejected.
+        forbidden = PaymentsForbidden(
+            f"{ctx.spec.network}: the credentials may not read payments; commissions are "
+            "synced (a role the token lacks)"
+        )
+        run.failures.append(forbidden)
+        log.warning("payments failed: [%s] %s", forbidden.code, forbidden.message)
+        return
+    except SyncError as exc:
+        run.failures.append(exc)
+        log.warning("payments failed: [%s] %s", exc.code, exc.message)
+        return
+    except Exception as exc:
+        # Only the type: the text may quote the answer (as for a window).
+        failed = type(exc).__name__
+    if failed is not None:
+        unreadable = MalformedResponse(f"{ctx.spec.network}: unreadable payments answer ({failed})")
+        run.failures.append(unreadable)
+        log.warning("payments failed: [%s] %s", unreadable.code, unreadable.message)
+
+
+async def _payment_lines(
+    connector: Connector, ctx: CallContext, send: Send, payment: NewPayment, page_size: int
+) -> list[NewPaymentLine]:
+    """Every line of `payment`: its breakdown's pages, until a short one."""
+    stream = ctx.spec.payments
+    assert stream is not None
+    if stream.lines_endpoint is None:
+        return list(payment.lines)
+    lines: list[NewPaymentLine] = []
+    offset = 0
+    while offset <= stream.max_offset:
+        page = connector.parse_lines(
+            ctx, payment, await send(connector.lines_request(ctx, payment, offset))
+        )
+        lines += page.lines
+        if page.records < page_size:
+            break
+        offset += page.records
+    return lines
+
+
+def _refused(run: _Run, refused: list[Refused]) -> None:
+    run.counts.refused += len(refused)
+    run.refused.extend(refused[: max(0, REFUSALS_KEPT - len(run.refused))])
+    run.refusal_codes.update(r.code for r in refused)
+
+
 def _failed(run: _Run, item: PlannedWindow, exc: SyncError) -> None:
     run.failures.append(exc)
     run.counts.windows_failed += 1
@@ -581,6 +690,9 @@ def _verdict(run: _Run) -> tuple[Outcome, Reason | None]:
         if run.counts.windows_ok == 0:
             return Outcome.ERROR, Reason(first.code, first.message)
         failed = run.counts.windows_failed
+        if not failed:
+            # Every window was kept; the payments could not be read.
+            return Outcome.PARTIAL, Reason(first.code, f"payments not read: {first.message}")
         return Outcome.PARTIAL, Reason(
             first.code, f"{failed} window(s) failed; first: {first.message}"
         )

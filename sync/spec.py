@@ -106,6 +106,23 @@ class ChangeFeed:
 
 
 @dataclass(frozen=True, slots=True)
+class PaymentsStream:
+    """A network's publisher payments, read beside its commissions (sync.runner): a list
+    newest first in offset pages, and per payment its lines from a breakdown of their own
+    (`lines_endpoint`) or on the payment itself (None). Reading stops at the first page
+    whose payments are all stored already: a payment, once made, does not change."""
+
+    # The request paths the network documents, for the docs.
+    endpoint: str
+    # What a line stands for: an advertiser's share or a commission (vocabulary's kinds).
+    lines: str
+    lines_endpoint: str | None
+    # Records per page asked for, and the deepest offset the network answers.
+    page_size: int
+    max_offset: int
+
+
+@dataclass(frozen=True, slots=True)
 class ConnectorSpec:
     """A network's reporting API as the sync needs to know it. `[U]` in a comment marks a
     value the public research could not confirm (a conservative choice)."""
@@ -162,6 +179,9 @@ class ConnectorSpec:
     amounts: Mapping[str, Amount] = field(default_factory=dict)
     # Per field ("transacted", "clicked"): how a moment is written (default TEXT).
     times: Mapping[str, TimeFormat] = field(default_factory=dict)
+    # The network's payments, where it publishes them (None: it does not, or the public
+    # research found no such endpoint; a commission is then paid on its own evidence only).
+    payments: PaymentsStream | None = None
 
     @property
     def all_sub_ids(self) -> tuple[str, ...]:

@@ -14,7 +14,8 @@ import orjson
 
 from accounts.crypto import decrypt_credentials, encrypt_credentials
 from accounts.keyring import Keyring
-from store import AccountStore, ConnectionView, connections
+from contract.payment import NewPayment
+from store import AccountStore, ConnectionView, connections, payments
 from sync.model import (
     Position,
     SyncReport,
@@ -124,6 +125,18 @@ class AccountSyncStore:
             self.worker_id,
         )
         return WriteResult(result.inserted, result.updated, result.unchanged)
+
+    async def stored_payments(
+        self, connection: Connection, external_ids: Sequence[str]
+    ) -> set[str]:
+        return await self.store.read(
+            payments.stored_ids, connection.account_uid, connection.network, external_ids
+        )
+
+    async def write_payment(self, connection: Connection, payment: NewPayment) -> bool:
+        return await self.store.write(
+            payments.write, connection.account_uid, connection.network, payment
+        )
 
     async def record_outcome(self, connection: Connection, report: SyncReport) -> None:
         reason = None if report.reason is None else (report.reason.code, report.reason.message)

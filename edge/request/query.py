@@ -19,7 +19,7 @@ from typing import Any
 from contract import textsearch
 from contract.countries import COUNTRIES, NOT_ASSIGNED
 from contract.endpoints import Endpoint, Param
-from contract.resources import COMMISSION_ID_PATTERN
+from contract.resources import COMMISSION_ID_PATTERN, PAYMENT_ID_PATTERN
 from contract.vocabulary import INSTANT_PATTERN
 from edge.http.errors import ApiError, invalid
 from store.publicids import PublicIds
@@ -32,6 +32,7 @@ _MARKET = re.compile(r"[A-Za-z]{2}")
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _INSTANT = re.compile(INSTANT_PATTERN)
 _COMMISSION_ID = re.compile(COMMISSION_ID_PATTERN.strip("^$"))
+_PAYMENT_ID = re.compile(PAYMENT_ID_PATTERN.strip("^$"))
 # Surrogates cannot arrive over HTTP (undecodable bytes become U+FFFD) but are refused too.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 MAX_STRING = 200
@@ -171,6 +172,14 @@ def commission_seq_of(ids: PublicIds, raw: str) -> int | None:
     if not _COMMISSION_ID.fullmatch(raw):
         return None
     return ids.commission_seq(raw)
+
+
+def payment_seq_of(ids: PublicIds, raw: str) -> int | None:
+    """The row id a payment's public id names (`pay_` + 16 hex digits), None for any other
+    text: the endpoint answers 404 for it, as for an id of another account."""
+    if not _PAYMENT_ID.fullmatch(raw):
+        return None
+    return ids.payment_seq(raw)
 
 
 def _param_name(name: str) -> str | None:

@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 from accounts.statusmap import MapStatus
 from contract import commission
+from contract.payment import NewPayment, NewPaymentLine
 from sync.errors import CredentialsUnstorable, MalformedResponse, UnexpectedStatus
 from sync.formats import BadRow
 from sync.http import HttpRequest, HttpResponse
@@ -147,6 +148,45 @@ class Connector:
     def parse(self, ctx: CallContext, window: Window, state: Any, response: HttpResponse) -> Page:
         """Pure: an answer to the request for (window, state) -> Page, or a SyncError."""
         raise NotImplementedError
+
+    # A connector whose spec declares `payments` (sync.spec.PaymentsStream) implements these.
+
+    def payments_request(self, ctx: CallContext, offset: int) -> HttpRequest:
+        """The request for the page of payments at `offset` (newest first)."""
+        raise NotImplementedError
+
+    def parse_payments(self, ctx: CallContext, response: HttpResponse) -> PaymentPage:
+        """Pure: an answer to payments_request -> its payments (lines not yet read)."""
+        raise NotImplementedError
+
+    def lines_request(self, ctx: CallContext, payment: NewPayment, offset: int) -> HttpRequest:
+        """The request for the page of `payment`'s lines at `offset`."""
+        raise NotImplementedError
+
+    def parse_lines(
+        self, ctx: CallContext, payment: NewPayment, response: HttpResponse
+    ) -> LinePage:
+        """Pure: an answer to lines_request -> its lines, in `payment`'s currency unless
+        a line names its own."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, slots=True)
+class PaymentPage:
+    """One page of a network's payments: those read, those refused, and how many records
+    the page held (a short page is the last)."""
+
+    payments: list[NewPayment]
+    refused: list[Refused]
+    records: int
+
+
+@dataclass(frozen=True, slots=True)
+class LinePage:
+    """One page of a payment's lines, and how many records it held."""
+
+    lines: list[NewPaymentLine]
+    records: int
 
 
 # --- Helpers for parsing --------------------------------------------------------------

@@ -21,6 +21,8 @@ ROOT = Path(__file__).resolve().parents[2]
 class LiveApi:
     edge: EdgeProcess
     key: str
+    # The public id of the demo account's one payment (seeded beside its commissions).
+    payment_id: str = ""
 
     @property
     def base_url(self) -> str:

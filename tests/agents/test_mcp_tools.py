@@ -3,6 +3,7 @@ order with its codes, and turned into the query string the API reads."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -34,7 +35,7 @@ COMMISSIONS = BY_NAME["list_commissions"]
 @pytest.mark.parametrize("spec", TOOLS, ids=lambda spec: spec.name)
 def test_each_schema_is_its_endpoints_parameters_as_the_openapi_document_has_them(spec: ToolSpec):
     schema = input_schema(spec)
-    path = ["slug"] if "{slug}" in spec.endpoint.path else []
+    path = re.findall(r"{(\w+)}", spec.endpoint.path)
     # Every query parameter but the export's: a tool answers JSON.
     assert list(schema["properties"]) == path + [p.name for p in tool_params(spec)]
     assert not {"format", "dialect"} & set(schema["properties"])
@@ -55,12 +56,16 @@ def test_the_tools_cover_the_endpoints_and_only_the_account_ones_need_a_key():
         e.ME,
         e.COMMISSIONS,
         e.COMMISSION_SUMMARY,
+        e.PAYMENTS,
+        e.PAYMENT,
         e.EVENTS,
     ]
     assert [spec.name for spec in TOOLS if spec.reads_account] == [
         "get_account",
         "list_commissions",
         "sum_commissions",
+        "list_payments",
+        "get_payment",
         "list_events",
     ]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -146,7 +146,10 @@ async def use_id_key(database: str, key: bytes) -> None:
 
 @contextlib.contextmanager
 def live_edge(
-    workdir: Path, commissions: int = 400, id_key: bytes | None = None
+    workdir: Path,
+    commissions: int = 400,
+    id_key: bytes | None = None,
+    seed: Callable[[str], Awaitable[None]] | None = None,
 ) -> Iterator[LiveEdge]:
     from accounts.demo import seed_demo
     from edge.app import create_app
@@ -156,5 +159,7 @@ def live_edge(
     key = seed_demo(config.database, config.resolved_secret(), n=commissions)
     if id_key is not None:
         asyncio.run(use_id_key(config.database, id_key))
+    if seed is not None:  # more of the account's data (the examples' payment)
+        asyncio.run(seed(config.database))
     with serve_in_thread(create_app(config)) as server:
         yield LiveEdge(server=server, config=config, key=key, built=built)

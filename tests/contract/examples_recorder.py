@@ -29,7 +29,8 @@ from contract_support import use_id_key
 from accounts import apikeys
 from accounts.demo import DEMO_UID, seed_store
 from contract import examples as examples_file
-from store import accounts, open_store
+from contract.payment import NewPayment, NewPaymentLine
+from store import accounts, open_store, payments
 from store.publicids import PublicIds
 
 EXAMPLES = examples_file.PATH
@@ -46,6 +47,20 @@ KEY_PLACEHOLDER = "<API key>"
 # change from run to run; a real store makes a random one.
 EXAMPLE_ID_KEY = bytes.fromhex("6578616d706c652069642b6b6579206f6620746865207265636f7264696e6721")
 COMMISSION_ONE = PublicIds.from_key(EXAMPLE_ID_KEY).commission(1)
+PAYMENT_ONE = PublicIds.from_key(EXAMPLE_ID_KEY).payment(1)
+# An Awin payment of the demo account: three advertisers' shares, 2.50 left unaccounted for.
+DEMO_PAYMENT = NewPayment(
+    "9876543",
+    "142.50",
+    "EUR",
+    "2025-06-15T00:00:00Z",
+    (
+        NewPaymentLine("advertiser", "85.20", "EUR", "11111", "Matelas Nuage"),
+        NewPaymentLine("advertiser", "42.30", "EUR", "22222", "Vélo Léger"),
+        NewPaymentLine("advertiser", "12.50", "EUR", "33333", "Thé Vert"),
+    ),
+    method="BACS",
+)
 DOCUMENT_ETAG = '"5f0c6b2a9d3e4f718a2b3c4d5e6f7a8b"'
 REQUEST_ID = "req_5f0c6b2a9d3e4f718a2b3c4d"
 # The test server's origin (its port changes) as the examples show it.
@@ -225,6 +240,40 @@ CASES: tuple[Case, ...] = (
         "The account store cannot be read",
         state="store_down",
     ),
+    Case("listPayments", 200, "/v1/payments?network=awin", "The account's Awin payments"),
+    Case(
+        "listPayments",
+        400,
+        "/v1/payments?from=2026-02-01&to=2026-01-01",
+        "A date range that ends before it starts",
+    ),
+    Case("listPayments", 401, "/v1/payments", "No key", key="none"),
+    Case("listPayments", 429, "/v1/payments", "Over the rate limit", key="free", state="limited"),
+    Case(
+        "listPayments",
+        503,
+        "/v1/payments",
+        "The account store cannot be read",
+        state="store_down",
+    ),
+    Case("getPayment", 200, f"/v1/payments/{PAYMENT_ONE}", "One payment with its lines"),
+    Case("getPayment", 401, f"/v1/payments/{PAYMENT_ONE}", "No key", key="none"),
+    Case("getPayment", 404, "/v1/payments/pay_7fffffffffffffff", "No such payment in the account"),
+    Case(
+        "getPayment",
+        429,
+        f"/v1/payments/{PAYMENT_ONE}",
+        "Over the rate limit",
+        key="free",
+        state="limited",
+    ),
+    Case(
+        "getPayment",
+        503,
+        f"/v1/payments/{PAYMENT_ONE}",
+        "The account store cannot be read",
+        state="store_down",
+    ),
     Case("listEvents", 200, "/v1/events?limit=2", "The two oldest events of the feed"),
     Case(
         "listEvents",
@@ -268,6 +317,7 @@ async def seed(database: str, secret: bytes) -> None:
     store = await open_store(database, writable=True, readers=1)
     try:
         await seed_store(store, secret, DEMO_COMMISSIONS, now=DEMO_DAY)
+        await store.write(payments.write, DEMO_UID, "awin", DEMO_PAYMENT)
         await store.write(
             accounts.create_key,
             DEMO_UID,

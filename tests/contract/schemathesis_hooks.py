@@ -39,6 +39,7 @@ from contract.endpoints import (
     COMMISSION_SUMMARY,
     COMMISSIONS,
     EVENTS,
+    PAYMENTS,
     PROGRAM_FACETS,
     PROGRAMS,
     Endpoint,
@@ -57,6 +58,7 @@ LIST_ENDPOINTS: dict[str, Endpoint] = {
     PROGRAMS.path: PROGRAMS,
     COMMISSIONS.path: COMMISSIONS,
     EVENTS.path: EVENTS,
+    PAYMENTS.path: PAYMENTS,
 }
 # Paths taking `q` (a full-text query).
 SEARCH_PATHS = {PROGRAMS.path, PROGRAM_FACETS.path}

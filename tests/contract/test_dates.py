@@ -88,4 +88,4 @@ def test_any_date_of_the_calendar_is_200_or_a_documented_400(live, endpoint: End
 
 def test_the_dated_endpoints_are_those_of_the_contract():
     # A new dated parameter elsewhere must be added to the draw above.
-    assert {e.name for e in DATED} == {"commissions", "commission_summary"}
+    assert {e.name for e in DATED} == {"commissions", "commission_summary", "payments"}

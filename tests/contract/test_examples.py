@@ -26,6 +26,7 @@ import pytest
 from contract_support import FREE_KEY, SUSPENDED_KEY, LiveEdge, live_edge, make_accounts
 from examples_recorder import (
     CASES,
+    DEMO_PAYMENT,
     EXAMPLE_ID_KEY,
     EXAMPLE_KEY,
     EXAMPLES,
@@ -40,11 +41,13 @@ from support import sample
 from test_documented_answers import check_documented
 
 from accounts import apikeys
+from accounts.demo import DEMO_UID
 from catalog import apireference
 from contract import examples as recorded
 from contract import openapi
 from edge import appkeys
 from edge.config import Config
+from store import open_store, payments
 
 UNKNOWN_RANDOM = "ExampleUnknownKey000000000000000"
 UNKNOWN_KEY = apikeys.MARKER + UNKNOWN_RANDOM + apikeys.checksum(UNKNOWN_RANDOM)
@@ -149,9 +152,20 @@ def test_cases_are_unique():
 # --- The reference's snippets, made from these examples, run as they are shown ------------
 
 
+async def seed_payment(database: str) -> None:
+    """The examples' Awin payment of the demo account (its id is PAYMENT_ONE)."""
+    store = await open_store(database, writable=True, readers=1)
+    try:
+        await store.write(payments.write, DEMO_UID, "awin", DEMO_PAYMENT)
+    finally:
+        await store.close()
+
+
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveEdge]:
-    with live_edge(tmp_path_factory.mktemp("snippets"), id_key=EXAMPLE_ID_KEY) as edge:
+    with live_edge(
+        tmp_path_factory.mktemp("snippets"), id_key=EXAMPLE_ID_KEY, seed=seed_payment
+    ) as edge:
         yield edge
 
 

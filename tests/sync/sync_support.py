@@ -32,6 +32,7 @@ from support.clock import WALL_START, FakeClock
 
 from accounts.crypto import encrypt_credentials
 from accounts.keyring import Keyring
+from contract.payment import NewPayment, reconcile
 from contract.vocabulary import COMMISSION_STATUSES
 from store import AccountStore, accounts, connections
 from store.base import VALUE_FIELDS, StoreError
@@ -118,6 +119,18 @@ class MemoryStore:
     next_attempts: dict[tuple[str, str], dt.datetime] = field(default_factory=dict)
     # Every worker's requests per connection (wall-clock seconds), as the store counts them.
     calls: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+    # Payments by (account, network, external id), reconciled as the account store keeps them.
+    payments: dict[tuple[str, str, str], NewPayment] = field(default_factory=dict)
+
+    async def stored_payments(self, conn: Connection, external_ids: Sequence[str]) -> set[str]:
+        return {i for i in external_ids if (conn.account_uid, conn.network, i) in self.payments}
+
+    async def write_payment(self, conn: Connection, payment: NewPayment) -> bool:
+        k = (conn.account_uid, conn.network, payment.external_id)
+        if k in self.payments:
+            return False
+        self.payments[k] = reconcile(payment)
+        return True
 
     def add(self, conn: Connection, values: Mapping[str, str]) -> None:
         self.connections.append(conn)

@@ -10,8 +10,9 @@ import orjson
 from webhookkit import Wall, add_commissions, endpoint, worker
 
 from contract import openapi
+from contract.payment import NewPayment, NewPaymentLine
 from contract.webhooks import TEST_EVENT
-from store import NewCommission, accounts, commissions, connections
+from store import NewCommission, accounts, commissions, connections, payments
 from webhooks import signing
 
 DOC = openapi.document()
@@ -37,6 +38,9 @@ async def test_every_type_sent_matches_its_schema(store, keyring, receivers):
         connections.record_outcome, account, "awin", "error", ("network_error", "timed out")
     )
     await store.write(connections.record_outcome, account, "awin", "ok", None)
+    line = NewPaymentLine("commission", "1.30", "EUR", commission_external_id="E1")
+    paid = NewPayment("9876543", "5.00", "EUR", "2026-03-02T00:00:00Z", (line,), "BACS")
+    await store.write(payments.write, account, "awin", paid)
     w = worker(store, keyring, wall)
     async with w.session() as session:
         await w.run_once(session)
@@ -51,14 +55,19 @@ async def test_every_type_sent_matches_its_schema(store, keyring, receivers):
             "commission.updated",
             "connection.sync_failed",
             "connection.recovered",
+            "payment.created",
         ]
     )
     for event_type, bodies in by_type.items():
         for body in bodies:
             validate(body, event_type)
-    (updated,) = by_type["commission.updated"]
+    # E1 changed once by its import, once by the payment naming it (paid).
+    updated, _paid = by_type["commission.updated"]
+    assert _paid["data"]["status"] == "paid"
     assert updated["data"]["previous"]["status"] == "pending"
     assert updated["data"]["commissionAmount"] == 1.30
+    (payment,) = by_type["payment.created"]
+    assert payment["data"]["id"].startswith("pay_") and payment["data"]["amount"] == 5.00
     # Not just any body: another type's schema refuses it.
     try:
         validate(updated, "connection.recovered")

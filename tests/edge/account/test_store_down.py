@@ -61,6 +61,16 @@ async def test_a_broken_schema_is_503_not_500(edge_client, admin_store, seeded):
     await expect(await client.get("/v1/commissions", headers=seeded.auth), 503, "unavailable", 5)
 
 
+async def test_payments_whose_store_breaks_are_503(edge_client, admin_store, seeded):
+    client = await edge_client()
+    assert (await client.get("/v1/payments", headers=seeded.auth)).status == 200
+    await admin_store.write(execute_sql, "ALTER TABLE payment_lines RENAME TO gone_lines")
+    await admin_store.write(execute_sql, "ALTER TABLE payments RENAME TO gone_payments")
+    await expect(await client.get("/v1/payments", headers=seeded.auth), 503, "unavailable", 5)
+    one = f"/v1/payments/{client.app[appkeys.STORE].ids.payment(1)}"  # read, not refused
+    await expect(await client.get(one, headers=seeded.auth), 503, "unavailable", 5)
+
+
 @pytest.mark.sqlite_only  # PostgreSQL: tests/store/pg/test_outage.py (a frozen server), test_store.py
 async def test_a_stuck_store_answers_503_within_the_timeout(edge_client, seeded):
     client = await edge_client(store_timeout=0.3)

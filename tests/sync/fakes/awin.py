@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from decimal import Decimal
 
 from aiohttp import web
@@ -13,6 +14,7 @@ from fakes.base import (
     Flip,
     Late,
     NetState,
+    Record,
     Reversal,
     by_status,
     dumps,
@@ -38,11 +40,51 @@ CHANGES = {
 }
 
 
+# The Public API's payments, as help.awin.com/apidocs/payments describes them: a list newest
+# first (processingDate, then paymentId, descending) and each payment's breakdown (largest
+# net `payment` first, then advertiserId ascending), both paged by limit (1-100, default
+# 25) and offset (at most 10,000), in a `results` envelope; an unknown payment is 404.
+PAYMENTS_PATH = re.compile(r"/public/v1/publishers/([0-9]+)/payments(?:/([0-9]+)/breakdowns)?/?$")
+
+
+def paged(request: web.Request, rows: list[Record]) -> web.Response:
+    try:
+        limit = int(request.query.get("limit", "25"))
+        offset = int(request.query.get("offset", "0"))
+    except ValueError:
+        return json_response({"error": "limit and offset are integers"}, 400)
+    if not 1 <= limit <= 100 or not 0 <= offset <= 10_000:
+        return json_response({"error": "limit is 1-100 and offset 0-10000"}, 400)
+    return json_response({"results": rows[offset : offset + limit]})
+
+
+def serve_payments(request: web.Request, st: NetState, match: re.Match[str]) -> web.Response:
+    if match.group(1) != CREDENTIALS["publisherId"] or st.payments_forbidden:
+        return json_response({"error": "forbidden"}, 403)
+    payment_id = match.group(2)
+    if payment_id is None:
+        rows = sorted(
+            st.payments, key=lambda p: (p["processingDate"], int(p["paymentId"])), reverse=True
+        )
+        return paged(request, rows)
+    if payment_id in st.failing_breakdowns:
+        return json_response({"error": "internal error"}, 500)
+    if not any(str(p["paymentId"]) == payment_id for p in st.payments):
+        return json_response({"error": "payment not found"}, 404)
+    lines = sorted(
+        st.breakdowns.get(payment_id, []),
+        key=lambda b: (-Decimal(str(b["payment"])), int(b["advertiserId"])),
+    )
+    return paged(request, lines)
+
+
 async def serve(request: web.Request, st: NetState) -> web.StreamResponse:
-    if (
-        not st.authorised(request, f"Bearer {CREDENTIALS['accessToken']}")
-        or f"/{CREDENTIALS['publisherId']}/" not in request.path
-    ):
+    if not st.authorised(request, f"Bearer {CREDENTIALS['accessToken']}"):
+        return refused("awin")
+    match = PAYMENTS_PATH.search(request.path)
+    if match is not None:
+        return serve_payments(request, st, match)
+    if f"/{CREDENTIALS['publisherId']}/" not in request.path:
         return refused("awin")
     q = request.query
     first, last = utc(q["startDate"], SECONDS), utc(q["endDate"], SECONDS)

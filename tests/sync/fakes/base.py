@@ -207,6 +207,13 @@ class NetState:
     # Requests being answered at this moment, and the most at once (concurrency limits).
     in_flight: int = 0
     most_in_flight: int = 0
+    # The payments a network publishes (Awin's list) and each one's breakdown, by its id.
+    payments: list[Record] = field(default_factory=list)
+    breakdowns: dict[str, list[Record]] = field(default_factory=dict)
+    # Payments whose breakdown answers 500 (a network's bad moment).
+    failing_breakdowns: set[str] = field(default_factory=set)
+    # The credentials lack the role payments need (Awin's Full Access): 403 on them.
+    payments_forbidden: bool = False
 
     @property
     def network(self) -> str:
