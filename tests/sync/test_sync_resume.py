@@ -85,8 +85,9 @@ async def test_a_failed_forward_window_holds_the_position_and_the_rest_waits(
     assert report.reason.code == "network_unavailable"
     first_window_end = networks["awin"].windows[0][1] + dt.timedelta(seconds=1)
     assert report.position.complete_through == first_window_end
-    # Windows after the failed one were not fetched (the position could not pass it).
-    starts = {s.query["startDate"] for s in networks["awin"].seen}
+    # Windows after the failed one were not fetched (the position could not pass it); the
+    # run still read the payments, which ask for no window.
+    starts = {s.query["startDate"] for s in networks["awin"].seen if "startDate" in s.query}
     assert starts == {"2025-12-15T12:00:00", "2026-01-15T12:00:00"}
     networks["awin"].on_request = None
     networks["awin"].inject.clear()
