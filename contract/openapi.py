@@ -308,7 +308,14 @@ def param_schema(p: Param) -> dict[str, Any]:
             "maxLength": MAX_STRING,
             "pattern": PRINTABLE_PATTERN,
         }
-    if p.kind == "groups":
+    if p.kind == "slug":
+        return {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": v.SLUG_MAX_LENGTH,
+            "pattern": v.SLUG_PATTERN,
+        }
+    if p.kind in ("groups", "include"):
         # Sent comma-separated (the parameter's style form, explode false).
         assert p.enum is not None
         return {
@@ -337,7 +344,7 @@ def query_parameter(p: Param) -> dict[str, Any]:
         "description": p.description,
         "schema": param_schema(p),
     }
-    if p.kind == "groups":
+    if p.kind in ("groups", "include"):
         # Its values comma-separated (`groupBy=month,network`); the edge also takes the
         # parameter repeated (`groupBy=month&groupBy=network`), the exploded form that
         # clients generated from this document may send whatever `explode` says.

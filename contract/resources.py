@@ -416,15 +416,33 @@ ACCOUNT = Resource(
     ),
 )
 
-COMMISSION = Resource(
-    "Commission",
-    "A commission collected from a connected network, in the network's currency.",
+# A commission's members as the service records them (an event's data carries these).
+_RECORDED = (
+    F("id", "string", "Stable identifier within the service."),
+    F("network", "string", "Network identifier."),
+    F("externalId", "string", "Identifier used by the network itself."),
+    F("programName", "string", "Programme name.", nullable=True),
+    F("programExternalId", "string", "Programme identifier at the network.", nullable=True),
+)
+PROGRAM_SLUG = F(
+    "programSlug",
+    "string",
+    "The directory's programme this commission is linked to (/v1/programs/{slug}): the "
+    "published programme that lists this network and programExternalId in its networks; "
+    "null when none does. Resolved when read, so a change of the directory relinks past "
+    "commissions too.",
+    nullable=True,
+    pattern=v.SLUG_PATTERN,
+    max_length=v.SLUG_MAX_LENGTH,
+)
+
+COMMISSION_RECORD = Resource(
+    "CommissionRecord",
+    "A commission as an event records it: the Commission's members as they stood at the "
+    "change, without programSlug (a link to the directory is resolved when commissions "
+    "are read, not recorded).",
     (
-        F("id", "string", "Stable identifier within the service."),
-        F("network", "string", "Network identifier."),
-        F("externalId", "string", "Identifier used by the network itself."),
-        F("programName", "string", "Programme name.", nullable=True),
-        F("programExternalId", "string", "Programme identifier at the network.", nullable=True),
+        *_RECORDED,
         F("status", "string", "Normalised status.", enum=v.COMMISSION_STATUSES),
         F("rawStatus", "string", "The network's own wording of the status.", nullable=True),
         F(
@@ -451,6 +469,12 @@ COMMISSION = Resource(
         F("transactedAt", "string", "ISO 8601 timestamp of the transaction.", format="date-time"),
         F("subId", "string", "Publisher sub-identifier, when one was passed.", nullable=True),
     ),
+)
+
+COMMISSION = Resource(
+    "Commission",
+    "A commission collected from a connected network, in the network's currency.",
+    (*COMMISSION_RECORD.fields[:5], PROGRAM_SLUG, *COMMISSION_RECORD.fields[5:]),
 )
 
 STATUS_CHANGE = Resource(
@@ -501,9 +525,21 @@ COMMISSION_DETAIL = Resource(
 )
 
 # What /v1/commissions/summary groups by besides the currency, which is always a key.
-SUMMARY_GROUPS: tuple[str, ...] = ("network", "status", "day", "month", "program", "subId")
+SUMMARY_GROUPS: tuple[str, ...] = (
+    "network",
+    "status",
+    "day",
+    "month",
+    "program",
+    "subId",
+    "programSlug",
+)
 # Groupings whose rows come by currency, largest commission first, in cursor pages.
-RANKED_GROUPS: tuple[str, ...] = ("program", "subId")
+RANKED_GROUPS: tuple[str, ...] = ("program", "subId", "programSlug")
+# What `include` adds to each row of /v1/commissions/summary (a comma-separated list):
+# terms, the linked programme's advertised terms (grouped by programSlug only).
+TERMS = "terms"
+SUMMARY_INCLUDES: tuple[str, ...] = (TERMS,)
 
 COMMISSION_TOTAL = Resource(
     "CommissionTotal",
@@ -561,6 +597,15 @@ COMMISSION_TOTAL = Resource(
             nullable=True,
         ),
         F(
+            "programSlug",
+            "string",
+            "The group's directory programme (the Commission's programSlug); null when not "
+            "grouped by programSlug, or for the commissions linked to none.",
+            nullable=True,
+            pattern=v.SLUG_PATTERN,
+            max_length=v.SLUG_MAX_LENGTH,
+        ),
+        F(
             "currency",
             "string",
             "ISO 4217 currency code of every amount of the group.",
@@ -581,6 +626,35 @@ COMMISSION_TOTAL = Resource(
             "commission of the group reports one.",
             nullable=True,
             format=DECIMAL,
+        ),
+        F(
+            "terms",
+            "object",
+            "Only with include=terms (grouped by programSlug): the programme's advertised "
+            "terms, as the directory publishes them; null for the row of the commissions "
+            "linked to no programme.",
+            nullable=True,
+            ref="ProgramTerms",
+            detail=True,
+        ),
+    ),
+)
+
+PROGRAM_TERMS = Resource(
+    "ProgramTerms",
+    "A directory programme's advertised terms, beside what its commissions realised: the "
+    "Programme's members of the same names.",
+    (
+        F("name", "string", "Programme name."),
+        F(
+            "url",
+            "string",
+            "The programme's address in the API (/v1/programs/{slug}): absolute under the "
+            "service's public URL when one is configured, else the path.",
+        ),
+        *(
+            PROGRAM.field(name)
+            for name in ("commission", "commissionTerms", "cookieDays", "holdbackDays", "currency")
         ),
     ),
 )
@@ -608,7 +682,7 @@ COMMISSION_UPDATE = Resource(
     "The data of a commission.updated event: the commission as it now stands, and what the "
     "change replaced.",
     (
-        *COMMISSION.fields,
+        *COMMISSION_RECORD.fields,
         F(
             "previous",
             "object",
@@ -657,7 +731,7 @@ CONNECTION_CHANGE = Resource(
 
 # The data resource of each event type, in EVENT_TYPES order.
 EVENT_DATA: dict[str, str] = {
-    "commission.created": "Commission",
+    "commission.created": "CommissionRecord",
     "commission.updated": "CommissionUpdate",
     "connection.sync_failed": "ConnectionChange",
     "connection.recovered": "ConnectionChange",
@@ -680,8 +754,9 @@ EVENT = Resource(
         F(
             "data",
             "object",
-            "commission.created: the Commission as /v1/commissions lists it; "
-            "commission.updated: the CommissionUpdate (the Commission and `previous`); "
+            "commission.created: the CommissionRecord (the Commission as /v1/commissions "
+            "lists it, without programSlug); commission.updated: the CommissionUpdate (the "
+            "CommissionRecord and `previous`); "
             "connection.sync_failed, connection.recovered and connection.disconnected: the "
             "ConnectionChange.",
             any_of=tuple(dict.fromkeys(EVENT_DATA.values())),
@@ -783,10 +858,12 @@ RESOURCES: tuple[Resource, ...] = (
     KEY_INFO,
     RATE_LIMIT,
     ACCOUNT,
+    COMMISSION_RECORD,
     COMMISSION,
     STATUS_CHANGE,
     COMMISSION_DETAIL,
     COMMISSION_TOTAL,
+    PROGRAM_TERMS,
     COMMISSION_PREVIOUS,
     COMMISSION_UPDATE,
     CONNECTION_CHANGE,
