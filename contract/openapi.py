@@ -26,6 +26,7 @@ from contract.resources import (
     COMMISSION_ID_PATTERN,
     EVENT,
     EVENT_DATA,
+    PROGRAM,
     RESOURCES,
     Field,
     Resource,
@@ -169,7 +170,7 @@ def field_schema(f: Field) -> dict[str, Any]:
             if "enum" in schema:
                 schema["enum"] = [*schema["enum"], None]
     schema["description"] = f.description
-    if f.detail:
+    if f.detail and f in PROGRAM.fields:  # a summary row's details say when they come
         schema["description"] += (
             " On the by-slug answer; in a list only with `include=scoreBreakdown`."
         )
