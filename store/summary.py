@@ -164,8 +164,8 @@ class SummaryQuery:
     program_pairs: tuple[tuple[str, str], ...] | None = None
     # (network, programme id) -> slug: what a grouping by programSlug maps the pairs with.
     program_links: Mapping[tuple[str, str], str] | None = None
-    # Ranked groupings (by program or subId): the page's size and the key of the last row
-    # already seen (`SummaryRow.rank`).
+    # Ranked groupings (by program, subId or programSlug): the page's size and the key of
+    # the last row already seen (`SummaryRow.rank`).
     limit: int | None = None
     after: tuple[Any, ...] | None = None
 
@@ -614,10 +614,12 @@ def ranked_page(query: SummaryQuery, rows: list[SummaryRow]) -> list[SummaryRow]
 @one_statement
 async def totals(s: Session, query: SummaryQuery) -> list[SummaryRow]:
     """The account's commission totals per group of `query.group_by` and currency, ordered
-    by the keys as given (a grouping by program or subId: by currency, largest commission
-    first, then the keys; only those after `query.after`, at most `query.limit`): exact,
-    never summed across currencies. Read from the per-day totals, never the commission
-    rows; with `updated_since`, from the rows changed since (the only ones read). Run it through the read door: `store.read(summary.totals, query)`."""
+    by the keys as given (a grouping by program, subId or programSlug: by currency, largest
+    commission first, then the keys; only those after `query.after`, at most
+    `query.limit`): exact, never summed across currencies. Read from the per-day totals,
+    never the commission rows; with `updated_since`, from the rows changed since (the only
+    ones read); by programSlug, the programmes' pairs then folded into their slugs (`link`).
+    Run it through the read door: `store.read(summary.totals, query)`."""
     if query.updated_since is None:
         if not s.dialect.json_pages:
             sql, params = summary_sql(query)
