@@ -94,10 +94,14 @@ TOOLS: tuple[ToolSpec, ...] = (
         "sum_commissions",
         "Total the account's commissions",
         "Totals of the account's commissions (count, commission, sale) for the same filters "
-        "as list_commissions, grouped by `groupBy` (comma-separated among network, status, "
-        "day, month) and always by currency: each row is within one currency, and rows of "
-        "different currencies must never be added together. Answers every row at once. "
-        "Needs the server to have an API key.",
+        "as list_commissions, grouped by `groupBy` (a list among network, status, day, month, "
+        "program, subId, programSlug) and always by currency: each row is within one "
+        "currency, and rows of different currencies must never be added together. Grouped "
+        "by program, subId or programSlug (the directory programme a commission is linked "
+        "to, as get_program names it), the rows come by currency, largest commission first, "
+        "in pages (`limit`, `cursor`); otherwise every row at once. With groupBy programSlug, "
+        '`include: ["terms"]` adds each programme\'s advertised terms (commission, cookie '
+        "days, holdback, currency) beside what it paid. Needs the server to have an API key.",
         e.COMMISSION_SUMMARY,
         reads_account=True,
     ),
@@ -339,7 +343,7 @@ def _query_value(param: Param, value: Any) -> str:
         return "true" if value else "false"
     if param.kind == "integer":
         return str(int(value))  # 10.0 is a valid JSON Schema integer; the API wants 10
-    if param.kind == "groups":
+    if param.kind in ("groups", "include"):
         return ",".join(value)  # a JSON list; the API reads the values comma-separated
     return str(value)
 

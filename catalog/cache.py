@@ -95,6 +95,8 @@ VALIDATION_SOURCES = (
     "contract/textsearch.py",
     "contract/webhooks.py",
     "contract/exports.py",
+    "contract/networks.py",
+    "contract/commission.py",
 )
 
 

@@ -304,13 +304,14 @@ def _checked(stem: str, data: bytes) -> tuple[list[Any], dict[str, Any] | None]:
 
 def _outcome(stored: list) -> Outcome:
     """The outcome a cache entry stores (see `cache.Records.outcomes`), without its record."""
-    status, problems, warnings, line, column, _ = stored
+    status, problems, warnings, line, column, _, links = stored
     return Outcome(
         status,
         None,
         [Problem(*p) for p in problems] if problems else [],
         [Problem(*p) for p in warnings] if warnings else [],
         (line, column),
+        tuple(tuple(link) for link in links),  # type: ignore[misc]  # (str, str, int, int)
     )
 
 
@@ -324,13 +325,15 @@ def _hit(
 
 def _stored(outcome: Outcome) -> list:
     """An outcome as the cache stores it: plain lists and tuples, which marshal takes. The
-    record is left out (the listing's row holds it); the listing is added when scored."""
+    record is left out (the listing's row holds it); the listing is added when scored, at
+    LISTING_AT; the programme's network links follow it."""
     return [
         outcome.status,
         [list(p) for p in outcome.problems],
         [list(p) for p in outcome.warnings],
         *outcome.slug_at,
         None,
+        [list(link) for link in outcome.links],
     ]
 
 

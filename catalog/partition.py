@@ -2,7 +2,8 @@
 
 One function decides what each submission amounts to, from its status and its problems,
 so the later stages take a list each and never test a field to know what a file is. A
-file is invalid when it has an error of its own or claims a slug another file claims.
+file is invalid when it has an error of its own, or claims a slug or a network's programme
+(`networks`) another file claims.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def partition(checked: Sequence[Checked], others: Sequence[Source] = ()) -> Part
     file may not claim one of their slugs either.
     """
     problems = _file_problems(checked)
-    clashes = _duplicate_slugs(checked, others)
+    clashes = _duplicate_slugs(checked, others) + _duplicate_links(checked)
     problems += clashes
     clashing = {d.path for d in clashes}
     groups: dict[str, list[Checked]] = {status: [] for status in v.SUBMISSION_STATUSES}
@@ -87,4 +88,17 @@ def _duplicate_slugs(checked: Sequence[Checked], others: Sequence[Source]) -> li
         ],
         [(s.stem, s.path, s.display) for s in others if s.path not in checked_paths],
     )
+    return [Diagnostic(display, problem) for display, problem in found]
+
+
+def _duplicate_links(checked: Sequence[Checked]) -> list[Diagnostic]:
+    """A problem for each valid published file listing a (network, programId) pair that
+    another one lists too (`validation.duplicate_links`). Drafts and rejected files are not
+    read beyond their status, so they claim nothing."""
+    claims = [
+        (item.source.display, item.outcome.links)
+        for item in checked
+        if item.outcome.links and item.outcome.status == v.PUBLISHED and not item.outcome.problems
+    ]
+    found = validation.duplicate_links(claims)
     return [Diagnostic(display, problem) for display, problem in found]

@@ -117,8 +117,11 @@ def build(options: Options, progress: Progress) -> Result:
             site = "site: skipped (--no-site)"
         site += f" in {time.perf_counter() - started:.3f} s"
         live = memo.live(options.out)
+        links = rendering.program_links(
+            [(item.source.stem, item.outcome.links) for item in parts.published]
+        )
         rendered = rendering.render(
-            listings, shards, parts.counts, pages.files, live, docpages.render_docs()
+            listings, shards, parts.counts, pages.files, live, docpages.render_docs(), links
         )
         swap_started = time.perf_counter()
         files = f"{len(rendered.files)} files, build {rendered.build_id}"

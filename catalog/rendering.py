@@ -35,12 +35,16 @@ class Rendered:
     counts: dict[str, int]
 
 
-def build_id(rows_blob: bytes) -> str:
-    """Digest of what the API serves: the rows, and the format that cuts them into pages."""
+def build_id(rows_blob: bytes, links: Mapping[tuple[str, str], str] | None = None) -> str:
+    """Digest of what the API serves: the rows, the programme links (a change of a
+    programme's `networks` alone is a new build, which the edge loads), and the format that
+    cuts them into pages."""
     digest = hashlib.sha256(
         f"affdir/{shardformat.FORMAT_VERSION}/{shardformat.PAGE_SIZE}\n".encode()
     )
     digest.update(rows_blob)
+    if links:
+        digest.update(shardformat.encode_links("", links))
     return digest.hexdigest()[:32]
 
 
@@ -89,6 +93,7 @@ def render(
     site_files: Mapping[str, bytes | Existing],
     live: Mapping[str, str] | None = None,
     docs: Mapping[str, bytes] | None = None,
+    links: Mapping[tuple[str, str], str] | None = None,
 ) -> Rendered:
     """All output files of a build: the API's, then the site's (`catalog.site.pages.render_site`).
 
@@ -97,11 +102,13 @@ def render(
     programme document it already holds is handed to the writer as `Existing`, neither
     encoded nor hashed again. `docs`: the API's docs pages, the
     reference among them (`catalog.docpages.render_docs`), written with the document.
+    `links`: {(network, programId): slug} of the published programmes (`program_links`).
     """
     live = live or {}
     rows = [listing.row for listing in listings]
     rows_blob = shardformat.encode_rows(rows)
-    bid = build_id(rows_blob)
+    links = links or {}
+    bid = build_id(rows_blob, links)
     files: dict[str, bytes | Existing] = {
         shardformat.ROWS: rows_blob,
         shardformat.KEYS: shardformat.encode_keys(
@@ -109,6 +116,7 @@ def render(
         ),
         # The same document the edge serves at /openapi.json, for static hosts and tools.
         OPENAPI: openapi.render(),
+        shardformat.PROGRAM_LINKS: shardformat.encode_links(bid, links),
     }
     # The guides and the same document as pages to read, made at build time.
     files.update(docs or {})
@@ -132,6 +140,18 @@ def render(
     }
     files[shardformat.MANIFEST] = shardformat.encode_manifest(bid, all_counts, index)
     return Rendered(bid, files, all_counts)
+
+
+def program_links(
+    published: Sequence[tuple[str, Sequence[tuple[str, str, int, int]]]],
+) -> dict[tuple[str, str], str]:
+    """{(network, programId): slug} of the published programmes' `networks`, given as (slug,
+    Outcome.links) pairs; the partition has refused a pair that two programmes list."""
+    return {
+        (network, program_id): slug
+        for slug, links in published
+        for network, program_id, _, _ in links
+    }
 
 
 def search_files(build_id: str, listings: Sequence[Listing]) -> tuple[bytes, bytes]:

@@ -25,6 +25,7 @@ from catalog.submission import (
 from contract import currencies
 from contract import vocabulary as v
 from contract.countries import COUNTRIES
+from contract.networks import NETWORKS, PROGRAM_ID_MAX_LENGTH, PROGRAM_NETWORKS_MAX
 
 SCHEMA_PATH = Path("schema") / "program.schema.json"  # relative to the content directory
 SCHEMA_ID = "https://affdir.example/schema/program.schema.json"
@@ -215,4 +216,22 @@ _KINDS = {
         "pattern": TIMESTAMP_PATTERN,
     },
     "terms": _terms,
+    "networks": lambda spec: {
+        "type": "array",
+        "maxItems": PROGRAM_NETWORKS_MAX,
+        "uniqueItems": True,
+        "items": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["network", "programId"],
+            "properties": {
+                "network": {"type": "string", "enum": list(NETWORKS)},
+                "programId": {
+                    **_text(FieldSpec("programId", "line", ""), one_line=True),
+                    "maxLength": PROGRAM_ID_MAX_LENGTH,
+                    "description": "The programme's id at the network, as text (quote digits).",
+                },
+            },
+        },
+    },
 }

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from contract import vocabulary as v
+from contract.networks import NETWORKS, PROGRAM_ID_MAX_LENGTH, PROGRAM_NETWORKS_MAX
 from contract.resources import PROGRAM
 
 HOST_PATTERN = (
@@ -47,7 +48,7 @@ class FieldSpec:
 
     `kind` picks the check: line (one line of text), text (may span lines), enum, boolean,
     integer, number, markets, currency, url, host, slug, timestamp, terms (the typed
-    commission).
+    commission), networks (the programme's ids at networks).
     """
 
     name: str
@@ -171,6 +172,17 @@ FIELDS: tuple[FieldSpec, ...] = (
         required=False,
         max_length=PLATFORM_MAX_LENGTH,
         empty_allowed=True,
+    ),
+    FieldSpec(
+        "networks",
+        "networks",
+        "Optional: where the programme runs, so that publishers' commissions from these "
+        "networks are linked to it. A list of mappings, each network (one of "
+        f"{', '.join(NETWORKS)}) and programId (the programme's id at that network, as text, "
+        f"at most {PROGRAM_ID_MAX_LENGTH} characters); each pair once, and claimed by no "
+        f"other programme; at most {PROGRAM_NETWORKS_MAX} entries.",
+        required=False,
+        examples=([{"network": "awin", "programId": "1234"}],),
     ),
     FieldSpec(
         "signupUrl",

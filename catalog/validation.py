@@ -33,6 +33,7 @@ from contract import currencies
 from contract import vocabulary as v
 from contract.countries import COUNTRIES, NOT_ASSIGNED
 from contract.endpoints import ENDPOINTS
+from contract.networks import NETWORKS, PROGRAM_ID_MAX_LENGTH, PROGRAM_NETWORKS_MAX
 from contract.vocabulary import FLAG_PATTERN
 
 HOST_RE = re.compile(HOST_PATTERN)
@@ -73,6 +74,9 @@ class Outcome(NamedTuple):
     problems: list[Problem]  # errors: the build fails if any file has one
     warnings: list[Problem]  # shown, never fatal
     slug_at: tuple[int, int] = (1, 1)  # where the slug is stated: its field, else the mapping
+    # A valid published file's (network, programId, line, column) pairs of `networks`: the
+    # build's map to the programme, and where each is written (a pair two files claim).
+    links: tuple[tuple[str, str, int, int], ...] = ()
 
 
 class InvalidValueError(Exception):
@@ -105,7 +109,13 @@ def check_file(stem: str, data: bytes) -> Outcome:
     record, field_problems = _published(doc, stem)
     problems = sorted(problems + field_problems)
     slug_at = doc.position(("slug",))
-    return Outcome(status, None if problems else record, problems, [], slug_at)
+    if problems:
+        return Outcome(status, None, problems, [], slug_at)
+    links = tuple(
+        (network, program_id, *doc.position(("networks", index)))
+        for index, (network, program_id) in enumerate(record.pop("networks", ()))
+    )
+    return Outcome(status, record, problems, [], slug_at, links)
 
 
 def duplicate_slugs(
@@ -134,6 +144,33 @@ def duplicate_slugs(
                 f'"{slug}" is also the slug of {", ".join(rivals)}; slugs are unique: rename one'
             )
             out.append((display, Problem(line, column, "slug", message)))
+    return out
+
+
+def duplicate_links(
+    claims: list[tuple[str, tuple[tuple[str, str, int, int], ...]]],
+) -> list[tuple[str, Problem]]:
+    """(network, programId) pairs claimed by two different files: (display path, problem)
+    for each claim. `claims` holds each published file's display path and its links
+    (`Outcome.links`). A pair names one programme at one network: linked to two, a
+    commission would belong to both."""
+    owners: dict[tuple[str, str], list[str]] = {}
+    for display, links in claims:
+        for network, program_id, _, _ in links:
+            owners.setdefault((network, program_id), []).append(display)
+    if all(len(files) == 1 for files in owners.values()):
+        return []
+    out = []
+    for display, links in claims:
+        for network, program_id, line, column in links:
+            rivals = sorted({d for d in owners[(network, program_id)] if d != display})
+            if rivals:
+                message = (
+                    f'{network} programme "{program_id}" is also listed by '
+                    f"{', '.join(rivals)}; a network's programme belongs to one programme of "
+                    "the directory: keep it in one file"
+                )
+                out.append((display, Problem(line, column, "networks", message)))
     return out
 
 
@@ -951,6 +988,99 @@ def check_currency(value: Any, spec: FieldSpec) -> str:
     return value
 
 
+_NETWORKS_EXAMPLE = 'networks: [{network: awin, programId: "1234"}]'
+_LINK_MEMBERS = ("network", "programId")
+
+
+def check_networks(value: Any, spec: FieldSpec) -> list[tuple[str, str]]:
+    """Where the programme runs: a list of {network, programId} mappings, each pair once;
+    returned as (network, programId) pairs in the order written."""
+    if not isinstance(value, list):
+        raise InvalidValueError(
+            f"must be a list of mappings, e.g. {_NETWORKS_EXAMPLE}; found {_describe(value)}"
+        )
+    if len(value) > PROGRAM_NETWORKS_MAX:
+        raise InvalidValueError(
+            f"lists {len(value)} entries; at most {PROGRAM_NETWORKS_MAX} are allowed"
+        )
+    problems: list[tuple[tuple[str | int, ...], str]] = []
+    pairs: list[tuple[str, str]] = []
+    seen: dict[tuple[str, str], int] = {}
+    network_spec = FieldSpec("network", "enum", "", enum=NETWORKS)
+    id_spec = FieldSpec("programId", "line", "", max_length=PROGRAM_ID_MAX_LENGTH)
+    for index, item in enumerate(value):
+        if not isinstance(item, dict):
+            problems.append(
+                (
+                    (index,),
+                    f'must be a mapping such as {{network: awin, programId: "1234"}}; '
+                    f"found {_describe(item)}",
+                )
+            )
+            continue
+        for key in item:
+            if key not in _LINK_MEMBERS:
+                problems.append(
+                    (
+                        (index, str(key)),
+                        f"is not a member of a network entry; use {', '.join(_LINK_MEMBERS)}",
+                    )
+                )
+        found: dict[str, str] = {}
+        for name, member_spec, check in (
+            ("network", network_spec, _network),
+            ("programId", id_spec, _program_id),
+        ):
+            if name not in item:
+                problems.append(
+                    ((index,), f"has no {name}; an entry is {_NETWORKS_EXAMPLE[11:-1]}")
+                )
+                continue
+            if item[name] is BROKEN:
+                continue  # already reported while reading
+            try:
+                found[name] = check(item[name], member_spec)
+            except InvalidValueError as exc:
+                problems.append(((index, name), str(exc)))
+        if len(found) == len(_LINK_MEMBERS):
+            pair = (found["network"], found["programId"])
+            if pair in seen:
+                problems.append(
+                    (
+                        (index,),
+                        f"repeats entry {seen[pair] + 1} ({pair[0]} {pair[1]}); list each "
+                        "pair once",
+                    )
+                )
+            else:
+                seen[pair] = index
+                pairs.append(pair)
+    if problems:
+        raise InvalidMembersError(problems)
+    return pairs
+
+
+def _network(value: Any, spec: FieldSpec) -> str:
+    """A network id of contract.networks."""
+    if isinstance(value, str) and value not in NETWORKS and value.strip().lower() not in NETWORKS:
+        close = difflib.get_close_matches(value.lower(), NETWORKS, n=1, cutoff=0.6)
+        hint = f'did you mean "{close[0]}"? ' if close else ""
+        raise InvalidValueError(
+            f'"{value}" is not a network the service knows; {hint}use one of: {", ".join(NETWORKS)}'
+        )
+    return _enum(value, spec)
+
+
+def _program_id(value: Any, spec: FieldSpec) -> str:
+    """The programme's id at its network, as text: a number unquoted is refused, since YAML
+    would read 01234 or 1e3 as another id than the one written."""
+    if isinstance(value, bool | int | float) and not isinstance(value, bool):
+        raise InvalidValueError(
+            f'must be text: a network\'s programme id is compared as written; quote it: "{value}"'
+        )
+    return _text(value, spec, one_line=True)
+
+
 CHECKS = {
     "line": check_line,
     "text": check_text,
@@ -965,4 +1095,5 @@ CHECKS = {
     "slug": check_slug,
     "timestamp": check_timestamp,
     "terms": check_terms,
+    "networks": check_networks,
 }

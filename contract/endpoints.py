@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from contract import exports, searchindex, textsearch
 from contract import vocabulary as v
-from contract.resources import RANKED_GROUPS, SUMMARY_GROUPS
+from contract.resources import RANKED_GROUPS, SUMMARY_GROUPS, SUMMARY_INCLUDES, TERMS
 
 # The media type of every answer with a body: the data, the errors, the OpenAPI document.
 JSON = "application/json"
@@ -19,8 +19,8 @@ JSON = "application/json"
 @dataclass(frozen=True)
 class Param:
     """One query parameter. `kind` picks the parser: enum, integer, boolean, market, date,
-    instant, string, search (a full-text query), cursor, or groups (a comma-separated list
-    of distinct `enum` values)."""
+    instant, string, slug, search (a full-text query), cursor, groups (a comma-separated
+    list of distinct `enum` values, in order) or include (the same, as a set)."""
 
     name: str
     kind: str
@@ -258,6 +258,15 @@ COMMISSIONS = Endpoint(
         ),
         Param("subId", "string", "Restrict to one sub-id (exact match).", example="blog-home"),
         Param(
+            "programSlug",
+            "slug",
+            "Restrict to the commissions linked to one directory programme (exact slug): "
+            "those whose network and programExternalId the programme lists in its networks. "
+            "A slug of no published programme, or of one that lists no network, matches "
+            "nothing.",
+            example="factureo",
+        ),
+        Param(
             "updatedSince",
             "instant",
             "Only rows whose stored state changed (added, or any field updated by a sync or an "
@@ -296,8 +305,19 @@ COMMISSION_SUMMARY = Endpoint(
             f"except with {' or '.join(RANKED_GROUPS)}: then the rows come by currency, "
             "largest commission first, ties by the keys in this order, in pages (limit, "
             f"cursor). With day, from and to are required, at most {SUMMARY_DAY_PERIOD_MAX} "
-            "days apart. program is the network and programExternalId.",
+            "days apart. program is the network and programExternalId; programSlug the "
+            "directory programme they are linked to.",
             enum=SUMMARY_GROUPS,
+        ),
+        Param(
+            "include",
+            "include",
+            "What to add to each row: a comma-separated list of distinct values among "
+            f"{', '.join(SUMMARY_INCLUDES)}. terms (grouped by programSlug only): the "
+            "programme's advertised terms as the directory publishes them. Not with an "
+            "export (format csv or ndjson).",
+            enum=SUMMARY_INCLUDES,
+            example=TERMS,
         ),
         Param(
             "limit",

@@ -27,6 +27,7 @@ from contract.resources import (
     EVENT,
     EVENT_DATA,
     PAYMENT_ID_PATTERN,
+    PROGRAM,
     RESOURCES,
     Field,
     Resource,
@@ -176,7 +177,7 @@ def field_schema(f: Field) -> dict[str, Any]:
             if "enum" in schema:
                 schema["enum"] = [*schema["enum"], None]
     schema["description"] = f.description
-    if f.detail:
+    if f.detail and f in PROGRAM.fields:  # a summary row's details say when they come
         schema["description"] += (
             " On the by-slug answer; in a list only with `include=scoreBreakdown`."
         )
@@ -315,7 +316,14 @@ def param_schema(p: Param) -> dict[str, Any]:
             "maxLength": MAX_STRING,
             "pattern": PRINTABLE_PATTERN,
         }
-    if p.kind == "groups":
+    if p.kind == "slug":
+        return {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": v.SLUG_MAX_LENGTH,
+            "pattern": v.SLUG_PATTERN,
+        }
+    if p.kind in ("groups", "include"):
         # Sent comma-separated (the parameter's style form, explode false).
         assert p.enum is not None
         return {
@@ -344,7 +352,7 @@ def query_parameter(p: Param) -> dict[str, Any]:
         "description": p.description,
         "schema": param_schema(p),
     }
-    if p.kind == "groups":
+    if p.kind in ("groups", "include"):
         # Its values comma-separated (`groupBy=month,network`); the edge also takes the
         # parameter repeated (`groupBy=month&groupBy=network`), the exploded form that
         # clients generated from this document may send whatever `explode` says.

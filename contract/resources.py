@@ -483,14 +483,37 @@ ACCOUNT = Resource(
     ),
 )
 
-COMMISSION = Resource(
-    "Commission",
-    "A commission collected from a connected network, in the network's currency.",
+PROGRAM_SLUG = F(
+    "programSlug",
+    "string",
+    "The directory's programme this commission is linked to (/v1/programs/{slug}): the "
+    "published programme that lists this network and programExternalId in its networks; "
+    "null when none does. Resolved when read, so a change of the directory relinks past "
+    "commissions too.",
+    nullable=True,
+    pattern=v.SLUG_PATTERN,
+    max_length=v.SLUG_MAX_LENGTH,
+)
+
+COMMISSION_RECORD = Resource(
+    "CommissionRecord",
+    "A commission as an event records it: the Commission's members as they stood at the "
+    "change, without programSlug (a link to the directory is resolved when commissions "
+    "are read, not recorded).",
     (
         F("id", "string", "Stable identifier within the service."),
         F("network", "string", "Network identifier."),
         *(commission_member(f) for f in commission.FIELDS),
     ),
+)
+
+# programSlug follows the programme's members it is resolved from.
+_SLUG_AT = [f.name for f in COMMISSION_RECORD.fields].index("programExternalId") + 1
+
+COMMISSION = Resource(
+    "Commission",
+    "A commission collected from a connected network, in the network's currency.",
+    (*COMMISSION_RECORD.fields[:_SLUG_AT], PROGRAM_SLUG, *COMMISSION_RECORD.fields[_SLUG_AT:]),
 )
 
 STATUS_CHANGE = Resource(
@@ -541,9 +564,21 @@ COMMISSION_DETAIL = Resource(
 )
 
 # What /v1/commissions/summary groups by besides the currency, which is always a key.
-SUMMARY_GROUPS: tuple[str, ...] = ("network", "status", "day", "month", "program", "subId")
+SUMMARY_GROUPS: tuple[str, ...] = (
+    "network",
+    "status",
+    "day",
+    "month",
+    "program",
+    "subId",
+    "programSlug",
+)
 # Groupings whose rows come by currency, largest commission first, in cursor pages.
-RANKED_GROUPS: tuple[str, ...] = ("program", "subId")
+RANKED_GROUPS: tuple[str, ...] = ("program", "subId", "programSlug")
+# What `include` adds to each row of /v1/commissions/summary (a comma-separated list):
+# terms, the linked programme's advertised terms (grouped by programSlug only).
+TERMS = "terms"
+SUMMARY_INCLUDES: tuple[str, ...] = (TERMS,)
 
 COMMISSION_TOTAL = Resource(
     "CommissionTotal",
@@ -601,6 +636,15 @@ COMMISSION_TOTAL = Resource(
             nullable=True,
         ),
         F(
+            "programSlug",
+            "string",
+            "The group's directory programme (the Commission's programSlug); null when not "
+            "grouped by programSlug, or for the commissions linked to none.",
+            nullable=True,
+            pattern=v.SLUG_PATTERN,
+            max_length=v.SLUG_MAX_LENGTH,
+        ),
+        F(
             "currency",
             "string",
             "ISO 4217 currency code of every amount of the group.",
@@ -621,6 +665,35 @@ COMMISSION_TOTAL = Resource(
             "commission of the group reports one.",
             nullable=True,
             format=DECIMAL,
+        ),
+        F(
+            "terms",
+            "object",
+            "Only with include=terms (grouped by programSlug): the programme's advertised "
+            "terms, as the directory publishes them; null for the row of the commissions "
+            "linked to no programme.",
+            nullable=True,
+            ref="ProgramTerms",
+            detail=True,
+        ),
+    ),
+)
+
+PROGRAM_TERMS = Resource(
+    "ProgramTerms",
+    "A directory programme's advertised terms, beside what its commissions realised: the "
+    "Programme's members of the same names.",
+    (
+        F("name", "string", "Programme name."),
+        F(
+            "url",
+            "string",
+            "The programme's address in the API (/v1/programs/{slug}): absolute under the "
+            "service's public URL when one is configured, else the path.",
+        ),
+        *(
+            PROGRAM.field(name)
+            for name in ("commission", "commissionTerms", "cookieDays", "holdbackDays", "currency")
         ),
     ),
 )
@@ -719,7 +792,7 @@ COMMISSION_UPDATE = Resource(
     "The data of a commission.updated event: the commission as it now stands, and what the "
     "change replaced.",
     (
-        *COMMISSION.fields,
+        *COMMISSION_RECORD.fields,
         F(
             "previous",
             "object",
@@ -768,7 +841,7 @@ CONNECTION_CHANGE = Resource(
 
 # The data resource of each event type, in EVENT_TYPES order.
 EVENT_DATA: dict[str, str] = {
-    "commission.created": "Commission",
+    "commission.created": "CommissionRecord",
     "commission.updated": "CommissionUpdate",
     "connection.sync_failed": "ConnectionChange",
     "connection.recovered": "ConnectionChange",
@@ -792,8 +865,9 @@ EVENT = Resource(
         F(
             "data",
             "object",
-            "commission.created: the Commission as /v1/commissions lists it; "
-            "commission.updated: the CommissionUpdate (the Commission and `previous`); "
+            "commission.created: the CommissionRecord (the Commission as /v1/commissions "
+            "lists it, without programSlug); commission.updated: the CommissionUpdate (the "
+            "CommissionRecord and `previous`); "
             "connection.sync_failed, connection.recovered and connection.disconnected: the "
             "ConnectionChange; payment.created: the Payment as /v1/payments lists it.",
             any_of=tuple(dict.fromkeys(EVENT_DATA.values())),
@@ -895,10 +969,12 @@ RESOURCES: tuple[Resource, ...] = (
     KEY_INFO,
     RATE_LIMIT,
     ACCOUNT,
+    COMMISSION_RECORD,
     COMMISSION,
     STATUS_CHANGE,
     COMMISSION_DETAIL,
     COMMISSION_TOTAL,
+    PROGRAM_TERMS,
     COMMISSION_PREVIOUS,
     COMMISSION_UPDATE,
     CONNECTION_CHANGE,

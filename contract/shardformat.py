@@ -1,6 +1,6 @@
 """The on-disk format of the directory in dist/: written by the build, read by the edge.
 
-Format version 4. Layout (all paths relative to the dist root):
+Format version 5. Layout (all paths relative to the dist root):
 
 - `manifest.json`: the only entry point. Format version, build id, counts, page size and
   the shard index `{combo key: [row count, byte offset, byte length]}` (see below). Written
@@ -26,6 +26,11 @@ Format version 4. Layout (all paths relative to the dist root):
 - `api/search.json` and `api/search.bin`: the columns, sort orders and token postings
   that search, typed filters, sorts and facets are answered from (`contract.searchindex`).
 - `api/programs/<slug>.json`: `{"data": <row>}`, the by-slug document.
+- `api/program-links.json`: `{"buildId", "links": [{"network", "programId", "slug"}, ...]}`,
+  the programmes' ids at the networks (their `networks` in content/) mapped to their
+  slugs, sorted by network then programId, each pair once, every slug a published
+  programme's: what links a publisher's commissions to the directory, read by the edge
+  with the rest of the build, so that a rebuild relinks every commission at once.
 
 One file for every shard keeps a build at a handful of files whatever the number of
 combinations (~15,000 for 20,000 programmes): creating a file or directory is the dominant
@@ -57,7 +62,7 @@ from contract import searchindex
 from contract.resources import PROGRAM
 from contract.searchindex import SearchIndex
 
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 PAGE_SIZE = 1000
 ANY = "any"
 
@@ -68,6 +73,7 @@ SHARDS = "api/shards.jsonl"
 SEARCH = searchindex.PATH
 BINARY = searchindex.BINARY
 PROGRAMS_DIR = "api/programs"
+PROGRAM_LINKS = "api/program-links.json"
 
 # A list row is its row cut before the first member that explains rather than lists
 # (`detail` in contract.resources: the Programme's last members), then closed. Inside a
@@ -164,6 +170,19 @@ def encode_shards(shards: Mapping[str, list[int]]) -> tuple[bytes, dict[str, lis
     return b"".join(chunks), index
 
 
+def encode_links(build_id: str, links: Mapping[tuple[str, str], str]) -> bytes:
+    """`api/program-links.json`: {(network, programId): slug}, sorted by the pair."""
+    return orjson.dumps(
+        {
+            "buildId": build_id,
+            "links": [
+                {"network": network, "programId": program_id, "slug": links[network, program_id]}
+                for network, program_id in sorted(links)
+            ],
+        }
+    )
+
+
 def encode_manifest(
     build_id: str, counts: dict[str, int], shards: Mapping[str, list[int]]
 ) -> bytes:
@@ -194,6 +213,8 @@ class Directory:
     shards: dict[str, array]  # combo key -> ascending ranks ('I' array)
     counts: dict[str, int]
     search: SearchIndex
+    # (network, programId) -> slug of a published programme (`api/program-links.json`).
+    program_links: dict[tuple[str, str], str]
 
 
 def load(root: str | os.PathLike[str]) -> Directory:
@@ -239,6 +260,7 @@ def _load(dir_fd: int) -> Directory:
     rows = _lines(_read(dir_fd, ROWS))
     if not (len(rows) == len(scores) == len(slugs)):
         raise FormatError("rows and keys disagree on the number of programmes")
+    program_links = _load_links(_read(dir_fd, PROGRAM_LINKS), build_id, set(slugs))
     return Directory(
         build_id=build_id,
         rows=rows,
@@ -249,7 +271,26 @@ def _load(dir_fd: int) -> Directory:
         search=searchindex.decode(
             _read(dir_fd, SEARCH), _read(dir_fd, BINARY), build_id, len(rows)
         ),
+        program_links=program_links,
     )
+
+
+def _load_links(blob: bytes, build_id: str, slugs: set[str]) -> dict[tuple[str, str], str]:
+    """The programme links, checked: this build's, each pair once, every slug published."""
+    data = orjson.loads(blob)
+    if not isinstance(data, dict) or data.get("buildId") != build_id:
+        raise FormatError(f"{PROGRAM_LINKS} belongs to another build")
+    links: dict[tuple[str, str], str] = {}
+    for entry in data["links"]:
+        network, program_id, slug = entry["network"], entry["programId"], entry["slug"]
+        if not all(isinstance(value, str) for value in (network, program_id, slug)):
+            raise FormatError(f"{PROGRAM_LINKS}: an entry is not three strings")
+        if slug not in slugs:
+            raise FormatError(f"{PROGRAM_LINKS}: {slug!r} is no programme of this build")
+        if (network, program_id) in links:
+            raise FormatError(f"{PROGRAM_LINKS}: {network} {program_id!r} is listed twice")
+        links[network, program_id] = slug
+    return links
 
 
 def _lines(blob: bytes) -> list[memoryview]:

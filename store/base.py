@@ -190,6 +190,9 @@ class CommissionQuery:
     updated_since: str | None = None
     program_external_id: str | None = None  # exact; with network only (the edge checks it)
     sub_id: str | None = None  # exact
+    # A programSlug filter: the (network, programme id) pairs linked to the programme (the
+    # edge reads them from the build); empty matches nothing, None filters nothing.
+    program_pairs: tuple[tuple[str, str], ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,7 @@ from store.core import (
     account_filters,
     lock_key,
     one_statement,
+    pairs_filter,
 )
 from store.payments import keep_paid
 
@@ -58,6 +59,10 @@ def commissions_sql(query: CommissionQuery) -> tuple[str, list[Any]]:
     if query.sub_id is not None:
         where.append("sub_id = ?")
         params.append(query.sub_id)
+    if query.program_pairs is not None:
+        condition, more = pairs_filter(query.program_pairs, "program_external_id")
+        where.append(condition)
+        params += more
     if query.since is not None:
         where.append("transacted_at >= ?")
         params.append(f"{query.since.isoformat()}T00:00:00Z")

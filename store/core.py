@@ -144,6 +144,21 @@ def account_filters(
     return where, params
 
 
+def pairs_filter(
+    pairs: Sequence[tuple[str, str]], program_column: str, key: bool = False
+) -> tuple[str, list[Any]]:
+    """The condition of a programSlug filter: the commission's (network, programme id) is
+    one of `pairs` (none: nothing matches). `program_column` holds the programme id, or
+    with `key` its dimension key (`store.summary.dimension_key`: '=' and the id)."""
+    if not pairs:
+        return "1 = 0", []
+    one = f"(network = ? AND {program_column} = ?)"
+    params: list[Any] = []
+    for network, program_id in pairs:
+        params += [network, "=" + program_id if key else program_id]
+    return "(" + " OR ".join([one] * len(pairs)) + ")", params
+
+
 def new_id(kind: str) -> str:
     """A random identifier like `acc_7k2m...` (80 bits)."""
     return kind + "_" + "".join(secrets.choice(_ID_ALPHABET) for _ in range(16))

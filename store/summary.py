@@ -27,15 +27,16 @@ returns numeric) and Python joins them into one integer.
 from __future__ import annotations
 
 import calendar
+import dataclasses
 import datetime as dt
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-from store.core import Session, account_filters, one_statement
+from store.core import Session, account_filters, one_statement, pairs_filter
 
 SCALE = 12  # digits after the point: contract.commission.AMOUNT_SCALE
 LIMB_DIGITS = 10
@@ -118,9 +119,15 @@ GROUP_COLUMNS: dict[str, tuple[str, ...]] = {
     "month": ("month",),
     "program": ("network", "program_key"),
     "subId": ("sub_key",),
+    # Read as the programme's network and id; each is then mapped to the directory's slug
+    # (`link`), at read time: a rebuild of the directory relinks every total at once.
+    "programSlug": ("network", "program_key"),
 }
+# What the rows of each grouping are keyed by: its columns, but a programme slug for
+# programSlug (the pairs it is read as are folded into it).
+GROUP_KEYS: dict[str, tuple[str, ...]] = {**GROUP_COLUMNS, "programSlug": ("program_slug",)}
 # Groupings whose rows come largest commission first, in cursor pages.
-RANKED = ("program", "subId")
+RANKED = ("program", "subId", "programSlug")
 
 
 def dimension_key(value: str | None) -> str:
@@ -152,8 +159,13 @@ class SummaryQuery:
     excluded: tuple[str, ...] = ()
     program_external_id: str | None = None  # with network only (the edge checks it)
     sub_id: str | None = None
-    # Ranked groupings (by program or subId): the page's size and the key of the last row
-    # already seen (`SummaryRow.rank`).
+    # A programSlug filter: the (network, programme id) pairs linked to the programme;
+    # empty matches nothing, None filters nothing.
+    program_pairs: tuple[tuple[str, str], ...] | None = None
+    # (network, programme id) -> slug: what a grouping by programSlug maps the pairs with.
+    program_links: Mapping[tuple[str, str], str] | None = None
+    # Ranked groupings (by program, subId or programSlug): the page's size and the key of
+    # the last row already seen (`SummaryRow.rank`).
     limit: int | None = None
     after: tuple[Any, ...] | None = None
 
@@ -163,6 +175,7 @@ class SummaryQuery:
         return (
             self.program_external_id is not None
             or self.sub_id is not None
+            or self.program_pairs is not None
             or any(name in RANKED for name in self.group_by)
         )
 
@@ -175,6 +188,12 @@ class SummaryQuery:
     def columns(self) -> tuple[str, ...]:
         """The key columns of the grouping, each once, in the order of `group_by`."""
         return tuple(dict.fromkeys(c for name in self.group_by for c in GROUP_COLUMNS[name]))
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """What a row is keyed by (`GROUP_KEYS`), each once, in the order of `group_by`:
+        the columns, unless grouped by programSlug."""
+        return tuple(dict.fromkeys(c for name in self.group_by for c in GROUP_KEYS[name]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +211,7 @@ class SummaryRow:
     program_external_id: str | None = None
     program_name: str | None = None  # the programme's newest commission's name
     sub_id: str | None = None
+    program_slug: str | None = None  # grouped by programSlug: the directory's programme
 
     def key(self, group_by: Sequence[str]) -> tuple[str | None, ...]:
         """What the rows are ordered by: the keys of `group_by` in order, the currency."""
@@ -214,6 +234,7 @@ _ATTRIBUTES = {
     "month": "month",
     "program_key": "program_external_id",
     "sub_key": "sub_id",
+    "program_slug": "program_slug",
 }
 
 
@@ -235,6 +256,14 @@ def _filters(
     if query.sub_id is not None:
         where.append("sub_id = ?" if rows else "sub_key = ?")
         params.append(query.sub_id if rows else "=" + query.sub_id)
+    if query.program_pairs is not None:
+        condition, more = (
+            pairs_filter(query.program_pairs, "program_external_id")
+            if rows
+            else pairs_filter(query.program_pairs, "program_key", key=True)
+        )
+        where.append(condition)
+        params += more
     lower, upper = bounds
     if lower is not None:
         where.append(f"{column} >= ?")
@@ -502,6 +531,48 @@ def summed_rows(query: SummaryQuery, rows: Iterable[Sequence[Any]]) -> list[Summ
     return out
 
 
+def link(query: SummaryQuery, rows: list[SummaryRow]) -> list[SummaryRow]:
+    """A grouping by programSlug: each row's (network, programme id) mapped to its slug
+    (`query.program_links`; none when unlinked), the network and programme id kept only
+    where the query groups by them, and the rows that then share every key summed, exactly,
+    in the order of `query.keys` and the currency."""
+    links = query.program_links or {}
+    keep_network = "network" in query.group_by or "program" in query.group_by
+    keep_program = "program" in query.group_by
+    groups: dict[tuple[Any, ...], list[Any]] = {}
+    for row in rows:
+        network = row.network
+        program = row.program_external_id
+        slug = (
+            links.get((network, program)) if network is not None and program is not None else None
+        )
+        linked = dataclasses.replace(
+            row,
+            network=network if keep_network else None,
+            program_external_id=program if keep_program else None,
+            program_slug=slug,
+        )
+        key = _sort_key(linked, query.keys)
+        totals = groups.get(key)
+        sale = None if row.sale is None else amount_units(row.sale)
+        if totals is None:
+            groups[key] = [linked, row.count, amount_units(row.commission), sale]
+            continue
+        totals[1] += row.count
+        totals[2] += amount_units(row.commission)
+        if sale is not None:
+            totals[3] = sale if totals[3] is None else totals[3] + sale
+    return [
+        dataclasses.replace(
+            linked,
+            count=count,
+            commission=units_amount(commission),
+            sale=None if sale is None else units_amount(sale),
+        )
+        for _, (linked, count, commission, sale) in sorted(groups.items())
+    ]
+
+
 AMOUNT_TEXT = re.compile(r"-?[0-9]{1,40}(\.[0-9]{1,12})?")
 
 
@@ -532,7 +603,7 @@ def rank_of(position: Sequence[Any], columns: Sequence[str]) -> tuple[Any, ...] 
 def ranked_page(query: SummaryQuery, rows: list[SummaryRow]) -> list[SummaryRow]:
     """A ranked grouping's rows in rank order, those after `query.after`, at most
     `query.limit`."""
-    columns = query.columns
+    columns = query.keys
     rows.sort(key=lambda row: row.rank(columns))
     if query.after is not None:
         after = query.after
@@ -543,10 +614,12 @@ def ranked_page(query: SummaryQuery, rows: list[SummaryRow]) -> list[SummaryRow]
 @one_statement
 async def totals(s: Session, query: SummaryQuery) -> list[SummaryRow]:
     """The account's commission totals per group of `query.group_by` and currency, ordered
-    by the keys as given (a grouping by program or subId: by currency, largest commission
-    first, then the keys; only those after `query.after`, at most `query.limit`): exact,
-    never summed across currencies. Read from the per-day totals, never the commission
-    rows; with `updated_since`, from the rows changed since (the only ones read). Run it through the read door: `store.read(summary.totals, query)`."""
+    by the keys as given (a grouping by program, subId or programSlug: by currency, largest
+    commission first, then the keys; only those after `query.after`, at most
+    `query.limit`): exact, never summed across currencies. Read from the per-day totals,
+    never the commission rows; with `updated_since`, from the rows changed since (the only
+    ones read); by programSlug, the programmes' pairs then folded into their slugs (`link`).
+    Run it through the read door: `store.read(summary.totals, query)`."""
     if query.updated_since is None:
         if not s.dialect.json_pages:
             sql, params = summary_sql(query)
@@ -559,6 +632,8 @@ async def totals(s: Session, query: SummaryQuery) -> list[SummaryRow]:
     else:
         sql, params = changed_rows_sql(query)
         rows = summed_rows(query, await s.fetch(sql, *params))
+    if "programSlug" in query.group_by:
+        rows = link(query, rows)
     return ranked_page(query, rows) if query.ranked else rows
 
 

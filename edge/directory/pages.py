@@ -38,6 +38,7 @@ import orjson
 
 from contract import shardformat
 from contract.shardformat import Combo, Directory, FormatError, combo_key
+from edge.directory.programlinks import ProgramLinks, program_links
 from edge.directory.search import Searcher
 from edge.http.httpcache import GZIP_MIN_BYTES, gzip_bytes
 
@@ -177,6 +178,9 @@ class Build:
     # view of the row: the lists and the by-slug answers share one copy of the rows.
     heads: list[bytes | memoryview]
     list_tag: bytes  # seed of the list pages' entity tags: build id and cursor secret
+    # Which programme a commission's (network, programme id) belongs to, and the linked
+    # programmes' advertised terms: swapped with the build, so a rebuild relinks at once.
+    links: ProgramLinks
     loaded_at: float
     pages: PageCache = field(repr=False, compare=False)
     # slug -> gzip of its document, filled on first demand. Compressing all 20,000 documents
@@ -220,6 +224,7 @@ def prepare(directory: Directory, secret: bytes) -> Build:
         documents=documents,
         heads=[shardformat.list_head(row) for row in directory.rows],
         list_tag=list_tag,
+        links=program_links(directory),
         loaded_at=time.time(),
         pages=PageCache(PAGE_CACHE_BYTES),
     )

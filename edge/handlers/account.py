@@ -28,18 +28,21 @@ from contract.endpoints import (
     COMMISSIONS,
     JSON,
     ME,
+    PROGRAM,
     SUMMARY_DAY_PERIOD_MAX,
 )
 from contract.exports import CSV_FORMAT, DIALECTS, EXPORT_CHUNK, JSON_FORMAT, RFC4180, Dialect
 from contract.resources import COMMISSION as COMMISSION_RESOURCE
-from contract.resources import COMMISSION_TOTAL, RANKED_GROUPS
+from contract.resources import COMMISSION_TOTAL, RANKED_GROUPS, TERMS
 from contract.vocabulary import COLLECTION_IMPORT_ONLY, COLLECTION_SYNC, LIMIT_DEFAULT
 from edge import appkeys, links
 from edge.auth.authenticate import Principal, unverifiable
+from edge.directory.programlinks import NO_LINKS, ProgramLinks
 from edge.handlers import export
 from edge.http.errors import ApiError, invalid, not_found, unavailable
 from edge.http.expect import ignore_expectation
 from edge.http.httpcache import GZIP_MIN_BYTES, VARY, accepts_gzip, gzip_bytes
+from edge.links import link_origin
 from edge.request import cursor
 from edge.request.query import commission_seq_of, parse_query
 from store import accounts, summary
@@ -70,6 +73,7 @@ FILTERS = (
     "to",
     "programExternalId",
     "subId",
+    "programSlug",
     "updatedSince",
 )
 # One answer for unknown, malformed and other accounts' ids.
@@ -94,18 +98,30 @@ def amount_text(text: str) -> str:
 
 # A Commission's members after id and network, the row's attributes they show, and those
 # that are amounts (contract.commission.FIELDS, in its order).
-_MEMBERS = commission_fields.MEMBERS
-_VALUES = attrgetter(*commission_fields.NAMES)
+# programSlug, resolved when read, follows the programme's members it is resolved from.
+_SLUG_AT = commission_fields.MEMBERS.index("programExternalId") + 1
+_HEAD_MEMBERS = commission_fields.MEMBERS[:_SLUG_AT]
+_TAIL_MEMBERS = commission_fields.MEMBERS[_SLUG_AT:]
+_HEAD_VALUES = attrgetter(*commission_fields.NAMES[:_SLUG_AT])
+_TAIL_VALUES = attrgetter(*commission_fields.NAMES[_SLUG_AT:])
 _AMOUNTS = tuple(f.member for f in commission_fields.FIELDS if f.kind == "amount")
 
 
 def commission_json(
-    ids: PublicIds, row: CommissionRow, number: Callable[[str], Any] = amount
+    ids: PublicIds,
+    row: CommissionRow,
+    number: Callable[[str], Any] = amount,
+    links: ProgramLinks | None = None,
 ) -> dict[str, Any]:
     """A Commission, members in spec order; its id the row's public id, amounts by `number`
-    (JSON number fragments, or the stored text as it is for a CSV export)."""
-    body = {"id": ids.commission(row.seq), "network": row.network}
-    body.update(zip(_MEMBERS, _VALUES(row), strict=True))
+    (JSON number fragments, or the stored text as it is for a CSV export). With `links`
+    (the served build's), its programSlug, resolved now; without, the CommissionRecord an
+    event carries (no programSlug)."""
+    body: dict[str, Any] = {"id": ids.commission(row.seq), "network": row.network}
+    body.update(zip(_HEAD_MEMBERS, _HEAD_VALUES(row), strict=True))
+    if links is not None:
+        body["programSlug"] = links.slug(row.network, row.program_external_id)
+    body.update(zip(_TAIL_MEMBERS, _TAIL_VALUES(row), strict=True))
     for member in _AMOUNTS:
         if (value := body[member]) is not None:
             body[member] = number(value)
@@ -125,17 +141,24 @@ def status_change_json(change: StatusChange) -> dict[str, Any]:
     }
 
 
-def commission_detail_json(ids: PublicIds, detail: CommissionDetail) -> dict[str, Any]:
+def commission_detail_json(
+    ids: PublicIds, detail: CommissionDetail, links: ProgramLinks
+) -> dict[str, Any]:
     """A CommissionDetail: the Commission's members, then its statusHistory."""
-    body = commission_json(ids, detail.row)
+    body = commission_json(ids, detail.row, links=links)
     body["statusHistory"] = [status_change_json(change) for change in detail.history]
     return body
 
 
-def total_json(row: SummaryRow, number: Callable[[str], Any] = amount) -> dict[str, Any]:
+def total_json(
+    row: SummaryRow,
+    number: Callable[[str], Any] = amount,
+    terms: Callable[[str | None], dict[str, Any] | None] | None = None,
+) -> dict[str, Any]:
     """A CommissionTotal, members in resource order; exact sums by `number` (JSON numbers,
-    or the text as it is for a CSV export)."""
-    return {
+    or the text as it is for a CSV export); with `terms` (include=terms), the advertised
+    terms of the row's programme."""
+    body = {
         "network": row.network,
         "status": row.status,
         "day": row.day,
@@ -143,11 +166,46 @@ def total_json(row: SummaryRow, number: Callable[[str], Any] = amount) -> dict[s
         "programExternalId": row.program_external_id,
         "programName": row.program_name,
         "subId": row.sub_id,
+        "programSlug": row.program_slug,
         "currency": row.currency,
         "count": row.count,
         "commission": number(row.commission),
         "sale": None if row.sale is None else number(row.sale),
     }
+    if terms is not None:
+        body["terms"] = terms(row.program_slug)
+    return body
+
+
+def links_of(request: web.Request) -> ProgramLinks:
+    """The programme links of the build being served (none before the first build): taken
+    once per request, so a reload midway cannot mix two builds' links in one answer."""
+    build = request.app[appkeys.DIRECTORY].current
+    return NO_LINKS if build is None else build.links
+
+
+def program_pairs(
+    params: dict[str, Any], links: ProgramLinks
+) -> tuple[tuple[str, str], ...] | None:
+    """The (network, programme id) pairs a programSlug filter stands for; None without one."""
+    slug = params.get("programSlug")
+    return None if slug is None else links.pairs_of(slug)
+
+
+def terms_of(request: web.Request, links: ProgramLinks) -> Callable[[str | None], Any]:
+    """A row's `terms` (ProgramTerms) by its programme slug; None for no programme."""
+    origin = link_origin(request.app[appkeys.CONFIG])
+
+    def terms(slug: str | None) -> dict[str, Any] | None:
+        if slug is None or (advertised := links.terms.get(slug)) is None:
+            return None
+        return {
+            "name": advertised["name"],
+            "url": f"{origin}{PROGRAM.path.replace('{slug}', slug)}",
+            **{name: advertised[name] for name in advertised if name != "name"},
+        }
+
+    return terms
 
 
 # The status a summary leaves out when it neither filters nor groups by status.
@@ -162,12 +220,21 @@ def check_program_filter(params: dict[str, Any]) -> None:
         )
 
 
-def summary_query(account_uid: str, params: dict[str, Any]) -> SummaryQuery:
+def summary_query(
+    account_uid: str, params: dict[str, Any], links: ProgramLinks = NO_LINKS
+) -> SummaryQuery:
     """The store's query of validated summary parameters. A summary by day needs a bounded
     period (its rows come in one answer, without pages): invalid_parameter on groupBy.
-    limit and cursor page only a grouping by program or subId: invalid_parameter otherwise."""
+    limit and cursor page only a ranked grouping: invalid_parameter otherwise; include=terms
+    needs a grouping by programSlug. `links`: the served build's programme links."""
     group_by: tuple[str, ...] = params.get("groupBy", ())
     check_program_filter(params)
+    if TERMS in params.get("include", ()) and "programSlug" not in group_by:
+        raise invalid(
+            "include",
+            "include=terms adds each programme's advertised terms: it needs groupBy with "
+            "programSlug",
+        )
     ranked = any(name in RANKED_GROUPS for name in group_by)
     if not ranked:
         for name in ("limit", "cursor"):
@@ -201,6 +268,8 @@ def summary_query(account_uid: str, params: dict[str, Any]) -> SummaryQuery:
         else (EXCLUDED_FROM_TOTALS,),
         program_external_id=params.get("programExternalId"),
         sub_id=params.get("subId"),
+        program_pairs=program_pairs(params, links),
+        program_links=links.slugs if "programSlug" in group_by else None,
         # One more than asked: hasMore is then exact, never an empty page.
         limit=params.get("limit", LIMIT_DEFAULT) + 1 if ranked else None,
     )
@@ -333,7 +402,11 @@ async def me(request: web.Request) -> web.Response:
 
 
 async def export_commissions(
-    request: web.Request, query: CommissionQuery, export_format: str, dialect: Dialect
+    request: web.Request,
+    query: CommissionQuery,
+    export_format: str,
+    dialect: Dialect,
+    links: ProgramLinks,
 ) -> web.StreamResponse:
     """Every commission of `query`'s filters, newest first, streamed a keyset chunk at a
     time (edge.handlers.export)."""
@@ -351,7 +424,7 @@ async def export_commissions(
             last = rows[-1]
             after = dataclasses.replace(chunk, after=(last.transacted_at, last.seq))
             rows = await store.read(store_commissions.page, after)
-            yield [commission_json(ids, row, number) for row in rows]
+            yield [commission_json(ids, row, number, links) for row in rows]
 
     return await export.stream(
         request,
@@ -360,7 +433,7 @@ async def export_commissions(
         dialect=dialect,
         resource=COMMISSION_RESOURCE,
         headers=EXPORT_HEADERS,
-        first=[commission_json(ids, row, number) for row in rows],
+        first=[commission_json(ids, row, number, links) for row in rows],
         rest=rest(rows),
     )
 
@@ -371,6 +444,7 @@ async def commissions(request: web.Request) -> web.StreamResponse:
     principal: Principal = request[appkeys.PRINCIPAL]
     params = parse_query(COMMISSIONS, request.query.items())
     check_program_filter(params)
+    links = links_of(request)
     export_format = export.chosen_format(params, request.headers.get("Accept", ""))
     if export_format != JSON_FORMAT:
         # `limit` has a default: only one the client gave is refused.
@@ -385,9 +459,10 @@ async def commissions(request: web.Request) -> web.StreamResponse:
             updated_since=updated_since(params.get("updatedSince")),
             program_external_id=params.get("programExternalId"),
             sub_id=params.get("subId"),
+            program_pairs=program_pairs(params, links),
         )
         dialect = DIALECTS[params.get("dialect", RFC4180.name)]
-        return await export_commissions(request, query, export_format, dialect)
+        return await export_commissions(request, query, export_format, dialect, links)
     filters = {name: params.get(name) for name in FILTERS}
     secret = request.app[appkeys.SECRET]
     store = request.app[appkeys.STORE]
@@ -413,6 +488,7 @@ async def commissions(request: web.Request) -> web.StreamResponse:
         after=after,
         program_external_id=params.get("programExternalId"),
         sub_id=params.get("subId"),
+        program_pairs=program_pairs(params, links),
     )
     try:
         rows = await store.read(store_commissions.page, query)
@@ -434,7 +510,7 @@ async def commissions(request: web.Request) -> web.StreamResponse:
         headers["Link"] = link_next(request, next_cursor)
     body = orjson.dumps(
         {
-            "data": [commission_json(ids, row) for row in rows],
+            "data": [commission_json(ids, row, links=links) for row in rows],
             "page": {"limit": limit, "hasMore": has_more, "nextCursor": next_cursor},
         }
     )
@@ -447,11 +523,17 @@ async def commission_summary(request: web.Request) -> web.StreamResponse:
     (format=csv|ndjson, or Accept)."""
     principal: Principal = request[appkeys.PRINCIPAL]
     params = parse_query(COMMISSION_SUMMARY, request.query.items())
+    links = links_of(request)
     export_format = export.chosen_format(params, request.headers.get("Accept", ""))
     if export_format != JSON_FORMAT:
         export.refuse_paging(params)
+        if "include" in params:
+            raise invalid(
+                "include",
+                "include adds nested members an export's flat rows do not hold; export without it",
+            )
         # Every row, in the order of the JSON answer (ranked ones too, unpaged).
-        query = dataclasses.replace(summary_query(principal.account_uid, params), limit=None)
+        query = dataclasses.replace(summary_query(principal.account_uid, params, links), limit=None)
         try:
             rows = await request.app[appkeys.STORE].read(summary.totals, query)
         except StoreUnavailable as exc:
@@ -476,10 +558,11 @@ async def commission_summary(request: web.Request) -> web.StreamResponse:
     binding = {name: params.get(name) for name in FILTERS}
     binding["groupBy"] = ",".join(params.get("groupBy", ())) or None
     secret = request.app[appkeys.SECRET]
-    query = summary_query(principal.account_uid, params)  # the key's account only
+    query = summary_query(principal.account_uid, params, links)  # the key's account only
+    terms = terms_of(request, links) if TERMS in params.get("include", ()) else None
     if "cursor" in params:
         position = cursor.decode(secret, params["cursor"], COMMISSION_SUMMARY.name, binding)
-        after = summary.rank_of(position, query.columns)
+        after = summary.rank_of(position, query.keys)
         if after is None:
             raise ApiError("invalid_cursor", "cursor is not one this API issued", param="cursor")
         query = dataclasses.replace(query, after=after)
@@ -489,7 +572,7 @@ async def commission_summary(request: web.Request) -> web.StreamResponse:
         raise commissions_unavailable(request, exc) from None
     headers = dict(EXPORT_HEADERS)
     if query.limit is None:
-        body = orjson.dumps({"data": [total_json(row) for row in rows]})
+        body = orjson.dumps({"data": [total_json(row, terms=terms) for row in rows]})
         return json_response(request, body, headers)
     limit = query.limit - 1
     has_more = len(rows) > limit
@@ -500,12 +583,12 @@ async def commission_summary(request: web.Request) -> web.StreamResponse:
             secret,
             COMMISSION_SUMMARY.name,
             binding,
-            summary.position(rows[-1], query.columns),
+            summary.position(rows[-1], query.keys),
         )
         headers["Link"] = link_next(request, next_cursor)
     body = orjson.dumps(
         {
-            "data": [total_json(row) for row in rows],
+            "data": [total_json(row, terms=terms) for row in rows],
             "page": {"limit": limit, "hasMore": has_more, "nextCursor": next_cursor},
         }
     )
@@ -530,7 +613,7 @@ async def commission(request: web.Request) -> web.Response:
         raise commissions_unavailable(request, exc) from None
     if detail is None:
         raise not_found(NO_SUCH_COMMISSION)
-    body = orjson.dumps({"data": commission_detail_json(ids, detail)})
+    body = orjson.dumps({"data": commission_detail_json(ids, detail, links_of(request))})
     return json_response(request, body, PRIVATE_HEADERS)
 
 

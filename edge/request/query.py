@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from contract import textsearch
+from contract import vocabulary as v
 from contract.countries import COUNTRIES, NOT_ASSIGNED
 from contract.endpoints import Endpoint, Param
 from contract.resources import COMMISSION_ID_PATTERN, PAYMENT_ID_PATTERN
@@ -151,6 +152,22 @@ def _groups(p: Param, raw: str) -> tuple[str, ...]:
     return tuple(items)
 
 
+def _slug(p: Param, raw: str) -> str:
+    if len(raw) > v.SLUG_MAX_LENGTH or not v.SLUG_RE.fullmatch(raw):
+        raise invalid(
+            p.name,
+            f"{p.name} must be a programme slug: lowercase letters, digits and single "
+            f"hyphens, at most {v.SLUG_MAX_LENGTH} characters",
+        )
+    return raw
+
+
+def includes(p: Param, raw: str) -> frozenset[str]:
+    """An `include` list: distinct values of `p.enum` (its allowed values, one enum of
+    contract/), comma-separated, in any order; what each adds, its endpoint says."""
+    return frozenset(_groups(p, raw))
+
+
 PARSERS: dict[str, Callable[[Param, str], Any]] = {
     "integer": _integer,
     "boolean": _boolean,
@@ -162,6 +179,8 @@ PARSERS: dict[str, Callable[[Param, str], Any]] = {
     "search": _search,
     "cursor": _cursor,
     "groups": _groups,
+    "slug": _slug,
+    "include": includes,
 }
 
 
@@ -226,7 +245,7 @@ def parse_query(endpoint: Endpoint, items: Iterable[tuple[str, str]]) -> dict[st
         if "" in given:
             raise invalid(p.name, f"{p.name} is empty; give a value or leave it out")
         if len(given) > 1:
-            if p.kind != "groups":
+            if p.kind not in ("groups", "include"):
                 raise invalid(p.name, f"{p.name} is given {len(given)} times; give it once")
             # A list may also come as the parameter repeated (`groupBy=a&groupBy=b`, what
             # generated clients send for an array): the same list as `groupBy=a,b`.

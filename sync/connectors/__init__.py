@@ -1,6 +1,7 @@
 """The connectors, by network id: one module per network (its spec, requests, parsing).
 
-Registering a network is one line of MODULES: the module's name, which is its network id.
+Registering a network is one line of contract.networks.NETWORKS (its id) and a module here
+of that name.
 The module defines one Connector subclass (with its `spec`); it is instantiated here."""
 
 from __future__ import annotations
@@ -8,36 +9,11 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping
 
+from contract.networks import NETWORKS
 from sync.connectors.base import Connector
 
-# One line per network, in name order.
-MODULES: tuple[str, ...] = (
-    "admitad",
-    "adtraction",
-    "affilae",
-    "avantlink",
-    "awin",
-    "belboon",
-    "cj",
-    "clickbank",
-    "commissionfactory",
-    "daisycon",
-    "digistore24",
-    "ebay",
-    "effiliation",
-    "flexoffers",
-    "impact",
-    "kwanko",
-    "partnerize",
-    "partnerstack",
-    "rakuten",
-    "skimlinks",
-    "sovrn",
-    "timeone",
-    "tradedoubler",
-    "tradetracker",
-    "webgains",
-)
+# The networks of contract.networks, each with its module here.
+MODULES: tuple[str, ...] = NETWORKS
 
 
 def load(name: str) -> Connector:

@@ -242,6 +242,7 @@ def test_no_site_builds_the_apis_files_alone(content: Content, run_cli: CliRunne
     assert set(api) == {
         "api/rows.jsonl", "api/keys.json", "api/shards.jsonl", "api/search.json",
         "api/search.bin", "api/programs/acme.json", "api/programs/other.json",
+        "api/program-links.json",
     }  # fmt: skip
     done = run_cli(*paths, "--no-site", cwd=content.root)
     assert done.returncode == 0, done.stderr

@@ -15,6 +15,7 @@ from catalog import schema, submission, yamlstrict
 from catalog.yamlstrict import BROKEN, Ambiguous
 from contract import vocabulary as v
 from contract.countries import COUNTRIES
+from contract.networks import NETWORKS
 from contract.resources import PROGRAM
 
 COMMITTED = ROOT / "content" / "schema" / "program.schema.json"
@@ -73,7 +74,10 @@ def test_schema_takes_its_vocabulary_from_the_contract() -> None:
     # Every API field but the computed ones is a submission field, plus status.
     computed = {"score", "scoreVersion", "scoreBreakdown", "stale"}
     assert computed == set(submission.COMPUTED)
-    assert set(props) == (set(PROGRAM.names) - computed) | {"status"}
+    # ...and networks, what links commissions to the programme (never served as a member).
+    assert set(props) == (set(PROGRAM.names) - computed) | {"status", "networks"}
+    link = props["networks"]["items"]["properties"]
+    assert link["network"]["enum"] == list(NETWORKS)
     terms = props["commissionTerms"]
     assert terms["properties"]["mode"]["enum"] == list(v.COMMISSION_MODES)
     assert set(terms["properties"]) == set(v.TERMS_MEMBERS)

@@ -1,4 +1,4 @@
-"""Shard format 4: every page in api/shards.jsonl, found through the manifest's byte ranges."""
+"""Shard format 5: every page in api/shards.jsonl, found through the manifest's byte ranges."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def test_a_range_request_gives_one_combination(content: Content, no_site: None) 
     catalogue(content)
     content.build()
     manifest = orjson.loads((content.out / sf.MANIFEST).read_bytes())
-    assert manifest["format"] == sf.FORMAT_VERSION == 4
+    assert manifest["format"] == sf.FORMAT_VERSION == 5
     blob = (content.out / sf.SHARDS).read_bytes()
     directory = sf.load(content.out)
     assert set(manifest["shards"]) == set(directory.shards)
@@ -60,8 +60,8 @@ def test_a_rebuild_after_one_change_writes_a_handful_of_files(
     content.add("prog-0", submission(vertical="saas", cookieDays="365"))  # re-scored
     result = content.build()
     # rows, keys, shards, search.json and search.bin, the programme's document, the
-    # manifest; the rest is linked
-    assert result.written == 7
+    # programme links (they name the build), the manifest; the rest is linked
+    assert result.written == 8
     assert result.written + result.linked == result.files
 
 
@@ -188,9 +188,48 @@ def truncated_binary(root: Path) -> None:
     (root / sf.BINARY).write_bytes(blob[:-2])
 
 
+def rewrite_links(change: Callable[[dict], None]) -> Callable[[Path], None]:
+    def breakage(root: Path) -> None:
+        doc = {"buildId": orjson.loads((root / sf.KEYS).read_bytes())["buildId"], "links": []}
+        doc["links"] = [{"network": "awin", "programId": "1", "slug": "prog-0"}]
+        change(doc)
+        (root / sf.PROGRAM_LINKS).write_bytes(orjson.dumps(doc))
+
+    breakage.__name__ = f"links_{change.__name__}"
+    return breakage
+
+
+def unknown_slug(doc: dict) -> None:
+    doc["links"][0]["slug"] = "no-such-programme"
+
+
+def pair_twice(doc: dict) -> None:
+    doc["links"].append({"network": "awin", "programId": "1", "slug": "prog-1"})
+
+
+def not_text(doc: dict) -> None:
+    doc["links"][0]["programId"] = 1
+
+
+def missing_links(root: Path) -> None:
+    (root / sf.PROGRAM_LINKS).unlink()
+
+
+def test_load_reads_sound_links(content: Content, no_site: None) -> None:
+    catalogue(content)
+    content.build(cache=False)
+    rewrite_links(lambda doc: None)(content.out)
+    assert sf.load(content.out).program_links == {("awin", "1"): "prog-0"}
+
+
 @pytest.mark.parametrize(
     "breakage",
     [
+        rewrite_links(other_build),
+        rewrite_links(unknown_slug),
+        rewrite_links(pair_twice),
+        rewrite_links(not_text),
+        missing_links,
         rewrite_search(other_build),
         rewrite_search(unsorted_words),
         rewrite_search(short_names),
@@ -242,6 +281,7 @@ def test_load_refuses_a_short_page_before_the_last(tmp_path: Path) -> None:
             sf.SHARDS: b"[0]\n[1,2]\n[3]\n",  # 3 pages for 4 ranks in pages of 2
             sf.SEARCH: search[0],
             sf.BINARY: search[1],
+            sf.PROGRAM_LINKS: sf.encode_links("b", {}),
         }
         index = {"any.any.any.any": [4, 0, len(files[sf.SHARDS])]}
         files[sf.MANIFEST] = sf.encode_manifest("b", {"programs": 4}, index)

@@ -1,6 +1,6 @@
 """Schemathesis hooks for the contract run (loaded with SCHEMATHESIS_HOOKS=schemathesis_hooks).
 
-The document does not say five rules of the API, so a request that the document calls valid
+The document does not say these rules of the API, so a request that the document calls valid
 can still be refused with a documented 400:
 - a cursor is valid only for the endpoint and the filters it was issued with;
 - `from` must not be later than `to`;
@@ -9,6 +9,7 @@ can still be refused with a documented 400:
 - `q` holds 1 to `textsearch.MAX_TERMS` words of at least `textsearch.MIN_TERM` letters or
   digits once accents are folded (contract.textsearch), which no portable pattern says;
 - a summary grouped by `day` needs `from` and `to` at most 366 days apart;
+- `include` on a summary needs `groupBy` with `programSlug`, and is not taken by an export;
 - an export (`format` csv or ndjson) holds every row: it takes no `limit` nor `cursor`, a
   `dialect` only with `format=csv`, and a summary pages (`limit`, `cursor`) only when grouped by `program` or `subId`;
 - `programExternalId` names a programme of a `network`, so it needs one.
@@ -135,6 +136,10 @@ def before_call(context: schemathesis.HookContext, case: Any, kwargs: dict[str, 
         named = groups if isinstance(groups, list) else str(groups or "").split(",")
         if not set(named) & set(RANKED_GROUPS):
             query.pop("limit", None)
+        # include=terms adds a programme's terms: only to rows grouped by programSlug, and
+        # never to an export's flat rows.
+        if "programSlug" not in named or query.get("format") in EXPORT_FORMATS:
+            query.pop("include", None)
         # A summary's cursor is bound to its filters and groups; none is checked here.
         query.pop("cursor", None)
     if "programExternalId" in query and "network" not in query:

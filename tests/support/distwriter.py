@@ -116,8 +116,13 @@ def shards_of(ordered: Sequence[Programme]) -> dict[str, list[int]]:
     return shards
 
 
-def directory_of(programmes: Iterable[Programme], build_id: str = "in-memory") -> sf.Directory:
-    """The Directory that `shardformat.load` would return for a build of `programmes`."""
+def directory_of(
+    programmes: Iterable[Programme],
+    build_id: str = "in-memory",
+    links: dict[tuple[str, str], str] | None = None,
+) -> sf.Directory:
+    """The Directory that `shardformat.load` would return for a build of `programmes`
+    (and these programme links)."""
     ordered = sorted(programmes, key=sort_key)
     return sf.Directory(
         build_id=build_id,
@@ -127,6 +132,7 @@ def directory_of(programmes: Iterable[Programme], build_id: str = "in-memory") -
         shards={key: array("I", ranks) for key, ranks in shards_of(ordered).items()},
         counts={"programs": len(ordered)},
         search=searchindex.decode(*search_blobs(build_id, ordered), build_id, len(ordered)),
+        program_links=dict(links or {}),
     )
 
 
@@ -135,8 +141,14 @@ def search_blobs(build_id: str, ordered: Sequence[Programme]) -> tuple[bytes, by
     return searchindex.encode(build_id, ordered, [p["slug"] for p in ordered])
 
 
-def write_dist(root: Path, programmes: Iterable[Programme], build_id: str) -> None:
-    """Write a complete build into the directory `root` (created), manifest last."""
+def write_dist(
+    root: Path,
+    programmes: Iterable[Programme],
+    build_id: str,
+    links: dict[tuple[str, str], str] | None = None,
+) -> None:
+    """Write a complete build into the directory `root` (created), manifest last; `links`:
+    (network, programId) -> slug of `api/program-links.json`."""
     ordered = sorted(programmes, key=sort_key)
     rows = [sf.encode_row(p) for p in ordered]
     shards = shards_of(ordered)
@@ -148,6 +160,7 @@ def write_dist(root: Path, programmes: Iterable[Programme], build_id: str) -> No
     }
     files[sf.SHARDS], index = sf.encode_shards(shards)
     files[sf.SEARCH], files[sf.BINARY] = search_blobs(build_id, ordered)
+    files[sf.PROGRAM_LINKS] = sf.encode_links(build_id, links or {})
     for p, row in zip(ordered, rows, strict=True):
         files[sf.program_path(p["slug"])] = sf.encode_document(row)
     for rel, data in files.items():
@@ -190,13 +203,18 @@ def install(staged: Path, dist: Path, *, exchange: bool = True) -> None:
 
 
 def publish(
-    dist: Path, programmes: Iterable[Programme], build_id: str, *, exchange: bool = True
+    dist: Path,
+    programmes: Iterable[Programme],
+    build_id: str,
+    *,
+    exchange: bool = True,
+    links: dict[tuple[str, str], str] | None = None,
 ) -> None:
     """Write a build beside `dist` and swap it in."""
     staged = dist.with_name(f".{dist.name}-{build_id}")
     if staged.exists():
         shutil.rmtree(staged)
-    write_dist(staged, programmes, build_id)
+    write_dist(staged, programmes, build_id, links)
     install(staged, dist, exchange=exchange)
 
 

@@ -10,13 +10,21 @@ import itertools
 import json
 import random
 from decimal import Decimal, localcontext
+from pathlib import Path
 from typing import Any
 
 import pytest
 from support.accountkit import Seeded, check_resource, new_account
 from support.apierror import assert_api_error
+from support.distwriter import publish, random_programme
 
-from contract.resources import COMMISSION_TOTAL, RANKED_GROUPS, SUMMARY_GROUPS
+from contract.resources import (
+    COMMISSION_TERMS,
+    COMMISSION_TOTAL,
+    RANKED_GROUPS,
+    SUMMARY_GROUPS,
+    compact,
+)
 from contract.vocabulary import COMMISSION_STATUSES
 from store import AccountStore, commissions, open_store
 from store.base import NewCommission
@@ -76,10 +84,14 @@ def latest_names(rows: list[tuple[str, NewCommission]]) -> dict[tuple[str, Any],
 
 
 def reference(
-    rows: list[tuple[str, NewCommission]], group_by: tuple[str, ...], **filters: str
+    rows: list[tuple[str, NewCommission]],
+    group_by: tuple[str, ...],
+    links: dict[tuple[str, str], str] | None = None,
+    **filters: str,
 ) -> list[dict[str, Any]]:
     """Brute force over the rows: filter, group, sum with exact decimals; rows of a grouping
-    by program or subId by currency, largest commission first, then the keys."""
+    by program, subId or programSlug by currency, largest commission first, then the keys.
+    `links`: (network, programExternalId) -> programSlug of the served build."""
     groups: dict[tuple[Any, ...], list[Any]] = {}
     names = latest_names(rows)
     with localcontext() as exact:
@@ -93,6 +105,7 @@ def reference(
                 "month": day[:7],
                 "program": (network, r.program_external_id),
                 "subId": r.sub_id,
+                "programSlug": (links or {}).get((network, r.program_external_id)),
             }
             if any(values.get(k) != v for k, v in filters.items() if k in values):
                 continue
@@ -392,6 +405,7 @@ async def test_corrections_and_status_changes_move_the_totals(edge_client, admin
             "programExternalId": None,
             "programName": None,
             "subId": None,
+            "programSlug": None,
             "currency": "USD",
             "count": 1,
             "commission": Decimal("12.3"),
@@ -533,3 +547,154 @@ async def test_a_total_not_split_by_status_leaves_declined_commissions_out(
     assert totals(await summary(client, owner.auth, status="declined")) == [
         (None, 1, Decimal("100"))
     ]
+
+
+# --- The directory's programmes: programSlug, read through the served build's links ------
+
+# (network, programExternalId) -> slug, as a build's api/program-links.json gives them: two
+# pairs of one programme, a programme id that is another network's too, one with a space.
+LINKS = {
+    ("awin", "10"): "alpha",
+    ("cj", "10"): "alpha",
+    ("impact", "11"): "beta",
+    ("cj", "x y"): "beta",
+    ("awin", "12"): "gamma",
+}
+LINKED = ("alpha", "beta", "gamma", "delta")  # delta lists no network
+
+
+@pytest.fixture
+def linked_build(account_config) -> dict[str, dict[str, Any]]:
+    """A build of LINKED with LINKS in the edge's dist/, before the edge starts."""
+    programmes = [random_programme(random.Random(n), slug) for n, slug in enumerate(LINKED)]
+    publish(Path(account_config.dist), programmes, "links-1", links=LINKS)
+    return {p["slug"]: p for p in programmes}
+
+
+SLUG_GROUPINGS = [
+    ("programSlug",),
+    ("programSlug", "status"),
+    ("month", "programSlug"),
+    ("network", "programSlug"),
+    ("program", "programSlug"),
+    ("programSlug", "subId"),
+]
+
+
+async def test_program_slug_totals_are_exact_per_currency(edge_client, dataset, linked_build):
+    owner, rows = dataset
+    client = await edge_client()
+    for group_by in SLUG_GROUPINGS:
+        got = await every_page(client, owner.auth, groupBy=",".join(group_by))
+        assert got == reference(rows, group_by, LINKS), group_by
+    # Unlinked commissions (no programme id, or a pair no programme lists) make one row a
+    # currency, with programSlug null.
+    got = await every_page(client, owner.auth, groupBy="programSlug")
+    assert {row["programSlug"] for row in got} == {"alpha", "beta", "gamma", None}
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [
+        {"programSlug": "alpha"},
+        {"programSlug": "beta", "network": "cj"},
+        {"programSlug": "alpha", "status": "approved", "from": "2026-01-01"},
+        {"programSlug": "gamma", "subId": "home", "to": "2026-01-20"},
+        {"programSlug": "delta"},  # lists no network: nothing
+        {"programSlug": "no-such-programme"},  # no published programme: nothing
+    ],
+)
+async def test_the_program_slug_filter_matches_the_list(
+    edge_client, dataset, linked_build, filters
+):
+    owner, rows = dataset
+    client = await edge_client()
+    body = await summary(client, owner.auth, groupBy="month,status", **filters)
+    assert exact(body) == reference(rows, ("month", "status"), LINKS, **filters)
+    ranked = await every_page(client, owner.auth, limit=3, groupBy="programSlug,subId", **filters)
+    assert ranked == reference(rows, ("programSlug", "subId"), LINKS, **filters)
+    listed = await list_all(client, owner.auth, **filters)
+    expected = [
+        f"{n}:{r.external_id}"
+        for n, r in rows
+        if LINKS.get((n, r.program_external_id)) == filters["programSlug"]
+        and all(
+            {"network": n, "status": r.status, "subId": r.sub_id}[k] == v
+            for k, v in filters.items()
+            if k in ("network", "status", "subId")
+        )
+        and filters.get("from", "0") <= r.transacted_at[:10] <= filters.get("to", "9")
+    ]
+    assert sorted(listed) == sorted(expected)
+
+
+@pytest.mark.parametrize("limit", [1, 2, 5])
+async def test_program_slug_pages_walk_every_row_once(edge_client, dataset, linked_build, limit):
+    owner, rows = dataset
+    client = await edge_client()
+    seen = await every_page(client, owner.auth, limit=limit, groupBy="programSlug")
+    assert seen == reference(rows, ("programSlug",), LINKS)
+    keys = [(row["currency"], row["programSlug"]) for row in seen]
+    assert len(set(keys)) == len(keys)
+
+
+async def test_without_a_build_nothing_is_linked(edge_client, dataset):
+    owner, rows = dataset
+    client = await edge_client()
+    got = await every_page(client, owner.auth, groupBy="programSlug")
+    assert got == reference(rows, ("programSlug",), {})
+    assert {row["programSlug"] for row in got} == {None}
+    body = await summary(client, owner.auth, programSlug="alpha", groupBy="status")
+    assert body["data"] == []
+
+
+async def test_include_terms_puts_the_advertised_terms_beside_each_row(
+    edge_client, dataset, linked_build
+):
+    owner, _ = dataset
+    client = await edge_client()
+    body = await summary(client, owner.auth, groupBy="programSlug", include="terms", limit="100")
+    assert body["data"]
+    for row in body["data"]:
+        slug = row["programSlug"]
+        if slug is None:
+            assert row["terms"] is None
+            continue
+        programme = linked_build[slug]
+        assert row["terms"] == {
+            "name": programme["name"],
+            "url": f"/v1/programs/{slug}",
+            "commission": programme["commission"],
+            "commissionTerms": json.loads(
+                json.dumps(compact(programme["commissionTerms"], COMMISSION_TERMS)),
+                parse_float=Decimal,
+            ),
+            "cookieDays": programme["cookieDays"],
+            "holdbackDays": programme["holdbackDays"],
+            "currency": programme["currency"],
+        }
+    # The same rows as without include, the terms aside.
+    plain = await summary(client, owner.auth, groupBy="programSlug", limit="100")
+    assert [{k: v for k, v in row.items() if k != "terms"} for row in body["data"]] == plain["data"]
+
+
+@pytest.mark.parametrize(
+    ("query", "param"),
+    [
+        ({"include": "terms"}, "include"),  # needs groupBy=programSlug
+        ({"include": "terms", "groupBy": "program"}, "include"),
+        ({"include": "nothing", "groupBy": "programSlug"}, "include"),
+        ({"include": "terms,terms", "groupBy": "programSlug"}, "include"),
+        ({"include": "terms", "groupBy": "programSlug", "format": "csv"}, "include"),
+        ({"programSlug": "Alpha"}, "programSlug"),
+        ({"programSlug": "a" * 65}, "programSlug"),
+        ({"programSlug": "a--b"}, "programSlug"),
+    ],
+)
+async def test_bad_program_slug_and_include_name_their_parameter(edge_client, seeded, query, param):
+    client = await edge_client()
+    resp = await client.get(PATH, params=query, headers=seeded.auth)
+    await assert_api_error(resp, 400, "invalid_parameter", param)
+    if "include" not in query:
+        resp = await client.get("/v1/commissions", params=query, headers=seeded.auth)
+        await assert_api_error(resp, 400, "invalid_parameter", param)
