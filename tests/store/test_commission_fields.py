@@ -17,7 +17,8 @@ import pytest
 from accounts import importer
 from contract import commission
 from contract.openapi import document
-from contract.resources import COMMISSION, COMMISSION_DETAIL, COMMISSION_UPDATE
+from contract.resources import COMMISSION, COMMISSION_DETAIL, COMMISSION_RECORD, COMMISSION_UPDATE
+from edge.directory.programlinks import ProgramLinks
 from edge.handlers.account import commission_json
 from store.commissions import COMMISSION_COLUMNS, UPSERT_ARRAYS_SQL, upsert_values_sql
 from store.engines.sqlite import migrate
@@ -31,6 +32,10 @@ MEMBERS = tuple(f.member for f in FIELDS)
 ROOT = Path(__file__).resolve().parents[2]
 # What every Commission starts with, before the table's fields.
 HEAD = ("id", "network")
+# A commission as read: the record's members and the directory link resolved then, after
+# the programme's members it is resolved from (an event records no link).
+_AT = MEMBERS.index("programExternalId") + 1
+READ = (*HEAD, *MEMBERS[:_AT], "programSlug", *MEMBERS[_AT:])
 
 
 @pytest.fixture(scope="module")
@@ -92,14 +97,15 @@ def test_the_events_members_are_the_tables(latest_sqlite: sqlite3.Connection, tr
 
 
 def test_the_api_members_are_the_tables():
-    assert COMMISSION.names == (*HEAD, *MEMBERS)
-    assert COMMISSION_DETAIL.names[: len(HEAD) + len(MEMBERS)] == COMMISSION.names
-    assert COMMISSION_UPDATE.names[: len(HEAD) + len(MEMBERS)] == COMMISSION.names
+    assert COMMISSION_RECORD.names == (*HEAD, *MEMBERS)
+    assert COMMISSION.names == READ
+    assert COMMISSION_DETAIL.names[: len(READ)] == COMMISSION.names
+    assert COMMISSION_UPDATE.names[: len(HEAD) + len(MEMBERS)] == COMMISSION_RECORD.names
     for f in FIELDS:
         member = COMMISSION.field(f.member)
         assert (member.nullable, member.description) == (f.nullable, f.description)
     properties = document()["components"]["schemas"]["Commission"]["properties"]
-    assert tuple(properties) == (*HEAD, *MEMBERS)
+    assert tuple(properties) == READ
     row = commission.CommissionRow(
         1,
         "awin",
@@ -112,6 +118,9 @@ def test_the_api_members_are_the_tables():
 
     shown = commission_json(Ids(), row)  # type: ignore[arg-type]
     assert tuple(shown) == (*HEAD, *MEMBERS)
+    linked = ProgramLinks(slugs={("awin", "program_external_id-value"): "a-programme"})
+    read = commission_json(Ids(), row, links=linked)  # type: ignore[arg-type]
+    assert tuple(read) == READ and read["programSlug"] == "a-programme"
     assert [shown[f.member] for f in FIELDS if f.kind != "amount"] == [
         f"{f.name}-value" for f in FIELDS if f.kind != "amount"
     ]

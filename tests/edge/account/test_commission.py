@@ -164,5 +164,10 @@ async def test_me_tells_stale_from_empty(edge_client, timed_store, clock):
         "lastSuccessAt": None,
         "reasonCode": None,
         "completeThrough": None,
+        "nextAttemptAt": None,
+        "collection": "sync",
+        "lastImportAt": None,
+        "importedFrom": None,
+        "importedThrough": None,
     }
     assert dt.datetime.fromisoformat(awin["lastAttemptAt"].replace("Z", "+00:00"))
