@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from contract import exports, searchindex, textsearch
 from contract import vocabulary as v
-from contract.resources import RANKED_GROUPS, SUMMARY_GROUPS
+from contract.resources import OUTCOMES, RANKED_GROUPS, SUMMARY_GROUPS, SUMMARY_INCLUDES
 
 # The media type of every answer with a body: the data, the errors, the OpenAPI document.
 JSON = "application/json"
@@ -298,6 +298,17 @@ COMMISSION_SUMMARY = Endpoint(
             f"cursor). With day, from and to are required, at most {SUMMARY_DAY_PERIOD_MAX} "
             "days apart. program is the network and programExternalId.",
             enum=SUMMARY_GROUPS,
+        ),
+        Param(
+            "include",
+            "groups",
+            "What each row carries besides its totals: a comma-separated list of distinct "
+            f"values among {', '.join(SUMMARY_INCLUDES)}. {OUTCOMES}: the group's realised "
+            "terms from its commissions' status histories (counts and exact sums per "
+            "status, approval and reversal rates, median days to a first decision), every "
+            "status counted; a group whose commissions are all declined then comes too, with "
+            "count 0. The JSON answer only (not with format).",
+            enum=SUMMARY_INCLUDES,
         ),
         Param(
             "limit",

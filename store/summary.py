@@ -31,11 +31,14 @@ import datetime as dt
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from store.core import Session, account_filters, one_statement
+
+if TYPE_CHECKING:
+    from store.outcomes import Outcomes
 
 SCALE = 12  # digits after the point: contract.commission.AMOUNT_SCALE
 LIMB_DIGITS = 10
@@ -192,6 +195,8 @@ class SummaryRow:
     program_external_id: str | None = None
     program_name: str | None = None  # the programme's newest commission's name
     sub_id: str | None = None
+    # What became of the group's commissions (store.outcomes), when asked for.
+    outcomes: Outcomes | None = None
 
     def key(self, group_by: Sequence[str]) -> tuple[str | None, ...]:
         """What the rows are ordered by: the keys of `group_by` in order, the currency."""
@@ -243,6 +248,14 @@ def _filters(
         where.append(f"{column} <= ?")
         params.append(upper)
     return where, params
+
+
+def row_filters(
+    query: SummaryQuery, column: str, bounds: tuple[str | None, str | None]
+) -> tuple[list[str], list[Any]]:
+    """The conditions and parameters of the query's filters on the commission rows
+    themselves; `column` the timestamp `bounds` (inclusive, None for none) range over."""
+    return _filters(query, column, bounds, rows=True)
 
 
 def _text(day: dt.date | None, width: int = 10, suffix: str = "") -> str | None:
@@ -555,14 +568,14 @@ async def totals(s: Session, query: SummaryQuery) -> list[SummaryRow]:
             sql, params = summary_json_sql(query)
             rows = summary_rows(query, orjson.loads(await s.fetchval(sql, *params)))
             # The aggregate keeps the subquery's order; sorting makes sure of it.
-            rows.sort(key=lambda row: _sort_key(row, query.columns))
+            rows.sort(key=lambda row: sort_key(row, query.columns))
     else:
         sql, params = changed_rows_sql(query)
         rows = summed_rows(query, await s.fetch(sql, *params))
     return ranked_page(query, rows) if query.ranked else rows
 
 
-def _sort_key(row: SummaryRow, columns: Sequence[str]) -> tuple[Any, ...]:
+def sort_key(row: SummaryRow, columns: Sequence[str]) -> tuple[Any, ...]:
     """The SQL's order: the key columns (none before any value), then the currency."""
     keys: list[Any] = []
     for column in columns:

@@ -30,7 +30,7 @@ from contract.endpoints import (
 )
 from contract.exports import CSV_FORMAT, DIALECTS, EXPORT_CHUNK, JSON_FORMAT, RFC4180, Dialect
 from contract.resources import COMMISSION as COMMISSION_RESOURCE
-from contract.resources import COMMISSION_TOTAL, RANKED_GROUPS
+from contract.resources import COMMISSION_TOTAL, OUTCOMES, RANKED_GROUPS
 from contract.vocabulary import LIMIT_DEFAULT
 from edge import appkeys, links
 from edge.auth.authenticate import Principal, unverifiable
@@ -39,8 +39,8 @@ from edge.http.errors import ApiError, invalid, not_found, unavailable
 from edge.http.expect import ignore_expectation
 from edge.http.httpcache import GZIP_MIN_BYTES, VARY, accepts_gzip, gzip_bytes
 from edge.request import cursor
-from edge.request.query import commission_seq_of, parse_query
-from store import accounts, summary
+from edge.request.query import commission_seq_of, included, parse_query
+from store import accounts, outcomes, summary
 from store import commissions as store_commissions
 from store.base import (
     AMOUNT_RE,
@@ -132,10 +132,37 @@ def commission_detail_json(ids: PublicIds, detail: CommissionDetail) -> dict[str
     return body
 
 
+def _decimal(text: str | None) -> orjson.Fragment | None:
+    return None if text is None else orjson.Fragment(text)
+
+
+def outcomes_json(found: outcomes.Outcomes) -> dict[str, Any]:
+    """A CommissionOutcomes, members in resource order; amounts, rates and the median as
+    exact JSON numbers."""
+    return {
+        "byStatus": {
+            status: {
+                "count": total.count,
+                "commission": amount(total.commission),
+                "sale": None if total.sale is None else amount(total.sale),
+            }
+            for status, total in found.by_status
+        },
+        "decided": found.decided,
+        "approved": found.approved,
+        "everApproved": found.ever_approved,
+        "reversed": found.reversed,
+        "approvalRate": _decimal(found.approval_rate),
+        "reversalRate": _decimal(found.reversal_rate),
+        "decisionsTimed": found.timed,
+        "medianDaysToDecision": _decimal(found.median_days),
+    }
+
+
 def total_json(row: SummaryRow, number: Callable[[str], Any] = amount) -> dict[str, Any]:
     """A CommissionTotal, members in resource order; exact sums by `number` (JSON numbers,
-    or the text as it is for a CSV export)."""
-    return {
+    or the text as it is for a CSV export); `outcomes` only when the row has them."""
+    body = {
         "network": row.network,
         "status": row.status,
         "day": row.day,
@@ -148,6 +175,9 @@ def total_json(row: SummaryRow, number: Callable[[str], Any] = amount) -> dict[s
         "commission": number(row.commission),
         "sale": None if row.sale is None else number(row.sale),
     }
+    if row.outcomes is not None:
+        body["outcomes"] = outcomes_json(row.outcomes)
+    return body
 
 
 # The status a summary leaves out when it neither filters nor groups by status.
@@ -445,6 +475,8 @@ async def commission_summary(request: web.Request) -> web.StreamResponse:
     export_format = export.chosen_format(params, request.headers.get("Accept", ""))
     if export_format != JSON_FORMAT:
         export.refuse_paging(params)
+        if "include" in params:
+            raise invalid("include", "include shapes the JSON answer; an export has no include")
         # Every row, in the order of the JSON answer (ranked ones too, unpaged).
         query = dataclasses.replace(summary_query(principal.account_uid, params), limit=None)
         try:
@@ -470,6 +502,9 @@ async def commission_summary(request: web.Request) -> web.StreamResponse:
         )
     binding = {name: params.get(name) for name in FILTERS}
     binding["groupBy"] = ",".join(params.get("groupBy", ())) or None
+    if "include" in params:
+        # Its rows are not the same set (a group wholly declined comes too).
+        binding["include"] = ",".join(params["include"])
     secret = request.app[appkeys.SECRET]
     query = summary_query(principal.account_uid, params)  # the key's account only
     if "cursor" in params:
@@ -478,8 +513,9 @@ async def commission_summary(request: web.Request) -> web.StreamResponse:
         if after is None:
             raise ApiError("invalid_cursor", "cursor is not one this API issued", param="cursor")
         query = dataclasses.replace(query, after=after)
+    read = outcomes.summary_with_outcomes if included(params, OUTCOMES) else summary.totals
     try:
-        rows = await request.app[appkeys.STORE].read(summary.totals, query)
+        rows = await request.app[appkeys.STORE].read(read, query)
     except StoreUnavailable as exc:
         raise commissions_unavailable(request, exc) from None
     headers = dict(EXPORT_HEADERS)

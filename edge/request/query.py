@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from contract import textsearch
@@ -148,6 +148,12 @@ def _groups(p: Param, raw: str) -> tuple[str, ...]:
         if item not in p.enum:
             raise invalid(p.name, wanted)
     return tuple(items)
+
+
+def included(params: Mapping[str, Any], name: str) -> bool:
+    """Whether the validated `include` list of `params` names `name` (one of the endpoint's
+    include values, contract.resources)."""
+    return name in params.get("include", ())
 
 
 PARSERS: dict[str, Callable[[Param, str], Any]] = {
