@@ -17,11 +17,18 @@ DATE_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z"
 
 
 def check_resource(value: Any, resource: Resource, where: str = "") -> None:
-    """`value` has exactly the resource's members, in spec order, each of its type."""
+    """`value` has exactly the resource's members, in spec order, each of its type; a
+    member omitted when empty may be absent, and is not empty when present."""
     where = where or resource.name
     assert isinstance(value, dict), f"{where}: not an object"
-    assert list(value) == list(resource.names), f"{where}: members {list(value)}"
+    omitted = {f.name for f in resource.fields if f.omitted_when_empty and f.name not in value}
+    wanted = [name for name in resource.names if name not in omitted]
+    assert list(value) == wanted, f"{where}: members {list(value)}"
     for field in resource.fields:
+        if field.name in omitted:
+            continue
+        if field.omitted_when_empty:
+            assert value[field.name] not in (None, False, []), f"{where}.{field.name}: empty"
         check_field(value[field.name], field, f"{where}.{field.name}")
 
 
