@@ -279,6 +279,19 @@ COMMISSIONS = Endpoint(
 # The longest period a summary by day covers: its rows stay bounded without pages.
 SUMMARY_DAY_PERIOD_MAX = 366
 
+# What a summary row carries when asked: its realised terms (store.outcomes).
+SUMMARY_INCLUDE = Param(
+    "include",
+    "groups",
+    "What each row carries besides its totals: a comma-separated list of distinct "
+    f"values among {', '.join(SUMMARY_INCLUDES)}. {OUTCOMES}: the group's realised "
+    "terms from its commissions' status histories (counts and exact sums per "
+    "status, approval and reversal rates, median days to a first decision), every "
+    "status counted; a group whose commissions are all declined then comes too, with "
+    "count 0. The JSON answer only (not with format).",
+    enum=SUMMARY_INCLUDES,
+)
+
 COMMISSION_SUMMARY = Endpoint(
     name="commission_summary",
     path="/v1/commissions/summary",
@@ -299,17 +312,7 @@ COMMISSION_SUMMARY = Endpoint(
             "days apart. program is the network and programExternalId.",
             enum=SUMMARY_GROUPS,
         ),
-        Param(
-            "include",
-            "groups",
-            "What each row carries besides its totals: a comma-separated list of distinct "
-            f"values among {', '.join(SUMMARY_INCLUDES)}. {OUTCOMES}: the group's realised "
-            "terms from its commissions' status histories (counts and exact sums per "
-            "status, approval and reversal rates, median days to a first decision), every "
-            "status counted; a group whose commissions are all declined then comes too, with "
-            "count 0. The JSON answer only (not with format).",
-            enum=SUMMARY_INCLUDES,
-        ),
+        SUMMARY_INCLUDE,
         Param(
             "limit",
             "integer",
