@@ -9,7 +9,8 @@ can still be refused with a documented 400:
 - `q` holds 1 to `textsearch.MAX_TERMS` words of at least `textsearch.MIN_TERM` letters or
   digits once accents are folded (contract.textsearch), which no portable pattern says;
 - a summary grouped by `day` needs `from` and `to` at most 366 days apart;
-- an export (`format` csv or ndjson) holds every row: it takes no `limit` nor `cursor`, a
+- an export (`format` csv or ndjson) holds every row: it takes no `limit`, `cursor` nor
+  (a summary) `include`, a
   `dialect` only with `format=csv`, and a summary pages (`limit`, `cursor`) only when grouped by `program` or `subId`;
 - `programExternalId` names a programme of a `network`, so it needs one.
 For *positive* cases only (the ones schemathesis expects the API to accept), this hook makes
@@ -126,6 +127,7 @@ def before_call(context: schemathesis.HookContext, case: Any, kwargs: dict[str, 
     if query.get("format") in EXPORT_FORMATS:
         query.pop("limit", None)
         query.pop("cursor", None)
+        query.pop("include", None)  # a summary's include shapes its JSON answer only
     if "dialect" in query and query.get("format") != CSV_FORMAT:
         del query["dialect"]
     if case.operation.path == COMMISSION_SUMMARY.path:
