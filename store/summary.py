@@ -31,14 +31,12 @@ import datetime as dt
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
+from store.base import Outcomes
 from store.core import Session, account_filters, one_statement
-
-if TYPE_CHECKING:
-    from store.outcomes import Outcomes
 
 SCALE = 12  # digits after the point: contract.commission.AMOUNT_SCALE
 LIMB_DIGITS = 10

@@ -49,6 +49,7 @@ from store.base import (
     CommissionDetail,
     CommissionQuery,
     CommissionRow,
+    Outcomes,
     StatusChange,
     StoreUnavailable,
     format_timestamp,
@@ -136,7 +137,7 @@ def _decimal(text: str | None) -> orjson.Fragment | None:
     return None if text is None else orjson.Fragment(text)
 
 
-def outcomes_json(found: outcomes.Outcomes) -> dict[str, Any]:
+def outcomes_json(found: Outcomes) -> dict[str, Any]:
     """A CommissionOutcomes, members in resource order; amounts, rates and the median as
     exact JSON numbers."""
     return {

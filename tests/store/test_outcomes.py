@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from support.accountkit import StepClock
 
 from store import accounts, commissions, open_store, outcomes
-from store.base import NewCommission
+from store.base import NewCommission, median, rate
 from store.engines.sqlite import database_path
 from store.summary import SummaryQuery
 
@@ -335,7 +335,7 @@ async def test_ranked_pages_with_outcomes_cover_every_group_once(database: str):
 @given(st.integers(0, 50), st.integers(0, 50))
 def test_a_rate_is_the_ratio_rounded_half_to_even(part: int, extra: int):
     whole = part + extra
-    got = outcomes.rate(part, whole)
+    got = rate(part, whole)
     if whole == 0:
         assert got is None
         return
@@ -346,7 +346,7 @@ def test_a_rate_is_the_ratio_rounded_half_to_even(part: int, extra: int):
 
 @given(st.lists(st.integers(0, 400), max_size=30))
 def test_the_median_is_exact(values: list[int]):
-    got = outcomes.median(values)
+    got = median(values)
     if not values:
         assert got is None
     else:
