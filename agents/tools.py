@@ -20,6 +20,7 @@ from jsonschema import Draft202012Validator
 from contract import endpoints as e
 from contract.endpoints import Endpoint, Param
 from contract.openapi import OPERATION_IDS, document, param_schema, path_parameters
+from contract.resources import OUTCOMES
 from contract.vocabulary import ERROR_CODES
 
 
@@ -34,6 +35,9 @@ class ToolSpec:
     # True: the tool reads the calling account, so without a key it is refused before any
     # request (the directory tools ask the API, which decides what a call without a key gets).
     reads_account: bool
+    # Query parameters the tool always sends, as (name, value): not among its arguments.
+    # A tool that is one use of its endpoint (realised terms: the summary with outcomes).
+    fixed: tuple[tuple[str, str], ...] = ()
 
 
 TOOLS: tuple[ToolSpec, ...] = (
@@ -101,7 +105,9 @@ TOOLS: tuple[ToolSpec, ...] = (
         "to, as get_program names it), the rows come by currency, largest commission first, "
         "in pages (`limit`, `cursor`); otherwise every row at once. With groupBy programSlug, "
         '`include: ["terms"]` adds each programme\'s advertised terms (commission, cookie '
-        "days, holdback, currency) beside what it paid. Needs the server to have an API key.",
+        "days, holdback, currency) beside what it paid. "
+        '`include: ["outcomes"]` adds each row\'s realised terms (as realised_terms). '
+        "Needs the server to have an API key.",
         e.COMMISSION_SUMMARY,
         reads_account=True,
     ),
@@ -126,6 +132,22 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Needs the server to have an API key.",
         e.PAYMENT,
         reads_account=True,
+    ),
+    ToolSpec(
+        "realised_terms",
+        "What each programme or sub-id really pays",
+        "The account's realised terms per group, from its commissions' status histories: for "
+        'the same filters and `groupBy` as sum_commissions (`["program"]` for each '
+        "advertiser, `[\"subId\"]` for each of the publisher's pages), each row's totals "
+        "and `outcomes`: counts and exact sums per present status (`byStatus`), "
+        "`approvalRate` (approved and paid among decided), `reversalRate` (declined after an "
+        "approval, among those ever approved), `medianDaysToDecision` (from the sale to the "
+        "first approval or decline the service recorded), null where nothing was decided. "
+        "Every status counts, declined included; amounts are per currency, never added "
+        "across currencies. Needs the server to have an API key.",
+        e.COMMISSION_SUMMARY,
+        reads_account=True,
+        fixed=((e.SUMMARY_INCLUDE.name, OUTCOMES),),
     ),
     ToolSpec(
         "list_events",
@@ -229,8 +251,12 @@ EXPORT_PARAMS = frozenset((e.FORMAT.name, e.DIALECT.name))
 
 
 def tool_params(spec: ToolSpec) -> tuple[Param, ...]:
-    """The endpoint's query parameters a tool takes: all but the export's."""
-    return tuple(p for p in spec.endpoint.params if p.name not in EXPORT_PARAMS)
+    """The endpoint's query parameters a tool takes: all but the export's and those it
+    always sends itself (`fixed`)."""
+    fixed = {name for name, _ in spec.fixed}
+    return tuple(
+        p for p in spec.endpoint.params if p.name not in EXPORT_PARAMS and p.name not in fixed
+    )
 
 
 def input_schema(spec: ToolSpec) -> dict[str, Any]:
@@ -358,4 +384,4 @@ def to_request(spec: ToolSpec, arguments: Mapping[str, Any]) -> tuple[str, list[
         for param in tool_params(spec)
         if arguments.get(param.name) is not None
     ]
-    return path, query
+    return path, [*query, *spec.fixed]

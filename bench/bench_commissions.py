@@ -67,6 +67,12 @@ SUMMARY_QUARTER = "summary, groupBy=month,network, one quarter"
 SUMMARY_MONTH = "summary, groupBy=network, one month"
 # "... and this month so far, and how much is pending": a part-month, from the daily totals.
 SUMMARY_TO_DATE = "summary, groupBy=network,status, month to date"
+# A month ranked by programme and by sub-id (the first page of 25 rows); the generated
+# history ends on 2026-06-24: May is the last whole month. bench_commissions_pg too.
+RANKED_SUMMARIES = {
+    SUMMARY_PROGRAM: "/v1/commissions/summary?groupBy=program&from=2026-05-01&to=2026-05-31",
+    SUMMARY_SUB_ID: "/v1/commissions/summary?groupBy=subId&from=2026-05-01&to=2026-05-31",
+}
 # The summaries set against the first page, as the ratios name them.
 SUMMARY_RATIOS = (
     ("month x network", SUMMARY),
@@ -498,8 +504,7 @@ def measured_pages(database: Path, depth: int) -> dict[str, str]:
         SUMMARY_TO_DATE: "/v1/commissions/summary?groupBy=network,status"
         "&from=2026-06-01&to=2026-06-24",
         # The top 25 of a month: every programme's or sub-id's total of May, ranked.
-        SUMMARY_PROGRAM: "/v1/commissions/summary?groupBy=program&from=2026-05-01&to=2026-05-31",
-        SUMMARY_SUB_ID: "/v1/commissions/summary?groupBy=subId&from=2026-05-01&to=2026-05-31",
+        **RANKED_SUMMARIES,
         # Part-months at both ends: daily totals beside the monthly ones.
         "summary, groupBy=month,network, 2025-04-15 to 2025-07-14": (
             "/v1/commissions/summary?groupBy=month,network&from=2025-04-15&to=2025-07-14"

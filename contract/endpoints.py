@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from contract import exports, searchindex, textsearch
 from contract import vocabulary as v
-from contract.resources import RANKED_GROUPS, SUMMARY_GROUPS, SUMMARY_INCLUDES, TERMS
+from contract.resources import OUTCOMES, RANKED_GROUPS, SUMMARY_GROUPS, SUMMARY_INCLUDES, TERMS
 
 # The media type of every answer with a body: the data, the errors, the OpenAPI document.
 JSON = "application/json"
@@ -288,6 +288,22 @@ COMMISSIONS = Endpoint(
 # The longest period a summary by day covers: its rows stay bounded without pages.
 SUMMARY_DAY_PERIOD_MAX = 366
 
+# What a summary row carries when asked: its realised terms (store.outcomes), the linked
+# programme's advertised terms.
+SUMMARY_INCLUDE = Param(
+    "include",
+    "include",
+    "What to add to each row: a comma-separated list of distinct values among "
+    f"{', '.join(SUMMARY_INCLUDES)}, in any order. {OUTCOMES}: the group's realised "
+    "terms from its commissions' status histories (counts and exact sums per "
+    "status, approval and reversal rates, median days to a first decision), every "
+    "status counted; a group whose commissions are all declined then comes too, with "
+    f"count 0. {TERMS} (grouped by programSlug only): the programme's advertised terms "
+    "as the directory publishes them. Not with an export (format csv or ndjson).",
+    enum=SUMMARY_INCLUDES,
+    example=OUTCOMES,
+)
+
 COMMISSION_SUMMARY = Endpoint(
     name="commission_summary",
     path="/v1/commissions/summary",
@@ -309,16 +325,7 @@ COMMISSION_SUMMARY = Endpoint(
             "directory programme they are linked to.",
             enum=SUMMARY_GROUPS,
         ),
-        Param(
-            "include",
-            "include",
-            "What to add to each row: a comma-separated list of distinct values among "
-            f"{', '.join(SUMMARY_INCLUDES)}. terms (grouped by programSlug only): the "
-            "programme's advertised terms as the directory publishes them. Not with an "
-            "export (format csv or ndjson).",
-            enum=SUMMARY_INCLUDES,
-            example=TERMS,
-        ),
+        SUMMARY_INCLUDE,
         Param(
             "limit",
             "integer",

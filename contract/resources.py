@@ -576,9 +576,102 @@ SUMMARY_GROUPS: tuple[str, ...] = (
 # Groupings whose rows come by currency, largest commission first, in cursor pages.
 RANKED_GROUPS: tuple[str, ...] = ("program", "subId", "programSlug")
 # What `include` adds to each row of /v1/commissions/summary (a comma-separated list):
-# terms, the linked programme's advertised terms (grouped by programSlug only).
+# outcomes, its realised terms (store.outcomes); terms, the linked programme's
+# advertised terms (grouped by programSlug only).
+OUTCOMES = "outcomes"
 TERMS = "terms"
-SUMMARY_INCLUDES: tuple[str, ...] = (TERMS,)
+SUMMARY_INCLUDES: tuple[str, ...] = (OUTCOMES, TERMS)
+# Places of a rate of the outcomes (store.outcomes rounds to them).
+RATE_PLACES = 4
+
+STATUS_TOTAL = Resource(
+    "StatusTotal",
+    "The commissions of a group presently in one status, within the group's currency.",
+    (
+        F("count", "integer", "How many.", minimum=0),
+        F(
+            "commission",
+            "number",
+            "Sum of their commission amounts, exact (0 for none).",
+            format=DECIMAL,
+        ),
+        F(
+            "sale",
+            "number",
+            "Sum of their sale amounts that the networks reported, exact; null when none "
+            "reports one.",
+            nullable=True,
+            format=DECIMAL,
+        ),
+    ),
+)
+
+STATUS_TOTALS = Resource(
+    "StatusTotals",
+    "A group's commissions by present status: every status, zero where none.",
+    tuple(
+        F(status, "object", f"The group's commissions presently {status}.", ref="StatusTotal")
+        for status in v.COMMISSION_STATUSES
+    ),
+)
+
+COMMISSION_OUTCOMES = Resource(
+    "CommissionOutcomes",
+    "What became of a group's commissions, from their status histories: every status of "
+    "the group counts here, declined included, even where the row's totals leave declined "
+    "out. Decided: presently approved, paid or declined.",
+    (
+        F("byStatus", "object", "Counts and exact sums per present status.", ref="StatusTotals"),
+        F("decided", "integer", "Commissions presently approved, paid or declined.", minimum=0),
+        F("approved", "integer", "Commissions presently approved or paid.", minimum=0),
+        F(
+            "everApproved",
+            "integer",
+            "Commissions approved or paid in any of their states, present or earlier.",
+            minimum=0,
+        ),
+        F(
+            "reversed",
+            "integer",
+            "Commissions presently declined after an earlier state approved or paid.",
+            minimum=0,
+        ),
+        F(
+            "approvalRate",
+            "number",
+            f"approved / decided, rounded half to even to {RATE_PLACES} places (approved "
+            "and decided give it exactly); null when nothing is decided.",
+            nullable=True,
+            format=DECIMAL,
+        ),
+        F(
+            "reversalRate",
+            "number",
+            f"reversed / everApproved, rounded half to even to {RATE_PLACES} places; null "
+            "when none was ever approved.",
+            nullable=True,
+            format=DECIMAL,
+        ),
+        F(
+            "decisionsTimed",
+            "integer",
+            "Commissions whose first decision (first approved, paid or declined state) was "
+            "recorded as a change: a commission first stored already decided was decided "
+            "at an instant the service never saw, and is not timed.",
+            minimum=0,
+        ),
+        F(
+            "medianDaysToDecision",
+            "number",
+            "Median, over the timed commissions, of the whole days (rounded down, none "
+            "below 0) from transactedAt to the first decision's recording; the mean of the "
+            "middle two for an even number (a whole or half number, exact); null when none "
+            "is timed.",
+            nullable=True,
+            format=DECIMAL,
+        ),
+    ),
+)
 
 COMMISSION_TOTAL = Resource(
     "CommissionTotal",
@@ -650,7 +743,13 @@ COMMISSION_TOTAL = Resource(
             "ISO 4217 currency code of every amount of the group.",
             pattern=v.CURRENCY_PATTERN,
         ),
-        F("count", "integer", "Number of commissions in the group.", minimum=1),
+        F(
+            "count",
+            "integer",
+            "Number of commissions in the group; 0 only on a row of `include=outcomes` "
+            "whose commissions are all declined and left out of the totals.",
+            minimum=0,
+        ),
         F(
             "commission",
             "number",
@@ -665,6 +764,13 @@ COMMISSION_TOTAL = Resource(
             "commission of the group reports one.",
             nullable=True,
             format=DECIMAL,
+        ),
+        F(
+            "outcomes",
+            "object",
+            "The group's realised terms; only with `include=outcomes`.",
+            ref="CommissionOutcomes",
+            omitted_when_empty=True,
         ),
         F(
             "terms",
@@ -975,6 +1081,9 @@ RESOURCES: tuple[Resource, ...] = (
     COMMISSION_DETAIL,
     COMMISSION_TOTAL,
     PROGRAM_TERMS,
+    STATUS_TOTAL,
+    STATUS_TOTALS,
+    COMMISSION_OUTCOMES,
     COMMISSION_PREVIOUS,
     COMMISSION_UPDATE,
     CONNECTION_CHANGE,

@@ -30,6 +30,7 @@ import enum
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from decimal import ROUND_HALF_EVEN, Decimal
 from operator import attrgetter
 from typing import Any, NoReturn, TypeVar
 
@@ -37,7 +38,7 @@ from contract import commission, vocabulary
 from contract.commission import VALUE_FIELDS as VALUE_FIELDS
 from contract.commission import CommissionRow as CommissionRow
 from contract.commission import NewCommission as NewCommission
-from contract.resources import SYNC_REASON_CODE_PATTERN
+from contract.resources import RATE_PLACES, SYNC_REASON_CODE_PATTERN
 
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 TIMESTAMP_PATTERN = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z"
@@ -475,3 +476,60 @@ def _network_view(row: Sequence[Any]) -> NetworkView:
     values = list(row)
     values[12] = bool(values[12])  # import_only: PostgreSQL's boolean, SQLite's 0/1
     return NetworkView(*values)
+
+
+# --- Realised terms (store.outcomes computes them) ---------------------------------------
+
+# A rate is rounded half to even to RATE_PLACES; the counts beside it make it exact.
+_RATE_QUANTUM = Decimal(1).scaleb(-RATE_PLACES)
+
+
+@dataclass(frozen=True, slots=True)
+class StatusTotal:
+    """The commissions of a group presently in one status: how many, their exact sums."""
+
+    count: int
+    commission: str  # amount text (`units_amount`)
+    sale: str | None  # None when none of them reports a sale amount
+
+
+@dataclass(frozen=True, slots=True)
+class Outcomes:
+    """A group's realised terms (see the module's docstring for each count)."""
+
+    by_status: tuple[tuple[str, StatusTotal], ...]  # every status, in COMMISSION_STATUSES order
+    decided: int  # presently approved, paid or declined
+    approved: int  # presently approved or paid
+    ever_approved: int
+    reversed: int
+    timed: int  # commissions whose first decision's instant is known (present status aside)
+    median_days: str | None  # of those; "12" or "12.5" (the mean of the middle two)
+
+    @property
+    def approval_rate(self) -> str | None:
+        """approved / decided, to RATE_PLACES places; None when nothing is decided."""
+        return rate(self.approved, self.decided)
+
+    @property
+    def reversal_rate(self) -> str | None:
+        """reversed / ever_approved, to RATE_PLACES places; None when none was approved."""
+        return rate(self.reversed, self.ever_approved)
+
+
+def rate(part: int, whole: int) -> str | None:
+    """part / whole as decimal text of RATE_PLACES places (half to even); None for 0 / 0."""
+    if not whole:
+        return None
+    return str((Decimal(part) / Decimal(whole)).quantize(_RATE_QUANTUM, ROUND_HALF_EVEN))
+
+
+def median(values: Sequence[int]) -> str | None:
+    """The median of whole numbers as exact text ("3", "3.5"); None for none."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return str(ordered[middle])
+    twice = ordered[middle - 1] + ordered[middle]
+    return str(twice // 2) if twice % 2 == 0 else f"{twice // 2}.5"

@@ -36,6 +36,7 @@ from typing import Any
 
 import orjson
 
+from store.base import Outcomes
 from store.core import Session, account_filters, one_statement, pairs_filter
 
 SCALE = 12  # digits after the point: contract.commission.AMOUNT_SCALE
@@ -212,6 +213,8 @@ class SummaryRow:
     program_name: str | None = None  # the programme's newest commission's name
     sub_id: str | None = None
     program_slug: str | None = None  # grouped by programSlug: the directory's programme
+    # What became of the group's commissions (store.outcomes), when asked for.
+    outcomes: Outcomes | None = None
 
     def key(self, group_by: Sequence[str]) -> tuple[str | None, ...]:
         """What the rows are ordered by: the keys of `group_by` in order, the currency."""
@@ -272,6 +275,14 @@ def _filters(
         where.append(f"{column} <= ?")
         params.append(upper)
     return where, params
+
+
+def row_filters(
+    query: SummaryQuery, column: str, bounds: tuple[str | None, str | None]
+) -> tuple[list[str], list[Any]]:
+    """The conditions and parameters of the query's filters on the commission rows
+    themselves; `column` the timestamp `bounds` (inclusive, None for none) range over."""
+    return _filters(query, column, bounds, rows=True)
 
 
 def _text(day: dt.date | None, width: int = 10, suffix: str = "") -> str | None:
@@ -366,13 +377,15 @@ def _latest_name(account: str, network: str, program_key: str) -> str:
     )
 
 
-def summary_sql(query: SummaryQuery) -> tuple[str, list[Any]]:
+def summary_sql(query: SummaryQuery, postgres: bool = False) -> tuple[str, list[Any]]:
     """The groups' totals: rows of (key columns..., currency, count, the commission limbs,
     sale_rows, the sale limbs[, the programme's latest name when grouped by program]),
     ordered by the key columns. By day from the daily totals; otherwise whole months from
     the monthly totals and part-months from the daily ones (or from the monthly ones when
     nothing of their month lies outside them). With a programme or sub-id to filter or
-    group by, from the totals split by both (schema step 7)."""
+    group by, from the totals split by both (schema step 7). A ranked grouping's rows come
+    ranked, after `query.after` and cut to `query.limit` (`_ranked_sql`), with the rank
+    limbs after the totals; `postgres`: PostgreSQL's spelling of integer division."""
     daily_grain, monthly_grain = _grains(query)
     by_day = "day" in query.group_by
     ranges = (
@@ -404,16 +417,92 @@ def summary_sql(query: SummaryQuery) -> tuple[str, list[Any]]:
     keys = [*query.columns, "currency"]
     sums = ", ".join(f"sum({name}) AS {name}" for name in TOTALS)
     positions = ", ".join(str(n) for n in range(1, len(keys) + 1))
-    sql = (
+    grouped = (
         f"SELECT {', '.join(keys)}, {sums} FROM ({' UNION ALL '.join(parts)}) AS t "
-        f"GROUP BY {positions} ORDER BY {positions}"
+        f"GROUP BY {positions}"
     )
+    if query.ranked:
+        # Ranked and cut to the page in the database: only the page's rows are formatted,
+        # and only their programmes' names looked up, however many groups there are.
+        sql, more = _ranked_sql(query, grouped, postgres)
+        params += more
+        order = ", ".join(["currency", *(f"{r} DESC" for r in _RANK_LIMBS), *query.columns])
+    else:
+        order = positions
+        sql = f"{grouped} ORDER BY {positions}"
     if "program" in query.group_by:
         account = "(SELECT id FROM accounts WHERE uid = ?)"
         name = _latest_name(account, "g.network", "g.program_key")
-        sql = f"SELECT g.*, {name} AS program_name FROM ({sql}) AS g ORDER BY {positions}"
+        sql = f"SELECT g.*, {name} AS program_name FROM ({sql}) AS g ORDER BY {order}"
         params = [query.account_uid, query.account_uid, *params]
     return sql, params
+
+
+# The exact commission sum of a group as three limbs of ten digits each below 10**10 but
+# the first (which carries the sign): compared in this order, they order the sums exactly,
+# which the summed limbs (each with its own sign and carries) do not.
+_RANK_LIMBS = ("rank_hi", "rank_mid", "rank_lo")
+
+
+def _ranked_sql(query: SummaryQuery, grouped: str, postgres: bool) -> tuple[str, list[Any]]:
+    """`grouped` (the groups' summed totals) in rank order (`SummaryRow.rank`): by
+    currency, largest commission first, then the key columns (a dimension key's '' before
+    any '=value', as none before any value); only those after `query.after`, at most
+    `query.limit`. The key columns, currency and totals, then the rank limbs."""
+    unit = 10**LIMB_DIGITS
+
+    def div(x: str) -> str:  # integer quotient, truncated toward zero on both databases
+        return f"div({x}, {unit})" if postgres else f"(({x}) / {unit})"
+
+    def mod(x: str) -> str:  # its remainder, with the sign of x
+        return f"mod({x}, {unit})" if postgres else f"(({x}) % {unit})"
+
+    def low(x: str) -> str:  # x modulo 10**10, from 0 to 10**10 - 1
+        return mod(f"{mod(x)} + {unit}")
+
+    def carry(x: str) -> str:  # x floor-divided by 10**10
+        return div(f"{x} - {low(x)}")
+
+    columns = ", ".join([*query.columns, "currency", *TOTALS])
+    carried = (
+        f"SELECT g.*, {low('g.commission_lo')} AS rank_lo, "
+        f"g.commission_mid + {carry('g.commission_lo')} AS rank_carried FROM ({grouped}) AS g"
+    )
+    ranked = (
+        f"SELECT c.*, {low('c.rank_carried')} AS rank_mid, "
+        f"c.commission_hi + {carry('c.rank_carried')} AS rank_hi FROM ({carried}) AS c"
+    )
+    where, params = "", []
+    if query.after is not None:
+        currency, negated, *flags = query.after
+        hi, rest = divmod(-negated, unit * unit)
+        mid, lo = divmod(rest, unit)
+        keys = []
+        for column, (present, value) in zip(
+            query.columns, zip(flags[::2], flags[1::2], strict=True), strict=True
+        ):
+            keys.append((("=" + value) if present else "") if column in _DIMENSION_KEYS else value)
+        limbs = ", ".join(_RANK_LIMBS)
+        holes = ", ".join("?" for _ in query.columns)
+        where = (
+            f"WHERE currency > ? OR (currency = ? AND (({limbs}) < (?, ?, ?) OR "
+            f"(({limbs}) = (?, ?, ?) AND ({', '.join(query.columns)}) > ({holes}))))"
+        )
+        params = [currency, currency, hi, mid, lo, hi, mid, lo, *keys]
+    order = ", ".join(["currency", *(f"{r} DESC" for r in _RANK_LIMBS), *query.columns])
+    limit = ""
+    if query.limit is not None:
+        limit = " LIMIT ?"
+        params.append(query.limit)
+    sql = (
+        f"SELECT {columns}, {', '.join(_RANK_LIMBS)} FROM ({ranked}) AS r {where} "
+        f"ORDER BY {order}{limit}"
+    )
+    return sql, params
+
+
+# Key columns that hold '' for none and '=' + the value otherwise (`dimension_key`).
+_DIMENSION_KEYS = ("program_key", "sub_key")
 
 
 def _result_columns(query: SummaryQuery) -> tuple[str, ...]:
@@ -482,7 +571,7 @@ def _row(
 
 
 def summary_rows(query: SummaryQuery, rows: Iterable[Sequence[Any]]) -> list[SummaryRow]:
-    """SummaryRows of `summary_sql`'s result rows."""
+    """SummaryRows of `summary_sql`'s result rows (or `summary_json_sql`'s)."""
     out = []
     columns = query.columns
     width = len(columns)
@@ -497,7 +586,7 @@ def summary_rows(query: SummaryQuery, rows: Iterable[Sequence[Any]]) -> list[Sum
                 int(count),
                 joined(c_hi, c_mid, c_lo),
                 joined(s_hi, s_mid, s_lo) if sale_rows else None,
-                row[width + 9] if named else None,
+                row[-1] if named else None,  # the last column, after any rank limbs
             )
         )
     return out
@@ -622,13 +711,13 @@ async def totals(s: Session, query: SummaryQuery) -> list[SummaryRow]:
     Run it through the read door: `store.read(summary.totals, query)`."""
     if query.updated_since is None:
         if not s.dialect.json_pages:
-            sql, params = summary_sql(query)
+            sql, params = summary_sql(query, postgres=s.dialect.arrays)
             rows = summary_rows(query, await s.fetch(sql, *params))
         else:
             sql, params = summary_json_sql(query)
             rows = summary_rows(query, orjson.loads(await s.fetchval(sql, *params)))
             # The aggregate keeps the subquery's order; sorting makes sure of it.
-            rows.sort(key=lambda row: _sort_key(row, query.columns))
+            rows.sort(key=lambda row: sort_key(row, query.columns))
     else:
         sql, params = changed_rows_sql(query)
         rows = summed_rows(query, await s.fetch(sql, *params))
@@ -637,7 +726,7 @@ async def totals(s: Session, query: SummaryQuery) -> list[SummaryRow]:
     return ranked_page(query, rows) if query.ranked else rows
 
 
-def _sort_key(row: SummaryRow, columns: Sequence[str]) -> tuple[Any, ...]:
+def sort_key(row: SummaryRow, columns: Sequence[str]) -> tuple[Any, ...]:
     """The SQL's order: the key columns (none before any value), then the currency."""
     keys: list[Any] = []
     for column in columns:

@@ -33,7 +33,7 @@ from contract.endpoints import (
 )
 from contract.exports import CSV_FORMAT, DIALECTS, EXPORT_CHUNK, JSON_FORMAT, RFC4180, Dialect
 from contract.resources import COMMISSION as COMMISSION_RESOURCE
-from contract.resources import COMMISSION_TOTAL, RANKED_GROUPS, TERMS
+from contract.resources import COMMISSION_TOTAL, OUTCOMES, RANKED_GROUPS, TERMS
 from contract.vocabulary import COLLECTION_IMPORT_ONLY, COLLECTION_SYNC, LIMIT_DEFAULT
 from edge import appkeys, links
 from edge.auth.authenticate import Principal, unverifiable
@@ -44,8 +44,8 @@ from edge.http.expect import ignore_expectation
 from edge.http.httpcache import GZIP_MIN_BYTES, VARY, accepts_gzip, gzip_bytes
 from edge.links import link_origin
 from edge.request import cursor
-from edge.request.query import commission_seq_of, parse_query
-from store import accounts, summary
+from edge.request.query import commission_seq_of, included, parse_query
+from store import accounts, outcomes, summary
 from store import commissions as store_commissions
 from store.base import (
     AMOUNT_RE,
@@ -54,6 +54,7 @@ from store.base import (
     CommissionDetail,
     CommissionQuery,
     CommissionRow,
+    Outcomes,
     StatusChange,
     StoreUnavailable,
     format_timestamp,
@@ -150,14 +151,41 @@ def commission_detail_json(
     return body
 
 
+def _decimal(text: str | None) -> orjson.Fragment | None:
+    return None if text is None else orjson.Fragment(text)
+
+
+def outcomes_json(found: Outcomes) -> dict[str, Any]:
+    """A CommissionOutcomes, members in resource order; amounts, rates and the median as
+    exact JSON numbers."""
+    return {
+        "byStatus": {
+            status: {
+                "count": total.count,
+                "commission": amount(total.commission),
+                "sale": None if total.sale is None else amount(total.sale),
+            }
+            for status, total in found.by_status
+        },
+        "decided": found.decided,
+        "approved": found.approved,
+        "everApproved": found.ever_approved,
+        "reversed": found.reversed,
+        "approvalRate": _decimal(found.approval_rate),
+        "reversalRate": _decimal(found.reversal_rate),
+        "decisionsTimed": found.timed,
+        "medianDaysToDecision": _decimal(found.median_days),
+    }
+
+
 def total_json(
     row: SummaryRow,
     number: Callable[[str], Any] = amount,
     terms: Callable[[str | None], dict[str, Any] | None] | None = None,
 ) -> dict[str, Any]:
     """A CommissionTotal, members in resource order; exact sums by `number` (JSON numbers,
-    or the text as it is for a CSV export); with `terms` (include=terms), the advertised
-    terms of the row's programme."""
+    or the text as it is for a CSV export); `outcomes` only when the row has them; with
+    `terms` (include=terms), the advertised terms of the row's programme."""
     body = {
         "network": row.network,
         "status": row.status,
@@ -172,6 +200,8 @@ def total_json(
         "commission": number(row.commission),
         "sale": None if row.sale is None else number(row.sale),
     }
+    if row.outcomes is not None:
+        body["outcomes"] = outcomes_json(row.outcomes)
     if terms is not None:
         body["terms"] = terms(row.program_slug)
     return body
@@ -557,6 +587,9 @@ async def commission_summary(request: web.Request) -> web.StreamResponse:
         )
     binding = {name: params.get(name) for name in FILTERS}
     binding["groupBy"] = ",".join(params.get("groupBy", ())) or None
+    if "include" in params:
+        # Its rows are not the same set (a group wholly declined comes too).
+        binding["include"] = ",".join(sorted(params["include"]))
     secret = request.app[appkeys.SECRET]
     query = summary_query(principal.account_uid, params, links)  # the key's account only
     terms = terms_of(request, links) if TERMS in params.get("include", ()) else None
@@ -566,8 +599,9 @@ async def commission_summary(request: web.Request) -> web.StreamResponse:
         if after is None:
             raise ApiError("invalid_cursor", "cursor is not one this API issued", param="cursor")
         query = dataclasses.replace(query, after=after)
+    read = outcomes.summary_with_outcomes if included(params, OUTCOMES) else summary.totals
     try:
-        rows = await request.app[appkeys.STORE].read(summary.totals, query)
+        rows = await request.app[appkeys.STORE].read(read, query)
     except StoreUnavailable as exc:
         raise commissions_unavailable(request, exc) from None
     headers = dict(EXPORT_HEADERS)

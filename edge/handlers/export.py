@@ -120,8 +120,8 @@ async def stream(
 ) -> web.StreamResponse:
     """Write the export: `first` (already read), then each chunk of `rest` as it comes.
     For CSV the items' amounts are text; for NDJSON, JSON number fragments."""
-    # Not the members a row carries only when asked (`include`): an export holds none.
-    columns = resource.listed
+    # A member omitted unless asked (a summary row's outcomes) is no column.
+    columns = resource.always
     amounts = amount_columns(resource)
     response = web.StreamResponse(
         headers={

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from contract import textsearch
@@ -166,6 +166,12 @@ def includes(p: Param, raw: str) -> frozenset[str]:
     """An `include` list: distinct values of `p.enum` (its allowed values, one enum of
     contract/), comma-separated, in any order; what each adds, its endpoint says."""
     return frozenset(_groups(p, raw))
+
+
+def included(params: Mapping[str, Any], name: str) -> bool:
+    """Whether the validated `include` list of `params` names `name` (one of the endpoint's
+    include values, contract.resources)."""
+    return name in params.get("include", ())
 
 
 PARSERS: dict[str, Callable[[Param, str], Any]] = {

@@ -140,6 +140,13 @@ async def test_every_tool_answers_what_the_api_answers(live_api: LiveApi):
         assert http.status == 200 and totals == http.json() and totals["data"]
         assert all(row["currency"] for row in totals["data"])
 
+        # realised_terms: the summary with outcomes, asked for by the tool itself.
+        terms = answer(await client.call_tool("realised_terms", {"groupBy": ["network"]}))
+        query = {"groupBy": "network", "include": "outcomes"}
+        http = await api_get(live_api, "/v1/commissions/summary", query)
+        assert http.status == 200 and terms == http.json() and terms["data"]
+        assert all("approvalRate" in row["outcomes"] for row in terms["data"])
+
         # list_events: a type filter as a list, the API's page.
         chosen = {"type": ["commission.created"], "limit": 3}
         events = answer(await client.call_tool("list_events", chosen))
@@ -156,6 +163,7 @@ SAMPLE_CALLS = {
     "get_account": {},
     "list_commissions": {"limit": 50},
     "sum_commissions": {"groupBy": ["network", "status", "month"]},
+    "realised_terms": {"groupBy": ["program"], "limit": 100},
     "list_events": {"limit": 20},
     "list_payments": {"network": "awin"},
     "get_payment": {},  # the live API's payment: its id is known once it is seeded
@@ -224,7 +232,13 @@ async def test_arguments_out_of_the_contract_are_refused_before_any_request(live
 
 async def test_without_a_key_the_account_tools_say_a_key_is_needed(live_api):
     async with Client(mcp_command("--api-url", live_api.base_url)) as client:
-        for tool in ("get_account", "list_commissions", "sum_commissions", "list_events"):
+        for tool in (
+            "get_account",
+            "list_commissions",
+            "sum_commissions",
+            "realised_terms",
+            "list_events",
+        ):
             error = failure(await client.call_tool(tool, {}))
             assert error["code"] == "missing_api_key" and error["status"] == 401
             assert "AFFDIR_API_KEY" in error["message"]

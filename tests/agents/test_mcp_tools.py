@@ -58,6 +58,7 @@ def test_the_tools_cover_the_endpoints_and_only_the_account_ones_need_a_key():
         e.COMMISSION_SUMMARY,
         e.PAYMENTS,
         e.PAYMENT,
+        e.COMMISSION_SUMMARY,
         e.EVENTS,
     ]
     assert [spec.name for spec in TOOLS if spec.reads_account] == [
@@ -66,8 +67,25 @@ def test_the_tools_cover_the_endpoints_and_only_the_account_ones_need_a_key():
         "sum_commissions",
         "list_payments",
         "get_payment",
+        "realised_terms",
         "list_events",
     ]
+
+
+def test_realised_terms_always_asks_for_outcomes_and_takes_the_rest():
+    """realised_terms is the summary with include=outcomes: it sends it itself, takes no
+    include argument, and takes every other filter and grouping of the summary."""
+    spec = BY_NAME["realised_terms"]
+    schema = input_schema(spec)
+    assert "include" not in schema["properties"]
+    assert {"groupBy", "network", "programExternalId", "subId", "limit", "cursor"} <= set(
+        schema["properties"]
+    )
+    failure = check_arguments(spec, {"include": ["outcomes"]})
+    assert failure is not None and failure.code == "unknown_parameter"
+    path, query = to_request(spec, {"groupBy": ["program"], "limit": 5})
+    assert path == "/v1/commissions/summary"
+    assert query == [("groupBy", "program"), ("limit", "5"), ("include", "outcomes")]
 
 
 @pytest.mark.parametrize(

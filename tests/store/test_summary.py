@@ -514,3 +514,61 @@ async def test_a_version_3_postgresql_database_gains_its_totals(pg_fresh_url: st
     finally:
         await conn.close()
     await check_backfilled(pg_fresh_url)
+
+
+RANK_AMOUNTS = (
+    "999999999999999999.999999999999",
+    "-999999999999999999.999999999999",
+    "0.000000000001",
+    "-0.000000000001",
+    "9999999999.99999999",
+    "-10000000000",
+    "0.00000000001",
+    "1",
+)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+async def test_ranked_groups_come_in_the_exact_order_of_their_sums(writable, database, seed):
+    """Ranked in the database: the sums whose limbs carry across ten digits, of either sign,
+    order exactly as their decimal values; the pages after each cursor continue it."""
+    store = writable
+    uid = f"acc_rank{seed}"
+    await store.write(accounts.create, None, "pro", uid=uid)
+    rng = random.Random(seed)
+    rows = [
+        NewCommission(
+            external_id=f"r{n}",
+            status="approved",
+            raw_status=None,
+            commission_amount=rng.choice(RANK_AMOUNTS),
+            currency=rng.choice(("EUR", "USD")),
+            transacted_at="2026-01-05T00:00:00Z",
+            sub_id=rng.choice((None, "", *(f"s{k}" for k in range(12)))),
+        )
+        for n in range(120)
+    ]
+    await store.write(commissions.upsert, uid, "awin", rows)
+    sums: dict[tuple[Any, str], Decimal] = {}
+    with localcontext() as exact:
+        exact.prec = 60
+        for row in rows:
+            key = (row.sub_id, row.currency)
+            sums[key] = sums.get(key, Decimal(0)) + Decimal(row.commission_amount)
+        # Negated in the same context: 28 digits would round the 31-digit sums together.
+        wanted = sorted(sums, key=lambda k: (k[1], -sums[k], k[0] is not None, k[0] or ""))
+    query = SummaryQuery(uid, ("subId",))
+    got = await store.read(summary.totals, query)
+    assert [(row.sub_id, row.currency, Decimal(row.commission)) for row in got] == [
+        (*k, sums[k]) for k in wanted
+    ]
+    assert all(Decimal(row.commission) == sums[row.sub_id, row.currency] for row in got)
+    seen: list[tuple[Any, str]] = []
+    after = None
+    while True:
+        page = await store.read(summary.totals, SummaryQuery(uid, ("subId",), limit=4, after=after))
+        seen += [(row.sub_id, row.currency) for row in page[:3]]
+        if len(page) <= 3:
+            break
+        after = page[2].rank(query.columns)
+    assert seen == wanted

@@ -17,17 +17,22 @@ DATE_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z"
 
 
 def check_resource(value: Any, resource: Resource, where: str = "") -> None:
-    """`value` has exactly the resource's members, in spec order, each of its type: those
-    omitted when empty may be absent, and the details (`include`) all absent or present."""
+    """`value` has exactly the resource's members, in spec order, each of its type: a
+    member omitted when empty may be absent, and is not empty when present; the details
+    (`include`) all absent or present."""
     where = where or resource.name
     assert isinstance(value, dict), f"{where}: not an object"
-    members = [f.name for f in resource.fields if f.name in value or not f.omitted_when_empty]
-    assert list(value) in (members, [m for m in members if m in resource.listed]), (
+    omitted = {f.name for f in resource.fields if f.omitted_when_empty and f.name not in value}
+    wanted = [name for name in resource.names if name not in omitted]
+    assert list(value) in (wanted, [m for m in wanted if m in resource.listed]), (
         f"{where}: members {list(value)}"
     )
     for field in resource.fields:
-        if field.name in value:
-            check_field(value[field.name], field, f"{where}.{field.name}")
+        if field.name in omitted or field.name not in value:
+            continue
+        if field.omitted_when_empty:
+            assert value[field.name] not in (None, False, []), f"{where}.{field.name}: empty"
+        check_field(value[field.name], field, f"{where}.{field.name}")
 
 
 def check_field(value: Any, field: Field, where: str) -> None:
