@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -162,11 +162,16 @@ def _commissions(
         yield current, history
 
 
-def group_key(columns: Sequence[str], row: Sequence[Any]) -> tuple[Any, ...]:
-    """The summary group (`SummaryRow.key` of its columns, the currency) of a commission
-    of `history_sql`."""
+def group_key(
+    columns: Sequence[str],
+    row: Sequence[Any],
+    links: Mapping[tuple[str, str], str] | None = None,
+) -> tuple[Any, ...]:
+    """The summary group (its key columns, the currency) of a commission of `history_sql`;
+    `links` map its network and programme id to the directory's slug (programSlug)."""
     _, network, status, transacted_at, _, currency, _, _, program, sub_id = row
     values = {
+        "program_slug": None if program is None else (links or {}).get((network, program)),
         "network": network,
         "status": status,
         "day": transacted_at[:10],
@@ -180,10 +185,10 @@ def group_key(columns: Sequence[str], row: Sequence[Any]) -> tuple[Any, ...]:
 def tally(query: SummaryQuery, rows: Iterable[Sequence[Any]]) -> dict[tuple[Any, ...], _Tally]:
     """Each group's tally of `history_sql`'s rows."""
     groups: dict[tuple[Any, ...], _Tally] = {}
-    columns = query.columns
+    keys = query.keys
     for row, history in _commissions(rows):
         _, _, status, transacted_at, imported_at, _, commission, sale, _, _ = row
-        group = groups.setdefault(group_key(columns, row), _Tally())
+        group = groups.setdefault(group_key(keys, row, query.program_links), _Tally())
         group.add(status, commission, sale, fate(status, transacted_at, imported_at, history))
     return groups
 
@@ -196,6 +201,7 @@ def _row_key(columns: Sequence[str], row: SummaryRow) -> tuple[Any, ...]:
         "month": row.month,
         "program_key": dimension_key(row.program_external_id),
         "sub_key": dimension_key(row.sub_id),
+        "program_slug": row.program_slug,
     }
     return (*(values[column] for column in columns), row.currency)
 
@@ -217,6 +223,7 @@ def _empty_row(columns: Sequence[str], key: tuple[Any, ...], name: str | None) -
         program_external_id=None if program is None else summary.dimension_value(program),
         program_name=name if program is not None else None,
         sub_id=None if sub is None else summary.dimension_value(sub),
+        program_slug=values.get("program_slug"),
     )
 
 
@@ -246,7 +253,7 @@ async def summary_with_outcomes(s: Session, query: SummaryQuery) -> list[Summary
     rows = await summary.totals(s, dataclasses.replace(query, limit=None, after=None))
     sql, params = history_sql(query)
     groups = tally(query, await s.fetch(sql, *params))
-    columns = query.columns
+    columns = query.keys  # a grouping by programSlug is keyed by the slug (summary.link)
     out = []
     for row in rows:
         group = groups.pop(_row_key(columns, row), None)

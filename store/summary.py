@@ -421,9 +421,10 @@ def summary_sql(query: SummaryQuery, postgres: bool = False) -> tuple[str, list[
         f"SELECT {', '.join(keys)}, {sums} FROM ({' UNION ALL '.join(parts)}) AS t "
         f"GROUP BY {positions}"
     )
-    if query.ranked:
+    if query.ranked and "programSlug" not in query.group_by:
         # Ranked and cut to the page in the database: only the page's rows are formatted,
-        # and only their programmes' names looked up, however many groups there are.
+        # and only their programmes' names looked up, however many groups there are. By
+        # programSlug, the programmes' groups are folded into their slugs first (`link`).
         sql, more = _ranked_sql(query, grouped, postgres)
         params += more
         order = ", ".join(["currency", *(f"{r} DESC" for r in _RANK_LIMBS), *query.columns])
@@ -641,7 +642,7 @@ def link(query: SummaryQuery, rows: list[SummaryRow]) -> list[SummaryRow]:
             program_external_id=program if keep_program else None,
             program_slug=slug,
         )
-        key = _sort_key(linked, query.keys)
+        key = sort_key(linked, query.keys)
         totals = groups.get(key)
         sale = None if row.sale is None else amount_units(row.sale)
         if totals is None:
