@@ -50,6 +50,9 @@ GROUPINGS: tuple[tuple[str, ...], ...] = (
     ("month", "network", "status"),
     ("day",),
 )
+# The directory's links: two networks' programmes folded into one slug, one of each alone;
+# "p2" at CJ and the commissions without a programme are linked to none.
+LINKS = {("awin", "p1"): "shop", ("cj", "p1"): "shop", ("awin", "p2"): "other"}
 DECIDED = {"approved", "paid", "declined"}
 APPROVED = {"approved", "paid"}
 
@@ -144,6 +147,7 @@ async def brute_force(database: str, uid: str, query: SummaryQuery) -> dict[tupl
             "month": day[:7],
             "program": (network, program),  # a programme id is its network's own
             "subId": sub,
+            "programSlug": None if program is None else LINKS.get((network, program)),
         }
         key = (*(values[name] for name in query.group_by), currency)
         group = groups.setdefault(
@@ -202,6 +206,7 @@ def answered(query: SummaryQuery, rows: Sequence[Any]) -> dict[tuple[Any, ...], 
             "month": row.month,
             "program": (row.network, row.program_external_id),
             "subId": row.sub_id,
+            "programSlug": row.program_slug,
         }
         key = (*(values[name] for name in query.group_by), row.currency)
         assert key not in out
@@ -237,6 +242,8 @@ def queries(uid: str) -> list[SummaryQuery]:
         out.append(SummaryQuery(uid, group_by, excluded=excluded, **period))
     out += [
         SummaryQuery(uid, ("program",), network="cj", excluded=("declined",)),
+        SummaryQuery(uid, ("programSlug",), excluded=("declined",), program_links=LINKS),
+        SummaryQuery(uid, ("programSlug", "network"), excluded=("declined",), program_links=LINKS),
         SummaryQuery(uid, ("subId",), status="approved"),
         SummaryQuery(uid, (), network="awin", program_external_id="p1", excluded=("declined",)),
         SummaryQuery(uid, ("network",), sub_id="", excluded=("declined",)),
