@@ -68,7 +68,13 @@ def pytest_args(args: list[str]) -> list[str]:
 
 
 def run(args: list[str]) -> int:
-    return subprocess.run([str(PYTHON), *args], cwd=ROOT).returncode
+    """The venv's Python on `args`, in the project root: in this process's place where the
+    system can, so a supervisor's SIGTERM reaches the server or pytest itself (to a parent
+    waiting on a child it would leave the child running), else as a child."""
+    os.chdir(ROOT)
+    if os.name == "posix":
+        os.execv(PYTHON, [str(PYTHON), *args])
+    return subprocess.run([str(PYTHON), *args]).returncode
 
 
 def main(argv: list[str]) -> int:

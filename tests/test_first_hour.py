@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import socket
 import shutil
 import subprocess
 import threading
@@ -156,6 +157,9 @@ def test_a_fresh_clone_follows_the_readme_then_the_getting_started_guide(
         process.wait(timeout=30)
         assert process.stdout is not None
         process.stdout.close()
+    # A SIGTERM to the README's command (a supervisor's stop) stops the server itself.
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
 
     # The README's test command sets up and runs tests in the clone (a few of them here:
     # the whole suite is what CI runs).
