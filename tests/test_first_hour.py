@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 import shlex
-import socket
 import shutil
+import socket
 import subprocess
 import threading
 import time
