@@ -57,6 +57,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         used = set(getattr(item, "fixturenames", ()))
         for tier in {tier for name, tier in FIXTURE_TIERS.items() if name in used}:
             item.add_marker(tier)
+    # The long tests first: xdist hands out tests in this order, so a minute-long test starts
+    # while the other workers still have many short ones to take, instead of running alone
+    # at the end. Otherwise the order stays the collection's.
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 @pytest.fixture(autouse=True)
