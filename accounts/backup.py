@@ -61,10 +61,11 @@ def _describe(conn: sqlite3.Connection, path: Path) -> BackupInfo:
 def _open_read_only(path: Path) -> sqlite3.Connection:
     if not path.is_file():
         raise BackupError(f"{path}: no such file")
+    conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
     try:
-        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.DatabaseError as exc:
+        conn.close()  # a file refused leaves no connection open
         raise BackupError(f"{path}: not a SQLite database ({exc})") from None
     return conn
 

@@ -620,15 +620,16 @@ def read_export(
     statuses: StatusMap,
     zone: dt.tzinfo | None = None,
     now: dt.datetime | None = None,
-    chunk: int = CHUNK_ROWS,
+    chunk: int | None = None,
     currency: str | None = None,
 ) -> Iterator[list[NewCommission]]:
     """The commissions of an export's lines (see text_lines), `chunk` rows at a time
     while no problem is found; after one, the rest is only checked, and ExportError with
     every problem found ends the iteration. Whoever writes the chunks as they come does so
     in one transaction that this error rolls back. Instants may be at most a day past
-    `now` (default: the wall clock). `currency`: the connection's, for a format whose
-    rows name none (amazon-earnings)."""
+    `now` (default: the wall clock). `chunk` defaults to CHUNK_ROWS as it is when called.
+    `currency`: the connection's, for a format whose rows name none (amazon-earnings)."""
+    chunk = CHUNK_ROWS if chunk is None else chunk
     latest = commission.latest_instant(now or dt.datetime.now(dt.UTC))
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of: {', '.join(FORMATS)}")

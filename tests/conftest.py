@@ -13,6 +13,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from support.clock import FakeClock
+from support.collected import COLLECTED_FOLDERS
 from support.edgeclient import EdgeClientFactory
 
 from edge import appkeys
@@ -47,11 +48,19 @@ FIXTURE_TIERS = {
 STARTS_PROCESSES = ("process", "postgresql", "redis", "browser")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    config.stash[COLLECTED_FOLDERS] = frozenset(
+        Path(item.nodeid.split("::")[0]).parent.as_posix() for item in items
+    )
     for item in items:
         used = set(getattr(item, "fixturenames", ()))
         for tier in {tier for name, tier in FIXTURE_TIERS.items() if name in used}:
             item.add_marker(tier)
+    # The long tests first: xdist hands out tests in this order, so a minute-long test starts
+    # while the other workers still have many short ones to take, instead of running alone
+    # at the end. Otherwise the order stays the collection's.
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 @pytest.fixture(autouse=True)

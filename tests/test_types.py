@@ -1,5 +1,10 @@
 """The packages type-check: mypy over what `[tool.mypy]` in pyproject.toml names, as part of
-the test command CI runs (dev.py installs mypy with the dev extra)."""
+the test command CI runs (dev.py installs mypy with the dev extra).
+
+mypy keeps its incremental cache where a plain `mypy` in the checkout keeps it
+(.mypy_cache/): it re-checks what changed since the last run and what depends on it, and
+gives the answers a cold run gives (a minute on a clean clone, seconds after).
+"""
 
 from __future__ import annotations
 
@@ -15,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.mark.slow
 @pytest.mark.process
-def test_mypy_finds_no_type_error(tmp_path: Path) -> None:
+def test_mypy_finds_no_type_error() -> None:
     try:
         import mypy  # noqa: F401
     except ImportError:
@@ -23,7 +28,7 @@ def test_mypy_finds_no_type_error(tmp_path: Path) -> None:
             raise
         pytest.skip("mypy is not installed (python3 dev.py test installs it)")
     result = subprocess.run(
-        [sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path / "cache")],
+        [sys.executable, "-m", "mypy"],
         cwd=ROOT,
         capture_output=True,
         text=True,

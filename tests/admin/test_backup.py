@@ -7,6 +7,7 @@ SQLite through `affdir-admin backup/restore` (SQLite's online backup API); Postg
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import os
 import sqlite3
@@ -67,7 +68,7 @@ async def admin(config: Config, *args: str) -> tuple[int, str]:
 
 
 def stored_credentials(database: str) -> dict[str, bytes]:
-    with sqlite3.connect(database) as conn:
+    with contextlib.closing(sqlite3.connect(database)) as conn, conn:
         rows = conn.execute("SELECT network, ciphertext FROM network_credentials").fetchall()
     return dict(rows)
 
@@ -113,7 +114,7 @@ async def test_a_restored_store_serves_the_same_bytes_keys_and_credentials(
         )
         assert restored == (0, ""), restored
     else:
-        with sqlite3.connect(database) as conn:
+        with contextlib.closing(sqlite3.connect(database)) as conn, conn:
             conn.execute("DELETE FROM commissions")
         assert (await admin(config, "restore", str(saved)))[0] == 0
         assert stored_credentials(database) == credentials
@@ -151,11 +152,11 @@ async def test_backup_and_restore_refuse_what_would_lose_data(
     elif prepare == "not_sqlite":
         target.write_bytes(b"this is not a database at all, just some text" * 10)
     elif prepare == "other_db":
-        with sqlite3.connect(target) as conn:
+        with contextlib.closing(sqlite3.connect(target)) as conn, conn:
             conn.execute("CREATE TABLE something (x)")
     elif prepare == "newer":
         assert (await admin(account_config, "backup", str(target)))[0] == 0
-        with sqlite3.connect(target) as conn:
+        with contextlib.closing(sqlite3.connect(target)) as conn, conn:
             conn.execute("INSERT INTO schema_migrations VALUES (999, '2030-01-01T00:00:00Z')")
     live = Path(account_config.database)
     before = live.read_bytes()  # noqa: ASYNC240 - a test's own small file
@@ -176,7 +177,7 @@ def test_backup_points_postgresql_users_to_pg_dump(capsys: pytest.CaptureFixture
 
 def test_a_backup_is_one_self_contained_file(tmp_path: Path) -> None:
     live = tmp_path / "live.sqlite3"
-    with sqlite3.connect(live) as conn:
+    with contextlib.closing(sqlite3.connect(live)) as conn, conn:
         conn.execute("PRAGMA journal_mode=WAL")
         for table in backup_files.SCHEMA_TABLES:
             conn.execute(f"CREATE TABLE {table} (version INTEGER)")
@@ -185,5 +186,5 @@ def test_a_backup_is_one_self_contained_file(tmp_path: Path) -> None:
     info = backup_files.backup(live, tmp_path / "copy.sqlite3")
     assert (info.schema_version, info.accounts) == (1, 0)
     assert not (tmp_path / "copy.sqlite3-wal").exists()
-    with sqlite3.connect(tmp_path / "copy.sqlite3") as conn:
+    with contextlib.closing(sqlite3.connect(tmp_path / "copy.sqlite3")) as conn, conn:
         assert conn.execute("PRAGMA journal_mode").fetchone() == ("delete",)

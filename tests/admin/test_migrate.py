@@ -4,6 +4,7 @@ unmigrated PostgreSQL database: what is pending, what is applied, the exit statu
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sqlite3
@@ -49,10 +50,9 @@ async def at_version_one(database: str) -> None:
         finally:
             await conn.close()
         return
-    with sqlite3.connect(database) as conn:
+    with contextlib.closing(sqlite3.connect(database)) as conn, conn:
         for statement in (*statements("sqlite", upto=1)[0], create, record):
             conn.execute(statement)
-    conn.close()
 
 
 async def test_status_then_migrate_then_status(unmigrated):
@@ -109,9 +109,8 @@ async def test_a_schema_newer_than_the_code_is_refused(unmigrated):
         finally:
             await conn.close()
     else:
-        with sqlite3.connect(unmigrated) as conn:
+        with contextlib.closing(sqlite3.connect(unmigrated)) as conn, conn:
             conn.execute(newer)
-        conn.close()
     for args in ((), ("--status",)):
         refused = admin(unmigrated, *args)
         assert refused.returncode == 1

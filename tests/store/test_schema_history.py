@@ -5,6 +5,7 @@ outside store/schema/. The PostgreSQL side of the comparison is tests/store/pg/t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import hashlib
 import os
@@ -106,10 +107,11 @@ async def test_a_store_of_an_earlier_release_upgrades_to_the_same_schema(
     assert differences(sqlite_shape(current_sqlite), sqlite_shape(path)) == []
     # The triggers too: the same names, tables and text as a store built from empty.
     triggers = "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name"
-    with sqlite3.connect(current_sqlite) as empty, sqlite3.connect(path) as upgraded:
+    with (
+        contextlib.closing(sqlite3.connect(current_sqlite)) as empty,
+        contextlib.closing(sqlite3.connect(path)) as upgraded,
+    ):
         assert upgraded.execute(triggers).fetchall() == empty.execute(triggers).fetchall()
-    empty.close()
-    upgraded.close()
 
 
 def test_the_shape_reads_what_the_steps_declare(current_sqlite: Path):

@@ -63,10 +63,9 @@ async def test_migrations_are_recorded_and_applied_once(tmp_path: Path):
     for _ in range(2):
         store = await open_store(str(path), writable=True)
         await store.close()
-    with sqlite3.connect(path) as conn:
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
         versions = conn.execute("SELECT version FROM schema_migrations").fetchall()
         mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
-    conn.close()
     assert versions == [(v,) for v in range(1, LATEST + 1)]
     assert mode == "wal"
 
