@@ -145,10 +145,8 @@ async def test_a_file_written_over_several_chunks_is_imported_whole_or_not_at_al
     refused = run_admin(env, *import_command(uid, export))
     assert refused.returncode == 1, refused.stderr
     assert refused.stderr.decode() == (
-        f"{export}:{rows + 1}: {problem}
-affdir-admin: nothing imported; check the file, then "
-        f"import it with: affdir-admin commissions import --account {uid} --network awin {export}
-"
+        f"{export}:{rows + 1}: {problem}\naffdir-admin: nothing imported; check the file, then "
+        f"import it with: affdir-admin commissions import --account {uid} --network awin {export}\n"
     )
     assert await stored_count(database) == 0
 
