@@ -130,7 +130,8 @@
   }
   function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
   // A table in a scrolling region reachable by keyboard; `rows` are arrays of cells (text,
-  // or a node such as a link), `numeric` the columns aligned right. Every table is also a section of the CSV.
+  // or a node such as a link), `numeric` the columns aligned right. Every table is also a
+  // section of the CSV.
   function table(caption, head, rows, numeric) {
     var t = el("table", {className: "data", "data-csv": caption}, [el("caption", {text: caption})]);
     var tr = el("tr");
@@ -354,8 +355,9 @@
     return page("", 1);
   }
 
-  // A ranked grouping (by programme, by sub-id) comes currency by currency, largest first,
-  // in pages: read on until every currency's top rows are in, within a bound.
+  // A ranked grouping (by programme, sub-id or directory programme) comes currency by
+  // currency, largest first, in pages: read on until every currency's top rows are in,
+  // within a bound. `include` asks for the rows' outcomes (and terms).
   function ranked(key, groupBy, include, filters) {
     var rows = [];
     function page(cursor, n) {
