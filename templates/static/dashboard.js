@@ -129,8 +129,9 @@
     return node;
   }
   function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
-  // A table in a scrolling region reachable by keyboard; `rows` are arrays of cell texts,
-  // `numeric` the columns aligned right. Every table is also a section of the CSV.
+  // A table in a scrolling region reachable by keyboard; `rows` are arrays of cells (text,
+  // or a node such as a link), `numeric` the columns aligned right. Every table is also a
+  // section of the CSV.
   function table(caption, head, rows, numeric) {
     var t = el("table", {className: "data", "data-csv": caption}, [el("caption", {text: caption})]);
     var tr = el("tr");
@@ -140,7 +141,7 @@
     rows.forEach(function (row) {
       var r = el("tr");
       row.forEach(function (cell, i) {
-        var c = el(i === 0 ? "th" : "td", {className: numeric && numeric[i] ? "num" : "", text: cell});
+        var c = el(i === 0 ? "th" : "td", {className: numeric && numeric[i] ? "num" : ""}, [cell]);
         if (i === 0) c.setAttribute("scope", "row");
         r.appendChild(c);
       });
@@ -255,13 +256,24 @@
     return root;
   }
 
+  // "89 % of 36": a realised rate (4 places, exact in the API) as a whole percentage,
+  // halves up, with the count it is a share of; "—" where the API has no rate.
+  function rateText(rate, of) {
+    if (rate === null || rate === undefined) return "—";
+    var tenThousandths = Math.round(numberValue(rate) * 10000);
+    return Math.floor((tenThousandths + 50) / 100) + " % of " + numberText(of);
+  }
+  function approvalText(outcomes) { return outcomes ? rateText(outcomes.approvalRate, outcomes.decided) : "—"; }
+  // An API whose summary lacks a grouping or an include refuses it by name: say so plainly.
+  function unavailable(answer, what) {
+    var missing = answer.status === 400 && answer.code === "invalid_parameter" && (answer.param === "groupBy" || answer.param === "include");
+    return note(missing ? "Not available from this API: its summary does not give " + what + " yet." : answer.message);
+  }
+
   function renderTop(target, answer, shown, kind) {
     clear(target);
     if (answer instanceof ApiError) {
-      var missing = answer.status === 400 && answer.code === "invalid_parameter" && answer.param === "groupBy";
-      target.appendChild(note(missing
-        ? "Not available from this API: its summary does not group by " + (kind === "program" ? "programme" : "sub-id") + " yet."
-        : answer.message));
+      target.appendChild(unavailable(answer, (kind === "program" ? "programmes" : "sub-ids") + " with their outcomes"));
       return;
     }
     shown.forEach(function (cur) {
@@ -269,13 +281,32 @@
         var name = kind === "program"
           ? (r.programName || r.programExternalId || "(no programme)") + (r.network ? " (" + r.network + ")" : "")
           : (r.subId || "(no sub-id)");
-        return [name, numberText(r.commission, cur), numberText(r.count)];
+        return [name, numberText(r.commission, cur), numberText(r.count), approvalText(r.outcomes)];
       });
       var title = (kind === "program" ? "Top programmes, " : "Top sub-ids, ") + cur;
-      target.appendChild(rows.length ? table(title, [kind === "program" ? "Programme" : "Sub-id", "Commission", "Commissions"], rows, [0, 1, 1]) : note(title + ": none."));
+      target.appendChild(rows.length ? table(title, [kind === "program" ? "Programme" : "Sub-id", "Commission", "Commissions", "Approved (realised)"], rows, [0, 1, 1, 1]) : note(title + ": none."));
     });
     if (!shown.length) target.appendChild(note("No commissions in this period."));
     if (answer.truncated) target.appendChild(note("Only the first 1,000 rows were read: choose a network or a shorter period to see every currency's top rows."));
+  }
+
+  // Commissions linked to a directory programme (groupBy=programSlug): what it advertises
+  // beside what became of them, a row per programme and currency (never added across).
+  function renderDirectory(target, answer, shown) {
+    clear(target);
+    if (answer instanceof ApiError) { target.appendChild(unavailable(answer, "directory programmes' terms")); return; }
+    var rows = answer.data.filter(function (r) { return r.programSlug && shown.indexOf(r.currency) >= 0; }).map(function (r) {
+      var t = r.terms || {}, o = r.outcomes || {};
+      var link = el("a", {href: "../programs/" + encodeURIComponent(r.programSlug) + "/", text: t.name || r.programSlug});
+      var dash = function (v) { return v === null || v === undefined ? "—" : numberText(v); };
+      return [link, r.currency, t.commission || "—", dash(t.cookieDays), dash(t.holdbackDays), approvalText(r.outcomes),
+        rateText(o.reversalRate, o.everApproved), dash(o.medianDaysToDecision), numberText(r.commission, r.currency)];
+    });
+    if (!rows.length) { target.appendChild(note("No commission in this period is linked to a programme of the directory.")); return; }
+    target.appendChild(table("Directory programmes: advertised vs realised",
+      ["Programme", "Currency", "Advertised commission", "Cookie days", "Holdback days", "Approved (realised)", "Reversed (realised)", "Median days to decision", "Earned"],
+      rows, [0, 0, 0, 1, 1, 1, 1, 1, 1]));
+    if (answer.truncated) target.appendChild(note("Only the first 1,000 rows were read: choose a network or a shorter period to see every programme."));
   }
 
   function renderConnections(target, me) {
@@ -324,12 +355,13 @@
     return page("", 1);
   }
 
-  // A ranked grouping (by programme, by sub-id) comes currency by currency, largest first,
-  // in pages: read on until every currency's top rows are in, within a bound.
-  function ranked(key, groupBy, filters) {
+  // A ranked grouping (by programme, sub-id or directory programme) comes currency by
+  // currency, largest first, in pages: read on until every currency's top rows are in,
+  // within a bound. `include` asks for the rows' outcomes (and terms).
+  function ranked(key, groupBy, include, filters) {
     var rows = [];
     function page(cursor, n) {
-      var params = Object.assign({groupBy: groupBy, limit: "100", cursor: cursor}, filters);
+      var params = Object.assign({groupBy: groupBy, include: include, limit: "100", cursor: cursor}, filters);
       return api(key, "commissions/summary" + query(params)).then(function (body) {
         rows = rows.concat(body.data);
         var more = !!(body.page && body.page.hasMore && body.page.nextCursor);
@@ -359,9 +391,10 @@
       summary(""),
       summary("status"),
       summary("month,status"),
-      settle(ranked(key, "program", filters)),
-      settle(ranked(key, "subId", filters)),
-      settle(latestEvents(key))
+      settle(ranked(key, "program", "outcomes", filters)),
+      settle(ranked(key, "subId", "outcomes", filters)),
+      settle(latestEvents(key)),
+      settle(ranked(key, "programSlug", "outcomes,terms", filters))
     ]).then(function (answers) {
       if (mine !== generation) return;
       var me = answers[0], totals = answers[1].data;
@@ -373,6 +406,7 @@
       renderMonths($("months"), answers[3].data, shown, view);
       renderTop($("programs"), answers[4], shown, "program");
       renderTop($("subids"), answers[5], shown, "subId");
+      renderDirectory($("directory"), answers[7], shown);
       renderConnections($("connections"), me);
       renderEvents($("events"), answers[6]);
       $("dash-status").textContent = "Showing " + view.from + " to " + view.to + (view.network ? ", " + view.network : "") + ".";
@@ -406,7 +440,7 @@
   function forget(message) {
     generation++;
     sessionStorage.removeItem(KEY_SLOT);
-    ["totals", "months", "programs", "subids", "connections", "events"].forEach(function (id) { clear($(id)); });
+    ["totals", "months", "programs", "subids", "directory", "connections", "events"].forEach(function (id) { clear($(id)); });
     $("api-key").value = "";
     $("key-error").textContent = message || "";
     document.documentElement.removeAttribute("data-rendered");

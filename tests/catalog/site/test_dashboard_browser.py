@@ -9,6 +9,7 @@ the Content-Security-Policy header the edge sends.
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 import io
 import json
 import time
@@ -240,10 +241,11 @@ def test_each_connection_is_shown_as_me_tells_it(browser, demo):
     assert "connection.sync_failed" in events and "auth_rejected" in events
 
 
-def ranked_rows(base: str, key: str, group_by: str) -> list[dict]:
-    """Every row of a ranked summary (by programme or sub-id), page after page."""
+def ranked_rows(base: str, key: str, group_by: str, include: str = "outcomes") -> list[dict]:
+    """Every row of a ranked summary (by programme, sub-id or directory programme), page
+    after page, with what `include` adds."""
     rows: list[dict] = []
-    params = {"groupBy": group_by, "limit": "100", "from": FROM, "to": today()}
+    params = {"groupBy": group_by, "include": include, "limit": "100", "from": FROM, "to": today()}
     while True:
         status, _, body = get(f"{base}/v1/commissions/summary?{urlencode(params)}", key)
         assert status == 200, body
@@ -252,6 +254,22 @@ def ranked_rows(base: str, key: str, group_by: str) -> list[dict]:
         if not answer["page"]["hasMore"]:
             return rows
         params["cursor"] = answer["page"]["nextCursor"]
+
+
+def rate(value: str | None, of: str) -> str:
+    """A realised rate as the page writes it: whole percent, halves up, with its count."""
+    if value is None:
+        return "—"
+    percent = (decimal.Decimal(value) * 100).quantize(decimal.Decimal(1), decimal.ROUND_HALF_UP)
+    return f"{percent} % of {of}"
+
+
+def cells_of(driver: Any, target: str) -> list[list[str]]:
+    return driver.execute_script(
+        "return Array.from(arguments[0].querySelectorAll('tbody tr'),"
+        " tr => Array.from(tr.cells, c => c.textContent))",
+        driver.find_element("id", target),
+    )
 
 
 def test_top_programmes_and_sub_ids_are_the_apis_per_currency(browser, demo):
@@ -265,22 +283,69 @@ def test_top_programmes_and_sub_ids_are_the_apis_per_currency(browser, demo):
             assert "Not available from this API" in text
             continue
         rows = ranked_rows(base, key, kind)
-        shown = browser.execute_script(
-            "return Array.from(arguments[0].querySelectorAll('tbody tr'),"
-            " tr => Array.from(tr.cells, c => c.textContent))",
-            browser.find_element("id", target),
-        )
+        shown = cells_of(browser, target)
         expected = []
         for currency in sorted({r["currency"] for r in rows}):
             top = [r for r in rows if r["currency"] == currency][:10]
-            expected += [[r["commission"], r["count"]] for r in top]
+            expected += [
+                [
+                    r["commission"],
+                    r["count"],
+                    rate(r["outcomes"]["approvalRate"], r["outcomes"]["decided"]),
+                ]
+                for r in top
+            ]
         assert [row[1:] for row in shown] == expected
+        # The demo's commissions are decided often enough to give a rate somewhere.
+        assert any(row[3] != "—" for row in shown)
         if kind == "subId":
             names = [r["subId"] or "(no sub-id)" for r in rows if r["currency"] == "EUR"][:10]
             tables = browser.find_elements("css selector", f"#{target} table")
             eur = next(t for t in tables if t.get_attribute("data-csv").endswith("EUR"))
             cells = eur.find_elements("css selector", "tbody th")
             assert [c.get_attribute("textContent") for c in cells] == names
+
+
+def test_directory_programmes_show_advertised_terms_beside_realised_outcomes(browser, demo):
+    base, key = demo
+    sign_in(browser, f"{base}/app/#from={FROM}&to={today()}", key)
+    rendered(browser)
+    rows = [r for r in ranked_rows(base, key, "programSlug", "outcomes,terms") if r["programSlug"]]
+    slugs = sorted({r["programSlug"] for r in rows})
+    assert len(slugs) == 6  # the demo's commissions are linked to six sample programmes
+    shown = cells_of(browser, "directory")
+    expected = []
+    for r in rows:
+        terms, outcomes = r["terms"], r["outcomes"]
+        days = [terms["cookieDays"], terms["holdbackDays"], outcomes["medianDaysToDecision"]]
+        cookie, holdback, median = ("—" if d is None else d for d in days)
+        expected.append(
+            [
+                terms["name"],
+                r["currency"],
+                terms["commission"],
+                cookie,
+                holdback,
+                rate(outcomes["approvalRate"], outcomes["decided"]),
+                rate(outcomes["reversalRate"], outcomes["everApproved"]),
+                median,
+                r["commission"],
+            ]
+        )
+    assert shown == expected
+    # The advertised wording is the directory's own, and each name links to its page there.
+    links = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#directory tbody th a'), a => a.href)"
+    )
+    for slug in slugs:
+        status, _, body = get(f"{base}/v1/programs/{slug}")
+        assert status == 200, body
+        advertised = exact(body)["data"]["commission"]
+        assert {row[2] for row in shown if row[0] == exact(body)["data"]["name"]} == {advertised}
+        assert f"{base}/programs/{slug}/" in links
+    for link in set(links):
+        assert get(link)[0] == 200, link
+    assert problems(browser) == []
 
 
 def test_a_wrong_key_shows_the_apis_message_and_keeps_nothing(browser, demo):
