@@ -14,9 +14,9 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from operator import attrgetter
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 from aiohttp import web
@@ -63,6 +63,8 @@ from store.publicids import PublicIds
 from store.summary import SummaryQuery, SummaryRow
 
 log = logging.getLogger("edge.account")
+
+R = TypeVar("R")  # a row of a keyset page
 
 PRIVATE_HEADERS = {"Cache-Control": "private, no-store", "Vary": f"Authorization, {VARY}"}
 # The endpoints that also export: Accept picks the format too.
@@ -382,6 +384,38 @@ def link_next(request: web.Request, token: str) -> str:
     )
 
 
+def keyset_page(
+    request: web.Request,
+    rows: Sequence[R],
+    limit: int,
+    *,
+    endpoint: str,
+    filters: Mapping[str, Any],
+    account: str,
+    position: Callable[[R], list[Any]],
+    item: Callable[[R], dict[str, Any]],
+    headers: Mapping[str, str],
+) -> web.Response:
+    """The answer of one keyset page: `rows` holds one more than `limit` when a next page
+    exists (hasMore is then exact, never an empty page), whose cursor, bound to the
+    endpoint, its filters and the account, resumes after the last row shown (`position`)."""
+    has_more = len(rows) > limit
+    rows = rows[:limit]
+    next_cursor = None
+    answer_headers = dict(headers)
+    if has_more:
+        secret = request.app[appkeys.SECRET]
+        next_cursor = cursor.encode(secret, endpoint, filters, position(rows[-1]), account)
+        answer_headers["Link"] = link_next(request, next_cursor)
+    body = orjson.dumps(
+        {
+            "data": [item(row) for row in rows],
+            "page": {"limit": limit, "hasMore": has_more, "nextCursor": next_cursor},
+        }
+    )
+    return json_response(request, body, answer_headers)
+
+
 def json_response(request: web.Request, body: bytes, headers: dict[str, str]) -> web.Response:
     """The 200 answer: gzip-coded when the body is large enough and the client accepts it."""
     if len(body) >= GZIP_MIN_BYTES and accepts_gzip(request.headers.get("Accept-Encoding", "")):
@@ -524,27 +558,17 @@ async def commissions(request: web.Request) -> web.StreamResponse:
         rows = await store.read(store_commissions.page, query)
     except StoreUnavailable as exc:
         raise commissions_unavailable(request, exc) from None
-    has_more = len(rows) > limit
-    rows = rows[:limit]
-    next_cursor = None
-    headers = dict(EXPORT_HEADERS)
-    if has_more:
-        last = rows[-1]
-        next_cursor = cursor.encode(
-            secret,
-            COMMISSIONS.name,
-            filters,
-            [last.transacted_at, ids.commission(last.seq)],
-            principal.account_uid,
-        )
-        headers["Link"] = link_next(request, next_cursor)
-    body = orjson.dumps(
-        {
-            "data": [commission_json(ids, row, links=links) for row in rows],
-            "page": {"limit": limit, "hasMore": has_more, "nextCursor": next_cursor},
-        }
+    return keyset_page(
+        request,
+        rows,
+        limit,
+        endpoint=COMMISSIONS.name,
+        filters=filters,
+        account=principal.account_uid,
+        position=lambda last: [last.transacted_at, ids.commission(last.seq)],
+        item=lambda row: commission_json(ids, row, links=links),
+        headers=EXPORT_HEADERS,
     )
-    return json_response(request, body, headers)
 
 
 async def commission_summary(request: web.Request) -> web.StreamResponse:

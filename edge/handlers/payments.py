@@ -17,7 +17,7 @@ from aiohttp import web
 from contract.endpoints import PAYMENT, PAYMENTS
 from edge import appkeys
 from edge.auth.authenticate import Principal
-from edge.handlers.account import PRIVATE_HEADERS, amount, json_response, link_next
+from edge.handlers.account import PRIVATE_HEADERS, amount, json_response, keyset_page
 from edge.http.errors import ApiError, not_found, unavailable
 from edge.http.expect import ignore_expectation
 from edge.request import cursor
@@ -122,27 +122,17 @@ async def payments(request: web.Request) -> web.Response:
         rows = await store.read(store_payments.page, query)
     except StoreUnavailable as exc:
         raise payments_unavailable(request, exc) from None
-    has_more = len(rows) > limit
-    rows = rows[:limit]
-    next_cursor = None
-    headers = dict(PRIVATE_HEADERS)
-    if has_more:
-        last = rows[-1]
-        next_cursor = cursor.encode(
-            secret,
-            PAYMENTS.name,
-            filters,
-            [last.paid_at, ids.payment(last.seq)],
-            principal.account_uid,
-        )
-        headers["Link"] = link_next(request, next_cursor)
-    body = orjson.dumps(
-        {
-            "data": [payment_json(ids, row) for row in rows],
-            "page": {"limit": limit, "hasMore": has_more, "nextCursor": next_cursor},
-        }
+    return keyset_page(
+        request,
+        rows,
+        limit,
+        endpoint=PAYMENTS.name,
+        filters=filters,
+        account=principal.account_uid,
+        position=lambda last: [last.paid_at, ids.payment(last.seq)],
+        item=lambda row: payment_json(ids, row),
+        headers=PRIVATE_HEADERS,
     )
-    return json_response(request, body, headers)
 
 
 async def payment(request: web.Request) -> web.Response:
