@@ -271,21 +271,51 @@ def page_scope(query: SummaryQuery, rows: Sequence[SummaryRow]) -> tuple[str, li
     return "(" + " OR ".join(conditions) + ")", params
 
 
+def _may_reach_empty(
+    query: SummaryQuery, page: Sequence[SummaryRow], currencies: Iterable[str]
+) -> bool:
+    """Whether a group all of whose commissions the totals leave out, in one of
+    `currencies`, could rank within the page: such a group ranks at commission 0 in its
+    currency (`SummaryRow.rank`), so it can only fall after `query.after` and before the
+    page's last row (anywhere after, when the page is not full)."""
+    full = query.limit is not None and len(page) >= query.limit
+    upper = page[-1].rank(query.keys)[:2] if full else None
+    lower = None if query.after is None else tuple(query.after[:2])
+    for currency in currencies:
+        point = (currency, 0)
+        if (lower is None or point >= lower) and (upper is None or point <= upper):
+            return True
+    return False
+
+
 async def _ranked_rows(s: Session, query: SummaryQuery) -> list[SummaryRow]:
     """A ranked grouping's page as `summary_with_outcomes` answers it, before its outcomes:
     the totals' groups and those all of whose commissions the totals leave out (rows of
-    count 0, commission 0), ranked together and cut to `query.limit` after `query.after`."""
+    count 0, commission 0), ranked together and cut to `query.limit` after `query.after`.
+    The totals' own page unless such a group could rank within it; else every group of
+    the filters is read and ranked."""
+    page = await summary.totals(s, query)
+    if not query.excluded:
+        return page
     whole = dataclasses.replace(query, limit=None, after=None)
+    # The currencies of the commissions left out: only there can such a group be.
+    by_status = dataclasses.replace(whole, group_by=("status",), excluded=(), program_links=None)
+    currencies = {
+        row.currency
+        for row in await summary.totals(s, by_status)
+        if row.status in query.excluded and row.count
+    }
+    if not _may_reach_empty(query, page, currencies):
+        return page
     rows = await summary.totals(s, whole)
-    if query.excluded:
-        columns = query.keys
-        seen = {_row_key(columns, row) for row in rows}
-        # Every group of the filters, excluded statuses included: those the totals lack.
-        for row in await summary.totals(s, dataclasses.replace(whole, excluded=())):
-            key = _row_key(columns, row)
-            if key not in seen:
-                name = row.program_name if "program_key" in columns else None
-                rows.append(_empty_row(columns, key, name))
+    columns = query.keys
+    seen = {_row_key(columns, row) for row in rows}
+    # Every group of the filters, excluded statuses included: those the totals lack.
+    for row in await summary.totals(s, dataclasses.replace(whole, excluded=())):
+        key = _row_key(columns, row)
+        if key not in seen:
+            name = row.program_name if "program_key" in columns else None
+            rows.append(_empty_row(columns, key, name))
     return summary.ranked_page(query, rows)
 
 
