@@ -29,7 +29,7 @@ from typing import Any
 from contract.vocabulary import COMMISSION_STATUSES
 from store import summary
 from store.base import Outcomes, StatusTotal, median
-from store.core import Session
+from store.core import Session, pairs_filter
 from store.summary import (
     SummaryQuery,
     SummaryRow,
@@ -119,9 +119,12 @@ class _Tally:
         )
 
 
-def history_sql(query: SummaryQuery) -> tuple[str, list[Any]]:
+def history_sql(
+    query: SummaryQuery, scope: tuple[str, list[Any]] | None = None
+) -> tuple[str, list[Any]]:
     """The query's commissions, every status (the summary's exclusions do not apply), each
-    with its history rows (none: one row of NULLs), by commission then history order."""
+    with its history rows (none: one row of NULLs), by commission then history order;
+    `scope` (a condition and its parameters, `page_scope`) narrows them further."""
     bounds = (
         None if query.since is None else f"{query.since.isoformat()}T00:00:00Z",
         None if query.until is None else f"{query.until.isoformat()}T23:59:59Z",
@@ -131,6 +134,9 @@ def history_sql(query: SummaryQuery) -> tuple[str, list[Any]]:
     if query.updated_since is not None:
         where.append("updated_at >= ?")
         params.append(query.updated_since)
+    if scope is not None:
+        where.append(scope[0])
+        params += scope[1]
     columns = (
         "id, network, status, transacted_at, imported_at, currency, commission_amount, "
         "sale_amount, program_external_id, sub_id"
@@ -227,48 +233,120 @@ def _empty_row(columns: Sequence[str], key: tuple[Any, ...], name: str | None) -
     )
 
 
-async def latest_name(s: Session, account_uid: str, network: str, program_key: str) -> str | None:
-    """The name on the programme's newest commission (transactedAt, then id; any status or
-    period), as a summary row by program has it: one probe of commissions_program_page."""
-    program = summary.dimension_value(program_key)
-    params: list[Any] = [account_uid, network]
-    if program is None:
-        which = "program_external_id IS NULL"
+def page_scope(query: SummaryQuery, rows: Sequence[SummaryRow]) -> tuple[str, list[Any]] | None:
+    """The condition (and its parameters) on the commission rows that holds every
+    commission of a ranked page's groups: their (network, programme id) pairs, their
+    sub-ids, or the pairs linked to their slugs. None (no narrowing) for the unlinked group
+    of a grouping by programSlug, whose commissions are those of every pair not linked."""
+    keys = query.keys
+    conditions: list[str] = []
+    params: list[Any] = []
+    if "program_key" in keys:
+        for pair in dict.fromkeys((row.network, row.program_external_id) for row in rows):
+            network, program = pair
+            if program is None:
+                conditions.append("(network = ? AND program_external_id IS NULL)")
+                params.append(network)
+            else:
+                conditions.append("(network = ? AND program_external_id = ?)")
+                params += [network, program]
+    elif "sub_key" in keys:
+        subs = set(row.sub_id for row in rows)
+        if None in subs:
+            conditions.append("sub_id IS NULL")
+        named = sorted(sub for sub in subs if sub is not None)
+        if named:
+            conditions.append(f"sub_id IN ({', '.join('?' for _ in named)})")
+            params += named
     else:
-        which = "program_external_id = ?"
-        params.append(program)
-    name: str | None = await s.fetchval(
-        "SELECT program_name FROM commissions WHERE account_id = "
-        f"(SELECT id FROM accounts WHERE uid = ?) AND network = ? AND {which} "
-        "ORDER BY transacted_at DESC, id DESC LIMIT 1",
-        *params,
-    )
-    return name
+        slugs = set(row.program_slug for row in rows)
+        if None in slugs:
+            return None
+        links = query.program_links or {}
+        return pairs_filter(
+            sorted(p for p, slug in links.items() if slug in slugs), "program_external_id"
+        )
+    if not conditions:
+        return "1 = 0", []
+    return "(" + " OR ".join(conditions) + ")", params
+
+
+def _may_reach_empty(
+    query: SummaryQuery, page: Sequence[SummaryRow], currencies: Iterable[str]
+) -> bool:
+    """Whether a group all of whose commissions the totals leave out, in one of
+    `currencies`, could rank within the page: such a group ranks at commission 0 in its
+    currency (`SummaryRow.rank`), so it can only fall after `query.after` and before the
+    page's last row (anywhere after, when the page is not full)."""
+    full = query.limit is not None and len(page) >= query.limit
+    upper = page[-1].rank(query.keys)[:2] if full else None
+    lower = None if query.after is None else tuple(query.after[:2])
+    for currency in currencies:
+        point = (currency, 0)
+        if (lower is None or point >= lower) and (upper is None or point <= upper):
+            return True
+    return False
+
+
+async def _ranked_rows(s: Session, query: SummaryQuery) -> list[SummaryRow]:
+    """A ranked grouping's page as `summary_with_outcomes` answers it, before its outcomes:
+    the totals' groups and those all of whose commissions the totals leave out (rows of
+    count 0, commission 0), ranked together and cut to `query.limit` after `query.after`.
+    The totals' own page unless such a group could rank within it; else every group of
+    the filters is read and ranked."""
+    page = await summary.totals(s, query)
+    if not query.excluded:
+        return page
+    whole = dataclasses.replace(query, limit=None, after=None)
+    # The currencies of the commissions left out: only there can such a group be.
+    by_status = dataclasses.replace(whole, group_by=("status",), excluded=(), program_links=None)
+    currencies = {
+        row.currency
+        for row in await summary.totals(s, by_status)
+        if row.status in query.excluded and row.count
+    }
+    if not _may_reach_empty(query, page, currencies):
+        return page
+    rows = await summary.totals(s, whole)
+    columns = query.keys
+    seen = {_row_key(columns, row) for row in rows}
+    # Every group of the filters, excluded statuses included: those the totals lack.
+    for row in await summary.totals(s, dataclasses.replace(whole, excluded=())):
+        key = _row_key(columns, row)
+        if key not in seen:
+            name = row.program_name if "program_key" in columns else None
+            rows.append(_empty_row(columns, key, name))
+    return summary.ranked_page(query, rows)
 
 
 async def summary_with_outcomes(s: Session, query: SummaryQuery) -> list[SummaryRow]:
     """`summary.totals` of `query`, each row with its `outcomes`, read in one snapshot; a
     group whose commissions are all left out of the totals (declined) comes as a row of
-    count 0 with its outcomes. Ranked groupings are paged as `summary.totals` pages them."""
-    rows = await summary.totals(s, dataclasses.replace(query, limit=None, after=None))
+    count 0 with its outcomes. Ranked groupings are paged as `summary.totals` pages them,
+    and only the commissions of the page's groups are read for their outcomes."""
+    columns = query.keys  # a grouping by programSlug is keyed by the slug (summary.link)
+    if query.ranked:
+        page = await _ranked_rows(s, query)
+        scope = None if query.limit is None else page_scope(query, page)
+        groups: dict[tuple[Any, ...], _Tally] = {}
+        if page:
+            sql, params = history_sql(query, scope)
+            groups = tally(query, await s.fetch(sql, *params))
+        return [
+            dataclasses.replace(
+                row, outcomes=groups.get(_row_key(columns, row), _Tally()).outcomes()
+            )
+            for row in page
+        ]
+    rows = await summary.totals(s, query)
     sql, params = history_sql(query)
     groups = tally(query, await s.fetch(sql, *params))
-    columns = query.keys  # a grouping by programSlug is keyed by the slug (summary.link)
     out = []
     for row in rows:
         group = groups.pop(_row_key(columns, row), None)
         out.append(dataclasses.replace(row, outcomes=(group or _Tally()).outcomes()))
+    # Not ranked: no grouping keys a programme, whose empty row would need its name.
     for key, group in groups.items():
-        name = None
-        if "program_key" in columns:
-            name = await latest_name(
-                s,
-                query.account_uid,
-                key[columns.index("network")],
-                key[columns.index("program_key")],
-            )
-        out.append(dataclasses.replace(_empty_row(columns, key, name), outcomes=group.outcomes()))
-    if query.ranked:
-        return summary.ranked_page(query, out)
+        out.append(dataclasses.replace(_empty_row(columns, key, None), outcomes=group.outcomes()))
     out.sort(key=lambda row: summary.sort_key(row, columns))
     return out
