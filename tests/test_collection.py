@@ -13,8 +13,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def collected_by_the_test_command(config: pytest.Config) -> set[str]:
-    """The folders of the test modules `pytest` collects with no path given: this session's
-    own collection when it is that command (every xdist worker collects it all), else a
+    """The folders of the test modules `pytest` collects with no path given: the running
+    pytest's own collection when it is that command (every xdist worker collects it all), else a
     `pytest --collect-only` of its own."""
     whole = config.args_source is pytest.Config.ArgsSource.TESTPATHS and not (
         config.getoption("ignore") or config.getoption("ignore_glob")
