@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from operator import attrgetter
 from typing import Any, TypeVar
 
@@ -45,7 +45,7 @@ from edge.http.httpcache import GZIP_MIN_BYTES, VARY, accepts_gzip, gzip_bytes
 from edge.links import link_origin
 from edge.request import cursor
 from edge.request.query import commission_seq_of, included, parse_query
-from store import accounts, outcomes, summary
+from store import Session, accounts, outcomes, summary
 from store import commissions as store_commissions
 from store.base import (
     AMOUNT_RE,
@@ -65,6 +65,7 @@ from store.summary import SummaryQuery, SummaryRow
 log = logging.getLogger("edge.account")
 
 R = TypeVar("R")  # a row of a keyset page
+D = TypeVar("D")  # a resource read by its id
 
 PRIVATE_HEADERS = {"Cache-Control": "private, no-store", "Vary": f"Authorization, {VARY}"}
 # The endpoints that also export: Accept picks the format too.
@@ -653,24 +654,40 @@ async def commission_summary(request: web.Request) -> web.StreamResponse:
     return json_response(request, body, headers)
 
 
-async def commission(request: web.Request) -> web.Response:
-    """One of the caller's commissions with its history. Query parameters are ignored: it
-    takes none, and 400 is not among its statuses (as /v1/me)."""
+async def owned_detail(
+    request: web.Request,
+    seq_of: Callable[[PublicIds, str], int | None],
+    find: Callable[[Session, str, int], Coroutine[Any, Any, D | None]],
+    unavailable_answer: Callable[[web.Request, StoreUnavailable], ApiError],
+    missing: str,
+) -> tuple[PublicIds, D]:
+    """The store's ids and the caller's resource named by the path's `id` (`find` of its
+    sequence number); 404 `missing` for an unknown id, a malformed one or another account's
+    alike."""
     principal: Principal = request[appkeys.PRINCIPAL]
     store = request.app[appkeys.STORE]
     try:
         ids = store.ids
-        seq = commission_seq_of(ids, request.match_info["id"])
+        seq = seq_of(ids, request.match_info["id"])
         # The key's account only: another account's id is None, as an unknown one.
-        detail = (
-            None
-            if seq is None
-            else await store.read(store_commissions.find, principal.account_uid, seq)
-        )
+        detail = None if seq is None else await store.read(find, principal.account_uid, seq)
     except StoreUnavailable as exc:
-        raise commissions_unavailable(request, exc) from None
+        raise unavailable_answer(request, exc) from None
     if detail is None:
-        raise not_found(NO_SUCH_COMMISSION)
+        raise not_found(missing)
+    return ids, detail
+
+
+async def commission(request: web.Request) -> web.Response:
+    """One of the caller's commissions with its history. Query parameters are ignored: it
+    takes none, and 400 is not among its statuses (as /v1/me)."""
+    ids, detail = await owned_detail(
+        request,
+        commission_seq_of,
+        store_commissions.find,
+        commissions_unavailable,
+        NO_SUCH_COMMISSION,
+    )
     body = orjson.dumps({"data": commission_detail_json(ids, detail, links_of(request))})
     return json_response(request, body, PRIVATE_HEADERS)
 

@@ -17,8 +17,14 @@ from aiohttp import web
 from contract.endpoints import PAYMENT, PAYMENTS
 from edge import appkeys
 from edge.auth.authenticate import Principal
-from edge.handlers.account import PRIVATE_HEADERS, amount, json_response, keyset_page
-from edge.http.errors import ApiError, not_found, unavailable
+from edge.handlers.account import (
+    PRIVATE_HEADERS,
+    amount,
+    json_response,
+    keyset_page,
+    owned_detail,
+)
+from edge.http.errors import ApiError, unavailable
 from edge.http.expect import ignore_expectation
 from edge.request import cursor
 from edge.request.query import parse_query, payment_seq_of
@@ -138,21 +144,9 @@ async def payments(request: web.Request) -> web.Response:
 async def payment(request: web.Request) -> web.Response:
     """One of the caller's payments with its lines. Query parameters are ignored: it takes
     none, and 400 is not among its statuses (as /v1/commissions/{id})."""
-    principal: Principal = request[appkeys.PRINCIPAL]
-    store = request.app[appkeys.STORE]
-    try:
-        ids = store.ids
-        seq = payment_seq_of(ids, request.match_info["id"])
-        # The key's account only: another account's id is None, as an unknown one.
-        detail = (
-            None
-            if seq is None
-            else await store.read(store_payments.find, principal.account_uid, seq)
-        )
-    except StoreUnavailable as exc:
-        raise payments_unavailable(request, exc) from None
-    if detail is None:
-        raise not_found(NO_SUCH_PAYMENT)
+    ids, detail = await owned_detail(
+        request, payment_seq_of, store_payments.find, payments_unavailable, NO_SUCH_PAYMENT
+    )
     body = orjson.dumps({"data": payment_detail_json(ids, detail)})
     return json_response(request, body, PRIVATE_HEADERS)
 
