@@ -36,7 +36,7 @@ import orjson
 from accounts import apikeys
 from accounts.crypto import encrypt_credentials
 from accounts.statusmap import load_status_map
-from store import AccountStore, accounts, connections, open_store
+from store import AccountStore, accounts, connections, open_store, ranks
 from store.base import NewCommission, format_timestamp, utc_now
 
 DEMO_UID = "acc_demo000000000000"
@@ -171,6 +171,7 @@ async def seed_store(
             await store.write(connections.record_outcome, DEMO_UID, network, status, reason)
         finally:
             await store.write(connections.release, DEMO_UID, network, DEMO_WORKER)
+    await ranks.refresh(store, account_uid=DEMO_UID)
     for key in await store.read(accounts.list_keys, DEMO_UID):
         if key.label == DEMO_KEY_LABEL and key.revoked_at is None:
             await store.write(accounts.revoke_key, key.id)

@@ -54,6 +54,7 @@ from store import (
     accounts,
     database_path,
     open_store,
+    ranks,
 )
 from store import connections as store_connections
 from store.base import AccountView, KeyView, WriteWait, utc_now
@@ -665,6 +666,10 @@ async def commissions_import(
         result = await store.write(
             store_connections.import_commissions, args.account, args.network, chunks
         )
+    # The imported months' rankings, so that their summaries read them at once; a failure
+    # here leaves them to the sync worker, and the summaries exact meanwhile.
+    with contextlib.suppress(StoreError):
+        await ranks.refresh(store, account_uid=args.account)
     rows = result.inserted + result.updated + result.unchanged
     return {
         "file": source,
@@ -837,7 +842,12 @@ async def migrate(_: AccountStore | None, args: argparse.Namespace, config: Stor
         # Opening the store writable applies the missing migrations, each in one
         # transaction with its version row (and, on PostgreSQL, under the migration lock).
         store = await open_store(config.database, writable=True, readers=1, timeout=timeout)
-        await store.close()
+        try:
+            # A step may leave months to rank (store.ranks): done here, not by the first
+            # summaries.
+            await ranks.refresh(store)
+        finally:
+            await store.close()
     after = await schema_status(config.database, timeout=timeout)
     applied = before.migrations[before.current : after.current]
     return {

@@ -113,6 +113,9 @@ COLLECTION_SYNC = "sync"
 COLLECTION_IMPORT_ONLY = "import_only"
 NETWORK_COLLECTIONS: tuple[str, ...] = (COLLECTION_SYNC, COLLECTION_IMPORT_ONLY)
 COMMISSION_STATUSES: tuple[str, ...] = ("pending", "approved", "declined", "paid", "unknown")
+# The status a summary leaves out when it neither filters nor groups by status: what is
+# earned, or may still be, without refused money mixed in.
+EXCLUDED_FROM_TOTALS = "declined"
 # What GET /v1/events reports (store.events writes them).
 EVENT_TYPES: tuple[str, ...] = (
     "commission.created",

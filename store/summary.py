@@ -36,16 +36,19 @@ from typing import Any
 
 import orjson
 
+from contract.vocabulary import EXCLUDED_FROM_TOTALS
+from store import ranks
 from store.base import Outcomes
 from store.core import Session, account_filters, one_statement, pairs_filter
+from store.limbs import (
+    LIMB_DIGITS,
+    SCALE,
+    TOTALS,
+    carry,
+    low,
+    split,
+)
 
-SCALE = 12  # digits after the point: contract.commission.AMOUNT_SCALE
-LIMB_DIGITS = 10
-LIMBS = ("hi", "mid", "lo")
-COMMISSION_LIMBS = tuple(f"commission_{limb}" for limb in LIMBS)
-SALE_LIMBS = tuple(f"sale_{limb}" for limb in LIMBS)
-# Every column after the key, in the order the triggers write them.
-TOTALS = ("row_count", *COMMISSION_LIMBS, "sale_rows", *SALE_LIMBS)
 _SCALE_ZEROS = "0" * SCALE
 _UNIT: int = 10**SCALE
 _MID: int = 10**LIMB_DIGITS
@@ -450,34 +453,20 @@ def _ranked_sql(query: SummaryQuery, grouped: str, postgres: bool) -> tuple[str,
     currency, largest commission first, then the key columns (a dimension key's '' before
     any '=value', as none before any value); only those after `query.after`, at most
     `query.limit`. The key columns, currency and totals, then the rank limbs."""
-    unit = 10**LIMB_DIGITS
-
-    def div(x: str) -> str:  # integer quotient, truncated toward zero on both databases
-        return f"div({x}, {unit})" if postgres else f"(({x}) / {unit})"
-
-    def mod(x: str) -> str:  # its remainder, with the sign of x
-        return f"mod({x}, {unit})" if postgres else f"(({x}) % {unit})"
-
-    def low(x: str) -> str:  # x modulo 10**10, from 0 to 10**10 - 1
-        return mod(f"{mod(x)} + {unit}")
-
-    def carry(x: str) -> str:  # x floor-divided by 10**10
-        return div(f"{x} - {low(x)}")
-
     columns = ", ".join([*query.columns, "currency", *TOTALS])
     carried = (
-        f"SELECT g.*, {low('g.commission_lo')} AS rank_lo, "
-        f"g.commission_mid + {carry('g.commission_lo')} AS rank_carried FROM ({grouped}) AS g"
+        f"SELECT g.*, {low('g.commission_lo', postgres)} AS rank_lo, "
+        f"g.commission_mid + {carry('g.commission_lo', postgres)} AS rank_carried "
+        f"FROM ({grouped}) AS g"
     )
     ranked = (
-        f"SELECT c.*, {low('c.rank_carried')} AS rank_mid, "
-        f"c.commission_hi + {carry('c.rank_carried')} AS rank_hi FROM ({carried}) AS c"
+        f"SELECT c.*, {low('c.rank_carried', postgres)} AS rank_mid, "
+        f"c.commission_hi + {carry('c.rank_carried', postgres)} AS rank_hi FROM ({carried}) AS c"
     )
     where, params = "", []
     if query.after is not None:
         currency, negated, *flags = query.after
-        hi, rest = divmod(-negated, unit * unit)
-        mid, lo = divmod(rest, unit)
+        hi, mid, lo = split(-negated)
         keys = []
         for column, (present, value) in zip(
             query.columns, zip(flags[::2], flags[1::2], strict=True), strict=True
@@ -709,7 +698,22 @@ async def totals(s: Session, query: SummaryQuery) -> list[SummaryRow]:
     `query.limit`): exact, never summed across currencies. Read from the per-day totals,
     never the commission rows; with `updated_since`, from the rows changed since (the only
     ones read); by programSlug, the programmes' pairs then folded into their slugs (`link`).
+    A month by programme or by sub-id alone comes from the month's ranking (store.ranks),
+    one range of its key, when the ranking is up to date; otherwise (and for every other
+    query) from the totals. Each answer is one statement's: the ranking's, or the totals'.
     Run it through the read door: `store.read(summary.totals, query)`."""
+    month = ranked_month(query)
+    if month is not None:
+        sql, params = ranks.page_sql(month, postgres=s.dialect.arrays)
+        if month.dimension == "program":
+            name = _latest_name(
+                "(SELECT id FROM accounts WHERE uid = ?)", "p.network", "p.program_key"
+            )
+            sql = f"SELECT p.*, {name} AS program_name FROM ({sql}) AS p"
+            params = [query.account_uid, query.account_uid, *params]
+        found = await s.fetch(sql, *params)
+        if not ranks.unusable(found, len(query.columns)):
+            return ranked_page(query, summary_rows(query, found))
     if query.updated_since is None:
         if not s.dialect.json_pages:
             sql, params = summary_sql(query, postgres=s.dialect.arrays)
@@ -725,6 +729,50 @@ async def totals(s: Session, query: SummaryQuery) -> list[SummaryRow]:
     if "programSlug" in query.group_by:
         rows = link(query, rows)
     return ranked_page(query, rows) if query.ranked else rows
+
+
+def ranked_month(query: SummaryQuery) -> ranks.RankedMonth | None:
+    """The month's ranking `query` may be answered from: a grouping by program or by subId
+    alone, over one calendar month (whole, or from its first day), with no filter and the
+    declined left out, as a summary is by default; None otherwise."""
+    if (
+        len(query.group_by) != 1
+        or query.group_by[0] not in ranks.DIMENSIONS
+        or query.excluded != (EXCLUDED_FROM_TOTALS,)
+        or query.updated_since is not None
+        or query.network is not None
+        or query.status is not None
+        or query.program_external_id is not None
+        or query.sub_id is not None
+        or query.program_pairs is not None
+        or query.since is None
+        or query.until is None
+        or query.since.day != 1
+        or query.until < query.since
+        or query.until > (last := _last_day(query.since))
+    ):
+        return None
+    after_period = None
+    if query.until < last:
+        after_period = ((query.until + dt.timedelta(days=1)).isoformat(), last.isoformat())
+    after = None
+    if query.after is not None:
+        currency, negated, *flags = query.after
+        values = [
+            ("=" + value) if present else ""
+            for present, value in zip(flags[::2], flags[1::2], strict=True)
+        ]
+        # program: (network, programme key); subId: (sub-id key) with no network.
+        network, key = (values[0][1:], values[1]) if len(values) == 2 else ("", values[0])
+        after = (currency, negated, network, key)
+    return ranks.RankedMonth(
+        account_uid=query.account_uid,
+        dimension=query.group_by[0],
+        month=query.since.isoformat()[:7],
+        after_period=after_period,
+        after=after,
+        limit=query.limit,
+    )
 
 
 def sort_key(row: SummaryRow, columns: Sequence[str]) -> tuple[Any, ...]:

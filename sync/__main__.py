@@ -36,6 +36,7 @@ from sync.health import Progress, default_stall_seconds
 from sync.logs import configure_logging
 from sync.metrics import SyncMetrics
 from sync.monitor import serve_monitor
+from sync.rankings import keep_rankings
 from sync.retention import keep_retention
 from sync.runner import SyncSettings
 from sync.storage import AccountSyncStore, credential_opener, credential_sealer
@@ -200,14 +201,19 @@ async def serve(args: argparse.Namespace) -> int:
                 except OSError as exc:  # the port taken, say
                     print(f"{PROG}: cannot serve the metrics port: {exc}", file=sys.stderr)
                     return 1
-            # The events' retention is kept beside the syncs (sync.retention).
-            pruning = asyncio.create_task(keep_retention(store, args.events_retention_days, stop))
+            # Beside the syncs: the events' retention (sync.retention) and the months'
+            # rankings (sync.rankings).
+            upkeep = [
+                asyncio.create_task(keep_retention(store, args.events_retention_days, stop)),
+                asyncio.create_task(keep_rankings(store, stop)),
+            ]
             try:
                 await worker.run(stop)
             finally:
-                pruning.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await pruning
+                for task in upkeep:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
     finally:
         await store.close()
     return 0

@@ -34,7 +34,12 @@ from contract.endpoints import (
 from contract.exports import CSV_FORMAT, DIALECTS, EXPORT_CHUNK, JSON_FORMAT, RFC4180, Dialect
 from contract.resources import COMMISSION as COMMISSION_RESOURCE
 from contract.resources import COMMISSION_TOTAL, OUTCOMES, RANKED_GROUPS, TERMS
-from contract.vocabulary import COLLECTION_IMPORT_ONLY, COLLECTION_SYNC, LIMIT_DEFAULT
+from contract.vocabulary import (
+    COLLECTION_IMPORT_ONLY,
+    COLLECTION_SYNC,
+    EXCLUDED_FROM_TOTALS,
+    LIMIT_DEFAULT,
+)
 from edge import appkeys, links
 from edge.auth.authenticate import Principal, unverifiable
 from edge.directory.programlinks import NO_LINKS, ProgramLinks
@@ -239,10 +244,6 @@ def terms_of(request: web.Request, links: ProgramLinks) -> Callable[[str | None]
         }
 
     return terms
-
-
-# The status a summary leaves out when it neither filters nor groups by status.
-EXCLUDED_FROM_TOTALS = "declined"
 
 
 def check_program_filter(params: dict[str, Any]) -> None:

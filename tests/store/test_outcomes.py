@@ -8,21 +8,19 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import random
-import sqlite3
 import statistics
 from collections.abc import Sequence
 from decimal import Decimal, localcontext
 from typing import Any
 
-import asyncpg
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from support.accountkit import StepClock
+from support.rawdb import raw_fetch
 
 from store import accounts, commissions, open_store, outcomes
 from store.base import NewCommission, median, rate
-from store.engines.sqlite import database_path
 from store.summary import SummaryQuery
 
 STATUSES = ("pending", "approved", "declined", "paid", "unknown")
@@ -55,21 +53,6 @@ GROUPINGS: tuple[tuple[str, ...], ...] = (
 LINKS = {("awin", "p1"): "shop", ("cj", "p1"): "shop", ("awin", "p2"): "other"}
 DECIDED = {"approved", "paid", "declined"}
 APPROVED = {"approved", "paid"}
-
-
-async def raw_fetch(database: str, sql: str) -> list[tuple[Any, ...]]:
-    """What no API reads: the stored rows themselves."""
-    if database.startswith("postgresql://"):
-        conn = await asyncpg.connect(database)
-        try:
-            return [tuple(row) for row in await conn.fetch(sql)]
-        finally:
-            await conn.close()
-    conn3 = sqlite3.connect(database_path(database))
-    try:
-        return list(conn3.execute(sql).fetchall())
-    finally:
-        conn3.close()
 
 
 def random_row(rng: random.Random, external_id: str) -> NewCommission:

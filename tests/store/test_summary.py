@@ -18,14 +18,14 @@ import asyncpg
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support.rawdb import raw_execute, raw_fetch
 
 from store import accounts, commissions, open_store, summary
 from store.base import AMOUNT_RE, NewCommission
-from store.engines.sqlite import database_path, migrate
+from store.engines.sqlite import migrate
+from store.limbs import COMMISSION_LIMBS, SALE_LIMBS
 from store.summary import (
-    COMMISSION_LIMBS,
     GRAINS,
-    SALE_LIMBS,
     Grain,
     SummaryQuery,
     amount_units,
@@ -73,39 +73,6 @@ def random_commission(rng: random.Random, external_id: str) -> NewCommission:
         transacted_at=f"{rng.choice(DAYS)}T{rng.choice(('00:00:00', '12:30:00', '23:59:59'))}Z",
         sale_amount=rng.choice((None, *AMOUNTS)),
     )
-
-
-# --- Raw access to the database: what no API reads ----------------------------------------
-
-
-async def raw_fetch(database: str, sql: str) -> list[tuple[Any, ...]]:
-    if database.startswith("postgresql://"):
-        conn = await asyncpg.connect(database)
-        try:
-            return [tuple(row) for row in await conn.fetch(sql)]
-        finally:
-            await conn.close()
-    conn3 = sqlite3.connect(database_path(database))
-    try:
-        return list(conn3.execute(sql).fetchall())
-    finally:
-        conn3.close()
-
-
-async def raw_execute(database: str, sql: str) -> None:
-    if database.startswith("postgresql://"):
-        conn = await asyncpg.connect(database)
-        try:
-            await conn.execute(sql)
-        finally:
-            await conn.close()
-        return
-    conn3 = sqlite3.connect(database_path(database), isolation_level=None)
-    try:
-        conn3.execute("PRAGMA foreign_keys = ON")
-        conn3.execute(sql)
-    finally:
-        conn3.close()
 
 
 Totals = tuple[int, int, int, int]  # count, commission units, rows with a sale, sale units
