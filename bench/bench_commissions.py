@@ -28,6 +28,7 @@ bench/out/commissions/results.json.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import http.client
 import json
 import os
@@ -108,7 +109,8 @@ def generate(path: Path, accounts: int, commissions: int, others: int, seed: int
     # by row by the triggers, which are recreated after the load.
     triggers = conn.execute(
         "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' "
-        "AND (name LIKE 'commission_totals_%' OR name LIKE 'commission_dims_%')"
+        "AND (name LIKE 'commission_totals_%' OR name LIKE 'commission_dims_%' "
+        "OR name LIKE 'commission_ranks_%')"
     ).fetchall()
     conn.execute("PRAGMA synchronous = OFF")
     conn.execute("BEGIN")
@@ -170,7 +172,9 @@ def generate(path: Path, accounts: int, commissions: int, others: int, seed: int
         conn.executemany(insert, rows(account, others))
     for _, sql in indexes:
         conn.execute(sql)
-    for step in (3, 6):  # steps 4 and 7: the totals, and those by programme and sub-id
+    # Steps 4, 7 and 11: the totals, those by programme and sub-id, and every month marked
+    # to rank.
+    for step in (3, 6, 10):
         for statement in statements("sqlite")[step]:
             if statement.startswith("INSERT INTO commission_"):  # the backfills
                 conn.execute(statement)
@@ -179,7 +183,19 @@ def generate(path: Path, accounts: int, commissions: int, others: int, seed: int
     conn.execute("COMMIT")
     conn.execute("ANALYZE")
     conn.close()
+    asyncio.run(rank_months(str(path)))
     return {"uid": "acc_bench00000000001", "key": issued.key}
+
+
+async def rank_months(database: str) -> int:
+    """Rank every marked month (store.ranks), as the sync worker does after writes."""
+    from store import open_store, ranks
+
+    store = await open_store(database, writable=True, readers=1, timeout=600.0)
+    try:
+        return await ranks.refresh(store)
+    finally:
+        await store.close()
 
 
 def deep_position(path: Path, depth_rows: int, network: str | None, status: str | None) -> list:

@@ -130,6 +130,8 @@ async def load(sqlite_path: Path, url: str) -> dict[str, Any]:
             await conn.execute(
                 f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), max(id)) FROM {table}"
             )
+        # The months' rankings, as the sync worker keeps them (the copy marked them all).
+        await base.rank_months(url)
         await conn.execute("VACUUM ANALYZE")
         size = await conn.fetchval("SELECT pg_size_pretty(pg_database_size(current_database()))")
     finally:

@@ -11,9 +11,10 @@
   'subId' (network '', the sub-id key); the keys are step 7's ('' for none, '=' + value).
 - `commission_ranks_stale`: a month of an account whose commissions changed since its
   ranking was last built. Triggers on `commissions` mark it in the writing statement's
-  transaction (a row trigger doing one keyed insert on SQLite, a statement trigger over its
-  transition tables on PostgreSQL), so a reader never takes a ranking that misses a
-  committed change: a stale month is read from the totals of step 7 instead. `version`
+  transaction (on SQLite a row trigger: one keyed probe, and an insert when the month is
+  not marked yet; on PostgreSQL a statement trigger over its transition tables), so a
+  reader never takes a ranking that misses a committed change: a stale month is read from
+  the totals of step 7 instead. `version`
   grows with every marking (PostgreSQL): a rebuild removes the mark only if no write marked
   it again meanwhile. No foreign key: an account's deletion marks its months on its way
   out; the rebuild drops such marks.
