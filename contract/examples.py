@@ -7,6 +7,14 @@ example cannot drift from what the API answers. The OpenAPI document
 
 Numbers are kept as written: amounts are decimals in JSON (`70.70`), and a float would
 print them otherwise. `load` reads them as `Decimal`, `dumps` writes them back unchanged.
+
+A commission in an answer (a Commission, a CommissionDetail, an event's CommissionRecord or
+CommissionUpdate) is kept in the file without its null members of the commission field
+table (`contract.commission.FIELDS`), and `load` puts them back in the resource's order
+(`expand`). The members are the table's, in its order, in every answer (as the tests of
+the field table hold): so a field added to the table, null in the recorded answers as in
+every commission stored before it, leaves the file as it is, and the examples read from it
+show the new member all the same.
 """
 
 from __future__ import annotations
@@ -15,6 +23,9 @@ import json
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
+
+from contract import commission
+from contract.resources import COMMISSION, COMMISSION_DETAIL, COMMISSION_RECORD, COMMISSION_UPDATE
 
 PATH = Path(__file__).with_name("examples.json")
 INDENT = "  "
@@ -25,13 +36,56 @@ ORIGIN = "https://api.example"
 #                         "response": {status, headers, body?}}}}
 Examples = dict[str, dict[str, dict[str, Any]]]
 
+_TABLE = frozenset(commission.MEMBERS)
+# A commission resource's member order, by its members outside the field table (the id
+# and network first, then what each resource adds: programSlug, statusHistory, previous).
+_ORDER_BY_OTHERS: dict[frozenset[str], tuple[str, ...]] = {
+    frozenset(r.names) - _TABLE: r.names
+    for r in (COMMISSION_RECORD, COMMISSION, COMMISSION_DETAIL, COMMISSION_UPDATE)
+}
+_COMMISSION_ID = "com_"
+
 
 def load(path: Path = PATH) -> Examples:
     """The recorded examples, numbers with a fraction as `Decimal`; empty if none yet."""
     if not path.exists():
         return {}
-    loaded: Examples = json.loads(path.read_text(encoding="utf-8"), parse_float=Decimal)
+    loaded: Examples = expand(json.loads(path.read_text(encoding="utf-8"), parse_float=Decimal))
     return loaded
+
+
+def _order_of(value: dict[str, Any]) -> tuple[str, ...] | None:
+    """The member order of the commission resource `value` is, None when it is none."""
+    if not str(value.get("id", "")).startswith(_COMMISSION_ID):
+        return None
+    return _ORDER_BY_OTHERS.get(frozenset(value) - _TABLE)
+
+
+def compact(value: Any) -> Any:
+    """The value as the file keeps it: every commission in it without its null members of
+    the field table. `expand` gives the value back, member order included."""
+    if isinstance(value, list):
+        return [compact(item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    kept = {name: compact(item) for name, item in value.items()}
+    if _order_of(value) is None:
+        return kept
+    return {name: item for name, item in kept.items() if item is not None or name not in _TABLE}
+
+
+def expand(value: Any) -> Any:
+    """The value with every commission in it whole: the field table's members the file
+    leaves out (null ones) back as null, each at its place in the resource's order."""
+    if isinstance(value, list):
+        return [expand(item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    whole = {name: expand(item) for name, item in value.items()}
+    order = _order_of(value)
+    if order is None:
+        return whole
+    return {name: whole.get(name) for name in order}
 
 
 def dumps(value: Any, level: int = 0) -> str:

@@ -401,6 +401,14 @@ async def record(case: Case, fetch: Fetch, keys: dict[str, str], etags: dict[str
 
 
 def render(examples: dict[str, dict[str, dict]]) -> bytes:
-    """The examples file's bytes: sorted, indented, numbers as sent, final newline."""
+    """The examples file's bytes: sorted, indented, numbers as sent, final newline; each
+    commission without its null members of the field table (`examples_file.compact`),
+    which reading the file gives back exactly, member order included."""
     ordered = {op: dict(sorted(by.items())) for op, by in sorted(examples.items())}
-    return (examples_file.dumps(ordered) + "\n").encode("utf-8")
+    kept = examples_file.compact(ordered)
+    restored = examples_file.expand(kept)
+    assert examples_file.dumps(restored) == examples_file.dumps(ordered), (
+        "a commission the file cannot give back as answered: its members are not its "
+        "resource's, in order"
+    )
+    return (examples_file.dumps(kept) + "\n").encode("utf-8")
