@@ -13,6 +13,7 @@ import datetime as dt
 import sys
 from collections.abc import Mapping
 
+from contract.payment import UNALLOCATED
 from sync.connectors import CONNECTORS
 from sync.connectors.base import Connector
 from sync.spec import ConnectorSpec, Rate
@@ -77,11 +78,20 @@ def payments_read(spec: ConnectorSpec) -> str:
             "not collected (no payments endpoint is read for this network): a commission is "
             "`paid` on its own evidence only"
         )
-    where = (
-        f"lines per {stream.lines} from `{stream.lines_endpoint}`"
-        if stream.lines_endpoint
-        else f"lines per {stream.lines} on each payment"
-    )
+    if stream.lines == UNALLOCATED:
+        where = (
+            "no breakdown is published: a payment's whole amount is its one `unallocated` "
+            "line, and no commission becomes `paid` by it"
+        )
+    elif stream.lines_endpoint:
+        where = f"lines per {stream.lines} from `{stream.lines_endpoint}`"
+    else:
+        where = f"lines per {stream.lines} on each payment"
+    if not stream.paged:
+        return (
+            f"`{stream.endpoint}`, the whole list in one answer, each payment not stored yet "
+            f"stored; {where}"
+        )
     return (
         f"`{stream.endpoint}`, newest first, {stream.page_size} a page, until a page holds "
         f"only stored payments; {where}"

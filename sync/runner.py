@@ -10,11 +10,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime as dt
+import functools
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import aiohttp
 
@@ -54,6 +55,8 @@ from sync.ratelimit import Limiters, credential_key
 from sync.spec import ConnectorSpec, CurrencySource, Rate
 
 log = logger("sync.runner")
+
+_T = TypeVar("_T")
 
 REFUSALS_KEPT = 20  # examples of refused records a run keeps for its report
 # The latest a run a limit cut short is planned to resume: the longest period a network
@@ -537,8 +540,12 @@ async def _payments(
             if limits.pages.past_deadline():
                 run.stopped_early = True
                 return
-            page = connector.parse_payments(
-                ctx, await send(connector.payments_request(ctx, offset))
+            page = await _renewing_call(
+                connector,
+                ctx,
+                send,
+                functools.partial(connector.payments_request, ctx, offset),
+                lambda response: connector.parse_payments(ctx, response),
             )
             _refused(run, page.refused)
             stored = await store.stored_payments(connection, [p.external_id for p in page.payments])
@@ -562,7 +569,7 @@ async def _payments(
                     run.counts.payments += 1
             if page.payments and len(stored) == len(page.payments):
                 return
-            if page.records < stream.page_size:
+            if not stream.paged or page.records < stream.page_size:
                 return
             offset += page.records
     except (RateLimitReached, RunDeadline):
@@ -601,14 +608,38 @@ async def _payment_lines(
     lines: list[NewPaymentLine] = []
     offset = 0
     while offset <= stream.max_offset:
-        page = connector.parse_lines(
-            ctx, payment, await send(connector.lines_request(ctx, payment, offset))
+        page = await _renewing_call(
+            connector,
+            ctx,
+            send,
+            functools.partial(connector.lines_request, ctx, payment, offset),
+            lambda response: connector.parse_lines(ctx, payment, response),
         )
         lines += page.lines
-        if page.records < page_size:
+        if not stream.paged or page.records < page_size:
             break
         offset += page.records
     return lines
+
+
+async def _renewing_call(
+    connector: Connector,
+    ctx: CallContext,
+    send: Send,
+    build: Callable[[], HttpRequest],
+    read: Callable[[HttpResponse], _T],
+) -> _T:
+    """`read` of the answer to `build()`, with a session the network ended mid-run opened
+    again once (connectors that re-authenticate), as a window's pages are: the request is
+    built again, with the new session's headers."""
+    try:
+        return read(await send(build()))
+    except AuthRejected:
+        if not connector.reauthenticates:
+            raise
+    log.info("%s: credentials refused mid-sync; renewing the session once", ctx.spec.network)
+    await _authenticate(connector, ctx, send)
+    return read(await send(build()))
 
 
 def _refused(run: _Run, refused: list[Refused]) -> None:

@@ -108,18 +108,26 @@ class ChangeFeed:
 @dataclass(frozen=True, slots=True)
 class PaymentsStream:
     """A network's publisher payments, read beside its commissions (sync.runner): a list
-    newest first in offset pages, and per payment its lines from a breakdown of their own
-    (`lines_endpoint`) or on the payment itself (None). Reading stops at the first page
-    whose payments are all stored already: a payment, once made, does not change."""
+    newest first in offset pages (or whole in one answer), and per payment its lines from a
+    breakdown of their own (`lines_endpoint`) or on the payment itself (None). Reading stops
+    at the first page whose payments are all stored already: a payment, once made, does not
+    change."""
 
     # The request paths the network documents, for the docs.
     endpoint: str
-    # What a line stands for: an advertiser's share or a commission (vocabulary's kinds).
+    # What a line stands for: an advertiser's share or a commission (vocabulary's kinds),
+    # `unallocated` where the network publishes no breakdown.
     lines: str
     lines_endpoint: str | None
-    # Records per page asked for, and the deepest offset the network answers.
+    # Records per page asked for, and the deepest offset the network answers; both 0 for
+    # a network that answers the whole list at once (no offset is then asked for).
     page_size: int
     max_offset: int
+
+    @property
+    def paged(self) -> bool:
+        """Whether the list comes in offset pages (else in one answer)."""
+        return self.page_size > 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -92,7 +92,11 @@ async def test_the_envelopes_carry_the_filter_the_service_documents(networks, st
         ET.fromstring(b).find(f"{{{SOAP_ENV}}}Body")[0].tag.rpartition("}")[2] for b in bodies
     ]
     assert methods[:2] == ["authenticate", "getAffiliateSites"]
-    assert set(methods[2:]) == {"getConversionTransactions"}
+    # The payments last, in one call with an empty filter (as php-oara asks).
+    assert set(methods[2:-1]) == {"getConversionTransactions"}
+    assert methods[-1] == "getPayments"
+    payments = ET.fromstring(bodies[-1]).find(f"{{{SOAP_ENV}}}Body")[0]
+    assert [(c.tag, list(c)) for c in payments] == [("options", [])]
     call = ET.fromstring(bodies[2]).find(f"{{{SOAP_ENV}}}Body")[0]
     options = {c.tag: c.text for c in call.find("options")}
     assert call.find("affiliateSiteID").text == "1001"

@@ -2,9 +2,12 @@
 as its envelopes are published: `authenticate` sets a session cookie; `getAffiliateSites`
 lists the account's sites; `getConversionTransactions(affiliateSiteID, options)` answers the
 site's transactions registered in [registrationDateFrom, registrationDateTo], sorted,
-`limit`/`offset` pages without a total. Faults come with HTTP 500: bad credentials, a call
-without a session (`Not yet authenticated`), a range too long [U: its text]. Records carry
-the fake's own `__site`, the site they belong to."""
+`limit`/`offset` pages without a total; `getPayments(options)` answers the account's
+invoices (Payment: invoiceNumber, currency, subTotal, VAT, endTotal, billDate, payDate, as
+github.com/stixx/tradetracker-api-client reads them) in one answer, filtered by billDateFrom/
+billDateTo when they are given. Faults come with HTTP 500: bad credentials, a call without a
+session (`Not yet authenticated`), a range too long [U: its text]. Records carry the fake's
+own `__site`, the site they belong to."""
 
 from __future__ import annotations
 
@@ -67,6 +70,12 @@ def load() -> list[Record]:
     return found
 
 
+def load_payments() -> list[Record]:
+    """The recorded getPayments answer's invoices (recordings/tradetracker/payments.xml)."""
+    root = ET.fromstring((RECORDINGS / "tradetracker" / "payments.xml").read_bytes())
+    return [{_local(c.tag): _value(c) for c in item} for item in root.iter("item")]
+
+
 def _element(name: str, value: Any) -> str:
     if value is None:
         return f'<{name} xsi:nil="true"/>'
@@ -86,6 +95,29 @@ def answer(records: list[Record], size: int = 0) -> bytes:
         f"{HEAD}<ns1:getConversionTransactionsResponse><conversionTransactions>{items}"
         f"</conversionTransactions></ns1:getConversionTransactionsResponse>{TAIL}"
     ).encode()
+
+
+def payments_answer(payments: list[Record]) -> bytes:
+    items = "".join(
+        "<item>" + "".join(_element(k, v) for k, v in p.items()) + "</item>" for p in payments
+    )
+    return (
+        f"{HEAD}<ns1:getPaymentsResponse><payments>{items}</payments>"
+        f"</ns1:getPaymentsResponse>{TAIL}"
+    ).encode()
+
+
+def serve_payments(st: NetState, options: dict[str, str]) -> web.Response:
+    if st.payments_forbidden:
+        return fault("Access denied")
+    first, last = options.get("billDateFrom"), options.get("billDateTo")
+    hits = [
+        p
+        for p in sorted(st.payments, key=lambda p: str(p["billDate"]))
+        if (not first or str(p["billDate"])[:10] >= first[:10])
+        and (not last or str(p["billDate"])[:10] <= last[:10])
+    ]
+    return _xml(payments_answer(hits))
 
 
 def fault(text: str, code: str = "SOAP-ENV:Client") -> web.Response:
@@ -128,6 +160,11 @@ async def serve(request: web.Request, st: NetState) -> web.StreamResponse:
         return fault("Not yet authenticated")
     if method == "getAffiliateSites":
         return _xml(recording("tradetracker", "affiliate_sites.xml"))
+    if method == "getPayments":
+        given = args.get("options")
+        return serve_payments(
+            st, {} if given is None else {_local(c.tag): c.text or "" for c in given}
+        )
     if method != "getConversionTransactions":
         return fault(f"Function ({method}) is not a valid method for this service")
     st.data_calls += 1
