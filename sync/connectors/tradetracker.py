@@ -92,9 +92,9 @@ SPEC = ConnectorSpec(
         "Payments: getPayments answers the account's invoices, each with invoiceNumber,"
         " currency, subTotal, VAT, endTotal, billDate and payDate (github.com/stixx/"
         "tradetracker-api-client src/Model/Payment.php, PaymentMapper.php; php-oara"
-        " TradeTracker.php reads billDate and endTotal). A payment is stored as its"
-        " invoiceNumber, endTotal (VAT included) in its currency, paid at its payDate;"
-        " subTotal and VAT are not kept.",
+        " TradeTracker.php reads billDate and endTotal, the latter as the payment's value). A"
+        " payment is stored as its invoiceNumber, endTotal (subTotal plus VAT) in its"
+        " currency, paid at its payDate; subTotal and VAT are not kept.",
         "Payments carry no per-advertiser or per-commission breakdown: each payment's whole"
         " amount is its one `unallocated` line, and no commission becomes paid by a payment"
         " (only by its own paidOut).",
@@ -103,7 +103,8 @@ SPEC = ConnectorSpec(
         " answer without paging, is unconfirmed [U].",
         "That an invoice not paid yet comes with an empty payDate is unconfirmed [U]: one"
         " without a payDate, or with a payDate still ahead, is read again by a later run and"
-        " stored once it is paid; the time zone of payDate is unconfirmed [U] (read as UTC).",
+        " stored once it is paid; the time zone of a payDate without an offset is unconfirmed"
+        " [U] (read as UTC).",
     ),
     payments=PaymentsStream(
         endpoint="SOAP getPayments(options)",
