@@ -66,6 +66,11 @@ SPEC = ConnectorSpec(
         " history older than that is a file import.",
         "Returns as negative rows, the type of `is_event` and the token's lifetime are"
         " unconfirmed [U]; an `is_event` row (not commissionable) is skipped.",
+        "Payments are not collected: Advanced Reports' Payment History Summary (reportid=1)"
+        " is said to give each payment's id, amount, date and currency, but its column names"
+        " and order are not published (php-oara reads columns 0, 1 and 5 by position; the"
+        " currency's column is unknown), nor are the ids of the per-advertiser and detail"
+        " reports [U].",
     ),
 )
 

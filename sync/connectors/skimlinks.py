@@ -71,6 +71,9 @@ SPEC = ConnectorSpec(
         "The per-IP limits (80/min, 500/h, 1,000/day) are shared by every connection of a"
         " worker's address; each connection keeps to 1,000 a day on its own.",
         "Reversals as rows of their own with negative amounts [U] are kept as sent.",
+        "Payments are not collected: `GET /publisher/{id}/payment-status` is documented, but"
+        " the fields of its records are not (the published schema gives `commissions` as"
+        " untyped objects) [U]; a commission is paid by its own payment_status only.",
     ),
 )
 
