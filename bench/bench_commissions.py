@@ -62,6 +62,7 @@ PROGRAMMES = 40
 SUB_IDS = 5_000
 SUMMARY_PROGRAM = "summary, groupBy=program, one month"
 SUMMARY_SUB_ID = "summary, groupBy=subId, one month"
+SUMMARY_SUB_ID_TO_DATE = "summary, groupBy=subId, month to date"
 SUMMARY = "summary, groupBy=month,network"  # the whole history: 18 months
 SUMMARY_QUARTER = "summary, groupBy=month,network, one quarter"
 # "What did I earn last month, per network": a whole month, from the monthly totals.
@@ -73,6 +74,8 @@ SUMMARY_TO_DATE = "summary, groupBy=network,status, month to date"
 RANKED_SUMMARIES = {
     SUMMARY_PROGRAM: "/v1/commissions/summary?groupBy=program&from=2026-05-01&to=2026-05-31",
     SUMMARY_SUB_ID: "/v1/commissions/summary?groupBy=subId&from=2026-05-01&to=2026-05-31",
+    # June to its last commission's day: nothing of the month after the period.
+    SUMMARY_SUB_ID_TO_DATE: "/v1/commissions/summary?groupBy=subId&from=2026-06-01&to=2026-06-24",
 }
 # The summaries set against the first page, as the ratios name them.
 SUMMARY_RATIOS = (
@@ -82,6 +85,7 @@ SUMMARY_RATIOS = (
     ("month to date", SUMMARY_TO_DATE),
     ("by program, one month", SUMMARY_PROGRAM),
     ("by subId, one month", SUMMARY_SUB_ID),
+    ("by subId, month to date", SUMMARY_SUB_ID_TO_DATE),
 )
 
 
