@@ -39,6 +39,7 @@ SHIPPED = {
     8: {"sqlite": "298790affd5ca5b3", "postgres": "0a7c82be6a3876c3"},
     9: {"sqlite": "1f8d619bc460d70f", "postgres": "cf1760cef512eb50"},
     10: {"sqlite": "3d901abcdbb63ea7", "postgres": "e6d320977f9fc563"},
+    11: {"sqlite": "0fe0201a10b81485", "postgres": "414741627ebf2733"},
 }
 
 
