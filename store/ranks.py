@@ -113,9 +113,9 @@ class RankedMonth:
     account_uid: str
     dimension: str  # a key of DIMENSIONS
     month: str  # YYYY-MM
-    # The days of the month after the period (a month to date): the ranking answers only
-    # when none of them has a commission it counts. None for the whole month.
-    after_period: tuple[str, str] | None
+    # The days (first, last) between the period's end and the month's, when they differ:
+    # the ranking answers only when none of them has a commission it counts.
+    outside: tuple[str, str] | None
     # The rank of the last row already seen: (currency, negated commission units, network,
     # key), None for the first page.
     after: tuple[str, int, str, str] | None
@@ -125,19 +125,20 @@ class RankedMonth:
 def page_sql(month: RankedMonth, postgres: bool) -> tuple[str, list[Any]]:
     """The page of `month`'s ranking: rows of (the grouping's key columns, currency,
     TOTALS, the order limbs), in rank order; or, when the ranking may not answer (its month
-    is stale, or has commissions after the period), one row of NULLs instead."""
+    is stale, or commissions lie between the period's end and the month's), one row of NULLs
+    instead."""
     network, key = DIMENSIONS[month.dimension]
     account = "(SELECT id FROM accounts WHERE uid = ?)"
     unusable = [
         f"EXISTS (SELECT 1 FROM commission_ranks_stale WHERE account_id = {account} AND month = ?)"
     ]
     unusable_params: list[Any] = [month.account_uid, month.month]
-    if month.after_period is not None:
+    if month.outside is not None:
         unusable.append(
             f"EXISTS (SELECT 1 FROM commission_daily WHERE account_id = {account} "
             "AND day >= ? AND day <= ? AND status <> ?)"
         )
-        unusable_params += [month.account_uid, *month.after_period, EXCLUDED_FROM_TOTALS]
+        unusable_params += [month.account_uid, *month.outside, EXCLUDED_FROM_TOTALS]
     either = " OR ".join(unusable)
     keys = ["network", f"dim_key AS {key}"] if network == "network" else [f"dim_key AS {key}"]
     where = [f"account_id = {account}", "month = ?", "dimension = ?", f"NOT ({either})"]

@@ -733,8 +733,10 @@ async def totals(s: Session, query: SummaryQuery) -> list[SummaryRow]:
 
 def ranked_month(query: SummaryQuery) -> ranks.RankedMonth | None:
     """The month's ranking `query` may be answered from: a grouping by program or by subId
-    alone, over one calendar month (whole, or from its first day), with no filter and the
-    declined left out, as a summary is by default; None otherwise."""
+    alone, from the first day of a month, with no filter and the declined left out, as a
+    summary is by default; None otherwise. A period that ends before or after the month
+    (or never) is answered from it only when no counted commission lies between the two
+    ends (`RankedMonth.outside`): "this month", from its first day on, is the usual case."""
     if (
         len(query.group_by) != 1
         or query.group_by[0] not in ranks.DIMENSIONS
@@ -746,15 +748,17 @@ def ranked_month(query: SummaryQuery) -> ranks.RankedMonth | None:
         or query.sub_id is not None
         or query.program_pairs is not None
         or query.since is None
-        or query.until is None
         or query.since.day != 1
-        or query.until < query.since
-        or query.until > (last := _last_day(query.since))
+        or (query.until is not None and query.until < query.since)
     ):
         return None
-    after_period = None
-    if query.until < last:
-        after_period = ((query.until + dt.timedelta(days=1)).isoformat(), last.isoformat())
+    last = _last_day(query.since)
+    end = dt.date.max if query.until is None else query.until
+    outside = None
+    if end < last:
+        outside = ((end + dt.timedelta(days=1)).isoformat(), last.isoformat())
+    elif end > last:
+        outside = ((last + dt.timedelta(days=1)).isoformat(), end.isoformat())
     after = None
     if query.after is not None:
         currency, negated, *flags = query.after
@@ -769,7 +773,7 @@ def ranked_month(query: SummaryQuery) -> ranks.RankedMonth | None:
         account_uid=query.account_uid,
         dimension=query.group_by[0],
         month=query.since.isoformat()[:7],
-        after_period=after_period,
+        outside=outside,
         after=after,
         limit=query.limit,
     )

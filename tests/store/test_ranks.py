@@ -246,12 +246,30 @@ async def test_a_month_reads_its_ranking_only_while_it_is_up_to_date(writable, d
     await ranks.refresh(store)
     await tamper(database, "acc_t", "2026-01")
     assert all(row.count > 1000 for row in await store.read(summary.totals, to_date))
+    # From the 1st with no end, or ending in a later month: the ranking answers while no
+    # counted commission lies after the month.
+    open_ended = dataclasses.replace(whole, until=None)
+    to_march = month_query("acc_t", "subId", "2026-01-01", "2026-03-31")
+    assert all(row.count > 1000 for row in await store.read(summary.totals, open_ended))
+    assert all(row.count > 1000 for row in await store.read(summary.totals, to_march))
+    february = [
+        dataclasses.replace(
+            rows[1], external_id="feb", status="pending", transacted_at="2026-02-03T10:00:00Z"
+        )
+    ]
+    await store.write(commissions.upsert, "acc_t", "cj", february)
+    await ranks.refresh(store)
+    await tamper(database, "acc_t", "2026-01")
+    assert all(row.count < 1000 for row in await store.read(summary.totals, open_ended))
+    assert all(row.count < 1000 for row in await store.read(summary.totals, to_march))
+    assert all(row.count > 1000 for row in await store.read(summary.totals, whole))
     # A write marks the month in its own transaction: the next read adds the totals up.
     await raw_execute(
         database, "UPDATE commissions SET commission_amount = '1' WHERE external_id = 't0'"
     )
     assert all(row.count < 1000 for row in await store.read(summary.totals, whole))
-    # Another month, a filter, a status or a period not from the 1st never read it.
+    # A period not from the 1st, past a month that has commissions, with a filter or with
+    # the declined counted never reads it.
     await ranks.refresh(store)
     await tamper(database, "acc_t", "2026-01")
     for query in (
