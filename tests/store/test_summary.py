@@ -174,15 +174,6 @@ async def assert_summaries_exact(store: Any, database: str, uid: str, account: i
         assert got == expected_summary(rows, account, group_by), group_by
 
 
-@pytest.fixture
-async def writable(database: str):
-    store = await open_store(database, writable=True, readers=1)
-    try:
-        yield store
-    finally:
-        await store.close()
-
-
 async def test_random_writes_keep_the_aggregates_exact(writable, database: str):
     store = writable
     rng = random.Random(24)
