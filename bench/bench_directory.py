@@ -57,6 +57,7 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 
 from accounts import apikeys  # noqa: E402
+from contract import shardformat  # noqa: E402
 
 OUT = ROOT / "bench" / "out" / "directory"
 # A well-formed key, issued into the bench's real account store (make_accounts): the edge
@@ -247,9 +248,10 @@ def make_next_build(dist: Path, build_id: str) -> Path:
     if staged.exists():
         shutil.rmtree(staged)
     shutil.copytree(dist, staged, copy_function=os.link)
-    _replace_json(staged / "api" / "keys.json", buildId=build_id)
-    _replace_json(staged / "api" / "search.json", buildId=build_id)
-    _replace_json(staged / "manifest.json", buildId=build_id)
+    # Every file the edge checks belongs to the build it loads (contract.shardformat).
+    for name in (shardformat.KEYS, shardformat.SEARCH, shardformat.PROGRAM_LINKS):
+        _replace_json(staged / name, buildId=build_id)
+    _replace_json(staged / shardformat.MANIFEST, buildId=build_id)
     return staged
 
 
