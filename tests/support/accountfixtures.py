@@ -8,7 +8,9 @@ skipped without PostgreSQL, except in CI). A test of SQLite internals is marked 
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import shutil
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -67,8 +69,29 @@ def stored_bytes(request: pytest.FixtureRequest, database: str) -> Callable[[], 
     return lambda: b"".join(p.read_bytes() for p in path.parent.glob(path.name + "*"))
 
 
+async def _migrated(path: Path) -> None:
+    store = await open_store(str(path), writable=True, readers=1)
+    await store.close()
+
+
+@pytest.fixture(scope="session")
+def migrated_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An empty SQLite store as the store's own first opening leaves it (migrated, owner-only,
+    its id key made), made once per session: migrating takes some 50 ms of DDL, copying it
+    one. The SQLite twin of `pg_url`'s migrated and emptied database."""
+    path = tmp_path_factory.mktemp("migrated") / "edge.sqlite3"
+    asyncio.run(_migrated(path))
+    assert not path.with_name(path.name + "-wal").exists()  # closed: the file is the store
+    return path
+
+
 @pytest.fixture
-def account_config(edge_config: Config, database: str) -> Config:
+def account_config(request: pytest.FixtureRequest, edge_config: Config, database: str) -> Config:
+    """The edge's config on the test's account database, migrated and empty (a first
+    opening, its migration and its races, are the store's own tests: tests/store reach
+    `database` directly)."""
+    if not database.startswith("postgresql://") and not Path(database).exists():
+        shutil.copy(request.getfixturevalue("migrated_sqlite"), database)  # mode too: 0600
     return dataclasses.replace(
         edge_config, database=database, rate_limit_free=UNLIMITED, rate_limit_pro=UNLIMITED
     )
