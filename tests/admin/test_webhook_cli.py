@@ -13,7 +13,6 @@ from support.receiver import Receiver
 
 from admin.cli import main
 
-ROOT = Path(__file__).resolve().parents[2]
 SECRET = "webhook-cli-secret-" + "w" * 40
 
 
