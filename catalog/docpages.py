@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from jinja2 import Template
+
 from catalog import apireference, markup
 from catalog.guides import DOCS, GUIDES_DIR, INDEX, Guide, load_guides
 from catalog.site.pages import TEMPLATES_DIR, make_environment
@@ -64,9 +66,10 @@ def nav(guides: list[Guide]) -> tuple[tuple[str, str, str], ...]:
     return (apireference.NAV[0], *first, *apireference.NAV[1:])
 
 
-def page(guide: Guide, guides: list[Guide], root: str, current: str) -> bytes:
+def page(guide: Guide, guides: list[Guide], root: str, current: str, template: Template) -> bytes:
+    """One docs page's bytes, rendered with `template` (GUIDE_TEMPLATE, compiled once for
+    every page of the build)."""
     md = markup.parser(links(guides, root))
-    template = make_environment(TEMPLATES_DIR).get_template(GUIDE_TEMPLATE)
     return template.render(
         root=root,
         nav=nav(guides),
@@ -83,7 +86,8 @@ def render_docs(folder: Path = GUIDES_DIR) -> dict[str, bytes]:
     files = {openapi.REFERENCE_PATH: apireference.render(nav=nav(guides))}
     if index is None:
         index = Guide("", "API docs", "# API docs\n\nThe [reference](../api.md).\n")
-    files[f"{DOCS}/index.html"] = page(index, guides, "", "index")
+    template = make_environment(TEMPLATES_DIR).get_template(GUIDE_TEMPLATE)
+    files[f"{DOCS}/index.html"] = page(index, guides, "", "index", template)
     for guide in guides:
-        files[f"{DOCS}/{guide.name}/index.html"] = page(guide, guides, "../", guide.name)
+        files[f"{DOCS}/{guide.name}/index.html"] = page(guide, guides, "../", guide.name, template)
     return files

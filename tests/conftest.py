@@ -59,8 +59,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(tier)
     # The long tests first: xdist hands out tests in this order, so a minute-long test starts
     # while the other workers still have many short ones to take, instead of running alone
-    # at the end. Otherwise the order stays the collection's.
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    # at the end. The `slow` ones, then those that start a process or a server (seconds
+    # each, much of it waiting: a startup, a shutdown timeout), then the rest; otherwise
+    # the order stays the collection's (which ends with tests/test_*.py and tests/webhooks).
+    items.sort(
+        key=lambda item: (
+            item.get_closest_marker("slow") is None,
+            not any(item.get_closest_marker(tier) for tier in STARTS_PROCESSES),
+        )
+    )
 
 
 @pytest.fixture(autouse=True)

@@ -1,13 +1,15 @@
 """GET /openapi.json: the OpenAPI document, readable without a key (outside /v1, whose
 paths all need one).
 
-The bytes are generated in-process once, when the application is made, from the same
-`contract` tables as the build's `dist/openapi.json`, so the two copies are identical. Its
-gzip coding is compressed once too, beside it, and sent to clients that accept gzip.
+The bytes are generated in-process once per process, when the first application is made,
+from the same `contract` tables as the build's `dist/openapi.json`, so the two copies are
+identical. Its gzip coding is compressed once too, beside it, and sent to clients that
+accept gzip.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import zlib
 from dataclasses import dataclass
@@ -42,6 +44,13 @@ class Document:
 DOCUMENT = web.AppKey("openapi_document", Document)
 
 
+@functools.cache
+def served_document() -> Document:
+    """The document every application serves: a function of the `contract` tables alone,
+    so rendered and compressed once per process however many applications are made."""
+    return Document.of(openapi.render())
+
+
 async def get_openapi(request: web.Request) -> web.Response:
     # Query parameters are ignored: this path lists no 400 and takes none.
     document = request.app[DOCUMENT]
@@ -58,5 +67,5 @@ async def get_openapi(request: web.Request) -> web.Response:
 
 def setup(app: web.Application) -> None:
     """Register the route and the document it serves."""
-    app[DOCUMENT] = Document.of(openapi.render())
+    app[DOCUMENT] = served_document()
     app.router.add_get(openapi.PATH, get_openapi, expect_handler=ignore_expectation)

@@ -134,8 +134,10 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Template:
     )
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def receiver() -> Iterator[Receiver]:
+    """One endpoint for the module: it keeps nothing, and closing it waits for its serving
+    loop's next poll (half a second)."""
     served = Receiver()
     yield served
     served.close()

@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import sys
 from pathlib import Path
 
 import pytest
+from support.adminrun import run_admin as admin_in_process
 from support.receiver import Receiver
 
 from admin.cli import main
 
-ROOT = Path(__file__).resolve().parents[2]
 SECRET = "webhook-cli-secret-" + "w" * 40
 
 
@@ -155,20 +153,12 @@ def test_replay_counts_the_events_it_enqueues_again(env, capsys):
 
 
 async def run_admin(env: dict[str, str], *args: str) -> tuple[int, str, str]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "admin", *args,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        cwd=ROOT,
-        env={**os.environ, **env},
-    )  # fmt: skip
-    out, err = await asyncio.wait_for(process.communicate(), 60)
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
+    """The command in process, in a thread: the test's loop meanwhile serves the receiver
+    the command sends to."""
+    done = await asyncio.to_thread(admin_in_process, env, *args)
+    return done.returncode, done.stdout.decode(), done.stderr.decode()
 
 
-@pytest.mark.process
 async def test_test_sends_a_signed_event_and_prints_the_outcome(env):
     receiver = Receiver("", answer=lambda n: (204 if n == 1 else 500, 0.0))
     runner = await receiver.start()

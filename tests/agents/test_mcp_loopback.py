@@ -316,8 +316,10 @@ def served_mcp(live_api: LiveApi, *extra: str) -> Iterator[str]:
     assert b"Traceback" not in stderr and live_api.key.encode() not in stderr
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def mcp_over_http(live_api: LiveApi) -> Iterator[str]:
+    """One server for the module's tests (it holds no state between requests): its clean
+    stop, with nothing on stderr of any of their requests, is checked when the module ends."""
     with served_mcp(live_api) as url:
         yield url
 

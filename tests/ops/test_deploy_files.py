@@ -11,8 +11,10 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import subprocess
 import sys
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -27,7 +29,6 @@ from opskit import (
     flags,
     load_yaml,
     nginx_config,
-    run_help,
     run_tool,
     schema_errors,
     tool,
@@ -90,10 +91,12 @@ def test_the_files_run_commands() -> None:
 
 @pytest.mark.parametrize(("where", "argv"), COMMAND_LINES, ids=[w for w, _ in COMMAND_LINES])
 @pytest.mark.process
-def test_every_command_exists_and_takes_its_flags(where: str, argv: list[str]) -> None:
+def test_every_command_exists_and_takes_its_flags(
+    where: str, argv: list[str], command_help: Callable[[str], subprocess.CompletedProcess[str]]
+) -> None:
     name = command_name(argv)
     assert name in COMMANDS, f"{where} runs {name!r}: add it to opskit.COMMANDS"
-    done = run_help(name)
+    done = command_help(name)
     assert done.returncode == 0, f"{name} --help: {done.stderr}"
     for flag in flags(argv):
         assert re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", done.stdout), (

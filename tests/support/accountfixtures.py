@@ -9,6 +9,7 @@ skipped without PostgreSQL, except in CI). A test of SQLite internals is marked 
 from __future__ import annotations
 
 import dataclasses
+import shutil
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import pytest
 from edge.config import Config
 from store import AccountStore, open_store
 from support.accountkit import Seeded, new_account
+from support.storedrows import StoredRows, run_apart
 
 # The account tests make hundreds of calls with one key; the limiter is not under test here.
 UNLIMITED = (1_000_000, 60)
@@ -67,8 +69,34 @@ def stored_bytes(request: pytest.FixtureRequest, database: str) -> Callable[[], 
     return lambda: b"".join(p.read_bytes() for p in path.parent.glob(path.name + "*"))
 
 
+async def _migrated(path: Path) -> None:
+    store = await open_store(str(path), writable=True, readers=1)
+    await store.close()
+
+
+@pytest.fixture(scope="session")
+def migrated_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An empty SQLite store as the store's own first opening leaves it (migrated, owner-only,
+    its id key made), made once per session: migrating takes some 50 ms of DDL, copying it
+    one. The SQLite twin of `pg_url`'s migrated and emptied database."""
+    path = tmp_path_factory.mktemp("migrated") / "edge.sqlite3"
+    run_apart(_migrated(path))
+    assert not path.with_name(path.name + "-wal").exists()  # closed: the file is the store
+    return path
+
+
 @pytest.fixture
-def account_config(edge_config: Config, database: str) -> Config:
+def account_config(request: pytest.FixtureRequest, edge_config: Config, database: str) -> Config:
+    """The edge's config on the test's account database, migrated and empty (a first
+    opening, its migration and its races, are the store's own tests: tests/store reach
+    `database` directly); holding the module's `stored_rows` where the test uses them."""
+    on_sqlite = not database.startswith("postgresql://")
+    if "stored_rows" in request.fixturenames:
+        # Before anything opens the database: the module's rows copied in (StoredRows).
+        rows: StoredRows = request.getfixturevalue("stored_rows")
+        rows.copy_into(database, request.getfixturevalue("migrated_sqlite") if on_sqlite else None)
+    elif on_sqlite and not Path(database).exists():
+        shutil.copy(request.getfixturevalue("migrated_sqlite"), database)  # mode too: 0600
     return dataclasses.replace(
         edge_config, database=database, rate_limit_free=UNLIMITED, rate_limit_pro=UNLIMITED
     )

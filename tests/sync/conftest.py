@@ -26,6 +26,7 @@ from sync_support import (
 
 from accounts.keyring import Keyring, keyring_from_env
 from accounts.statusmap import load_status_map
+from edge.config import Config
 from store import AccountStore, open_store
 from sync.connectors import CONNECTORS
 from sync.http import NetworkClient, RetryPolicy
@@ -77,12 +78,13 @@ def keyring() -> Keyring:
 
 @pytest.fixture
 async def real_store(
-    database: str, clock: FakeClock, keyring: Keyring
+    account_config: Config, clock: FakeClock, keyring: Keyring
 ) -> AsyncIterator[AccountStore]:
-    """The account store on `database`, on the test clock, with the test account connected
-    to every network (credentials sealed under `keyring`)."""
+    """The account store on the test's database (migrated and empty: `account_config`), on
+    the test clock, with the test account connected to every network (credentials sealed
+    under `keyring`)."""
     store = await open_store(
-        database, writable=True, readers=1, timeout=10.0, clock=lambda: clock.now()
+        account_config.database, writable=True, readers=1, timeout=10.0, clock=lambda: clock.now()
     )
     try:
         await seed_store(store, keyring)

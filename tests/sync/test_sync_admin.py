@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from sync_support import CONNECTION_CURRENCY, CREDENTIALS, PLANTED, SECRET, FakeNetworks, expected
 
+from edge.config import Config
 from store import connections, open_store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,8 +52,8 @@ class Admin:
 
 
 @pytest.fixture
-async def admin(database: str, transcript: list[str]) -> Admin:
-    run = Admin(database, transcript)
+async def admin(account_config: Config, transcript: list[str]) -> Admin:
+    run = Admin(account_config.database, transcript)
     created = await run("account", "create", "--plan", "pro")
     assert created.returncode == 0, created.stderr
     run.uid = created.stdout.strip()  # type: ignore[attr-defined]

@@ -12,6 +12,7 @@ from support.receiver import Receiver
 from webhookkit import SERVICE_SECRET
 
 from accounts.keyring import Keyring
+from edge.config import Config
 from store import AccountStore, open_store
 
 
@@ -21,8 +22,9 @@ def keyring() -> Keyring:
 
 
 @pytest.fixture
-async def store(database: str) -> AsyncIterator[AccountStore]:
-    opened = await open_store(database, writable=True, readers=1)
+async def store(account_config: Config) -> AsyncIterator[AccountStore]:
+    """A writable store on the test's database, migrated and empty (`account_config`)."""
+    opened = await open_store(account_config.database, writable=True, readers=1)
     yield opened
     await opened.close()
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import pytest
 from support.accountkit import Seeded, check_resource, new_account, read_all
+from support.storedrows import StoredRows
 from yarl import URL
 
 from contract.resources import COMMISSION, PAGE_INFO
@@ -133,15 +134,25 @@ async def walk(client, auth, params: dict[str, str], limit: int) -> list[str]:
         query = {**query, "cursor": page["nextCursor"]}
 
 
-@pytest.fixture
-async def dataset(admin_store) -> tuple[Seeded, list[Inserted], dict]:
+async def write_dataset(store: AccountStore) -> tuple[Seeded, list[Inserted], dict]:
     rng = random.Random(7)
-    owner = await new_account(admin_store)
+    owner = await new_account(store)
     rows = make_rows(rng, 2400, "c")
-    await insert(admin_store, owner.uid, rows)
-    stranger = await new_account(admin_store)  # never visible to the owner
-    await insert(admin_store, stranger.uid, make_rows(rng, 300, "c"))
-    return owner, rows, await seqs(admin_store, owner.uid)
+    await insert(store, owner.uid, rows)
+    stranger = await new_account(store)  # never visible to the owner
+    await insert(store, stranger.uid, make_rows(rng, 300, "c"))
+    return owner, rows, await seqs(store, owner.uid)
+
+
+@pytest.fixture(scope="module")
+def stored_rows(tmp_path_factory: pytest.TempPathFactory) -> StoredRows:
+    """`dataset`'s rows, written once per backend and copied into each test's database."""
+    return StoredRows(write_dataset, tmp_path_factory.mktemp("commissions"))
+
+
+@pytest.fixture
+def dataset(stored_rows: StoredRows, account_config) -> tuple[Seeded, list[Inserted], dict]:
+    return stored_rows.value(account_config.database)
 
 
 @pytest.mark.slow

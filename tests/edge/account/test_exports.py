@@ -12,12 +12,14 @@ import random
 from typing import Any
 
 import pytest
-from support.accountkit import new_account
+from support.accountkit import Seeded, new_account
 from support.apierror import assert_api_error
+from support.storedrows import StoredRows
 
 from contract.exports import DIALECTS, EXCEL_EU, RFC4180
 from contract.resources import COMMISSION, COMMISSION_TOTAL
 from edge.handlers import account as account_handlers
+from store import AccountStore
 
 from .test_summary import insert, make_rows
 
@@ -60,16 +62,26 @@ def parse_csv(data: bytes, delimiter: str) -> tuple[list[str], list[dict[str, st
     return header, [dict(zip(header, row, strict=True)) for row in rows]
 
 
+async def write_owner(store: AccountStore) -> Seeded:
+    rng = random.Random(5)
+    seeded = await new_account(store)
+    await insert(store, seeded.uid, make_rows(rng, 300, "e"))
+    other = await new_account(store)  # never in the owner's export
+    await insert(store, other.uid, make_rows(rng, 50, "e"))
+    return seeded
+
+
+@pytest.fixture(scope="module")
+def stored_rows(tmp_path_factory: pytest.TempPathFactory) -> StoredRows:
+    """`owner`'s rows, written once per backend and copied into each test's database."""
+    return StoredRows(write_owner, tmp_path_factory.mktemp("exports"))
+
+
 @pytest.fixture
-async def owner(admin_store, monkeypatch):
+def owner(stored_rows: StoredRows, account_config, monkeypatch) -> Seeded:
     # Chunks of 7 rows: an export of 300 crosses some 40 keyset reads.
     monkeypatch.setattr(account_handlers, "EXPORT_CHUNK", 7)
-    rng = random.Random(5)
-    seeded = await new_account(admin_store)
-    await insert(admin_store, seeded.uid, make_rows(rng, 300, "e"))
-    other = await new_account(admin_store)  # never in the owner's export
-    await insert(admin_store, other.uid, make_rows(rng, 50, "e"))
-    return seeded
+    return stored_rows.value(account_config.database)
 
 
 @pytest.mark.parametrize("dialect", list(DIALECTS))

@@ -17,6 +17,7 @@ import pytest
 from support.accountkit import Seeded, check_resource, new_account
 from support.apierror import assert_api_error
 from support.distwriter import publish, random_programme
+from support.storedrows import StoredRows
 
 from contract.resources import (
     COMMISSION_TERMS,
@@ -184,15 +185,27 @@ async def summary(client, auth: dict[str, str], **params: str) -> dict[str, Any]
     return body
 
 
-@pytest.fixture
-async def dataset(admin_store) -> tuple[Seeded, list[tuple[str, NewCommission]]]:
+async def write_dataset(store: AccountStore) -> tuple[Seeded, list[tuple[str, NewCommission]]]:
     rng = random.Random(24)
-    owner = await new_account(admin_store)
+    owner = await new_account(store)
     rows = make_rows(rng, 600, "c")
-    await insert(admin_store, owner.uid, rows)
-    stranger = await new_account(admin_store)  # never counted in the owner's totals
-    await insert(admin_store, stranger.uid, make_rows(rng, 200, "c"))
+    await insert(store, owner.uid, rows)
+    stranger = await new_account(store)  # never counted in the owner's totals
+    await insert(store, stranger.uid, make_rows(rng, 200, "c"))
     return owner, rows
+
+
+@pytest.fixture(scope="module")
+def stored_rows(tmp_path_factory: pytest.TempPathFactory) -> StoredRows:
+    """`dataset`'s rows, written once per backend and copied into each test's database."""
+    return StoredRows(write_dataset, tmp_path_factory.mktemp("summary"))
+
+
+@pytest.fixture
+def dataset(
+    stored_rows: StoredRows, account_config
+) -> tuple[Seeded, list[tuple[str, NewCommission]]]:
+    return stored_rows.value(account_config.database)
 
 
 GROUPINGS = [
