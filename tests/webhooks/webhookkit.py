@@ -66,8 +66,10 @@ def worker(
     settings = WorkerSettings(
         worker_id="tests",
         policy=policy,
-        request_timeout=float(options.pop("request_timeout", 2.0)),  # type: ignore[arg-type]
-        lease_seconds=float(options.pop("lease_seconds", 5.0)),  # type: ignore[arg-type]
+        # Generous: on a loaded machine a loopback answer may take seconds, and a timeout
+        # would be an attempt the test did not mean to make.
+        request_timeout=float(options.pop("request_timeout", 30.0)),  # type: ignore[arg-type]
+        lease_seconds=float(options.pop("lease_seconds", 60.0)),  # type: ignore[arg-type]
         poll_seconds=0.05,
         grace_seconds=0.5,
         retry=options.pop("retry", RetryPolicy(delays=(1.0,))),  # type: ignore[arg-type]
