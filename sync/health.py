@@ -9,6 +9,7 @@ longer turns, makes none: after `stall_seconds` of that, `/healthz` answers 503.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -52,11 +53,13 @@ class Progress:
 
 def health(progress: Progress, running: int) -> tuple[int, dict[str, Any]]:
     """The HTTP status and JSON body of GET /healthz."""
-    stalled = progress.stalled()
+    age = progress.seconds_since()
+    stalled = age > progress.stall_seconds
     body = {
         "status": "stalled" if stalled else "ok",
         "version": VERSION,
-        "secondsSinceProgress": round(progress.seconds_since(), 3),
+        # Up to the millisecond, so a stalled worker never shows an age of just the limit.
+        "secondsSinceProgress": math.ceil(age * 1000) / 1000,
         "stallSeconds": progress.stall_seconds,
         "running": running,
     }

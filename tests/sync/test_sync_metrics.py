@@ -114,6 +114,15 @@ def test_healthz_turns_503_only_past_the_stall_seconds() -> None:
     assert health(progress, 0)[0] == 200
 
 
+def test_a_stalled_worker_shows_an_age_past_its_limit_however_little_past() -> None:
+    ticks = Ticks()
+    progress = Progress(1.5, clock=ticks)
+    ticks.now += 1.5001
+    status, body = health(progress, 1)
+    assert (status, body["status"]) == (503, "stalled")
+    assert body["secondsSinceProgress"] > body["stallSeconds"]
+
+
 @pytest.mark.parametrize(
     ("poll", "stall"),
     [(30.0, MIN_DEFAULT_STALL_SECONDS), (0.1, MIN_DEFAULT_STALL_SECONDS), (1000.0, 3000.0)],
