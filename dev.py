@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 import venv
+from collections.abc import MutableMapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -48,7 +49,8 @@ def ensure_venv() -> None:
 def pytest_args(args: list[str]) -> list[str]:
     """pytest's arguments for `dev.py test ARGS`: `--fast` becomes a marker selection (and
     with one given by -m), and the tests run in parallel workers unless -n or -p no:xdist
-    says otherwise."""
+    says otherwise. An idle worker takes queued tests over from a busy one (worksteal), so
+    the long tests, handed out first, never leave one worker running alone at the end."""
     args = list(args)
     if "--fast" in args:
         args.remove("--fast")
@@ -64,7 +66,21 @@ def pytest_args(args: list[str]) -> list[str]:
         or arg.startswith(("-n", "--numprocesses="))
         for arg in args
     )
-    return args if chosen else ["-n", "auto", *args]
+    return args if chosen else ["-n", str(workers()), "--dist", "worksteal", *args]
+
+
+def workers() -> int:
+    """One pytest worker more than the cores: much of the suite waits (a process starting, a
+    shutdown timeout, a server's answer), and the extra worker fills those waits."""
+    return (os.cpu_count() or 1) + 1
+
+
+def keep_bytecode(env: MutableMapping[str, str]) -> None:
+    """Where PYTHONDONTWRITEBYTECODE is set, keep the bytecode all the same, in
+    .venv/pycache rather than beside the sources: the suite starts a few hundred Python
+    processes, and each would compile the project from source (0.8 s instead of 0.45 s)."""
+    if env.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
+        env.setdefault("PYTHONPYCACHEPREFIX", str(VENV / "pycache"))
 
 
 def run(args: list[str]) -> int:
@@ -84,6 +100,7 @@ def main(argv: list[str]) -> int:
     command, rest = argv[0], argv[1:]
     ensure_venv()
     if command == "test":
+        keep_bytecode(os.environ)
         return run(["-m", "pytest", *pytest_args(rest)])
     if command == "bench":
         if not rest:

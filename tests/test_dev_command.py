@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import tomllib
 from pathlib import Path
 from types import ModuleType
@@ -10,6 +11,8 @@ from types import ModuleType
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# One worker more than the cores; an idle one takes queued tests from a busy one.
+PARALLEL = ("-n", str((os.cpu_count() or 1) + 1), "--dist", "worksteal")
 FAST = "not slow and not postgresql and not redis and not process and not browser"
 
 
@@ -24,11 +27,11 @@ def dev_module() -> ModuleType:
 @pytest.mark.parametrize(
     ("given", "run"),
     [
-        ([], ["-n", "auto"]),
-        (["tests/edge", "-q"], ["-n", "auto", "tests/edge", "-q"]),
-        (["--fast"], ["-n", "auto", "-m", FAST]),
-        (["--fast", "tests/sync", "-x"], ["-n", "auto", "-m", FAST, "tests/sync", "-x"]),
-        (["-m", "not slow", "--fast"], ["-n", "auto", "-m", f"(not slow) and {FAST}"]),
+        ([], [*PARALLEL]),
+        (["tests/edge", "-q"], [*PARALLEL, "tests/edge", "-q"]),
+        (["--fast"], [*PARALLEL, "-m", FAST]),
+        (["--fast", "tests/sync", "-x"], [*PARALLEL, "-m", FAST, "tests/sync", "-x"]),
+        (["-m", "not slow", "--fast"], [*PARALLEL, "-m", f"(not slow) and {FAST}"]),
         (["-n", "0", "tests/admin"], ["-n", "0", "tests/admin"]),
         (["-n4"], ["-n4"]),
         (["-p", "no:xdist"], ["-p", "no:xdist"]),
@@ -44,3 +47,21 @@ def test_fast_leaves_out_every_tier_pytest_knows() -> None:
     ini = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
     registered = {line.split(":", 1)[0] for line in ini["markers"]}
     assert set(dev_module().SLOW_TIERS) <= registered
+
+
+@pytest.mark.parametrize(
+    ("env", "kept"),
+    [
+        ({"PYTHONDONTWRITEBYTECODE": "1"}, {"PYTHONPYCACHEPREFIX": str(ROOT / ".venv/pycache")}),
+        (
+            {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": "/elsewhere"},
+            {"PYTHONPYCACHEPREFIX": "/elsewhere"},
+        ),
+        ({"HOME": "/root"}, {"HOME": "/root"}),
+    ],
+)
+def test_the_suite_keeps_bytecode_never_beside_the_sources(
+    env: dict[str, str], kept: dict[str, str]
+) -> None:
+    dev_module().keep_bytecode(env)
+    assert env == kept
