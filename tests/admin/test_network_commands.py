@@ -1,4 +1,4 @@
-"""The operator's network commands as processes, on SQLite and PostgreSQL: `network connect`
+"""The operator's network commands, in process, on SQLite and PostgreSQL: `network connect`
 refuses a network without a connector (a typo) and lists the known ones, `--import-only`
 connects one for file imports (never synced), `network list --account` lists one account's
 connections, `network disconnect` stops the sync and keeps the commissions with a
@@ -8,22 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from aiohttp import web
+from support.adminrun import run_admin
 
 from store import CommissionQuery, commissions, connections, open_store
 from store.events import EventQuery, account_events
 from sync.connectors import CONNECTORS
 
-# These run the admin command as a process: its exit status is what they test.
-pytestmark = pytest.mark.process
-
-ROOT = Path(__file__).resolve().parents[2]
 SECRET = "network-commands-secret-" + "n" * 32
 AWIN = {"accessToken": "token-for-the-test", "publisherId": "123456"}
 
@@ -38,14 +33,9 @@ def env(tmp_path: Path, database: str) -> dict[str, str]:
 
 
 def run(env: dict[str, str], *args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "admin", *args],
-        input=stdin.decode(),
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, **env},
-        timeout=120,
+    done = run_admin(env, *args, stdin=stdin)
+    return subprocess.CompletedProcess(
+        done.args, done.returncode, done.stdout.decode(), done.stderr.decode()
     )
 
 

@@ -1,4 +1,4 @@
-"""The operator's commands end to end, as processes: `network connect` with the planted
+"""The operator's commands end to end, in process: `network connect` with the planted
 credentials, `network sync --since` against the loopback fake network, and `network list` /
 `network show` telling the outcome and its reason, never a credential. On a SQLite file and
 on PostgreSQL."""
@@ -7,18 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
+from support.adminrun import run_admin
 from sync_support import CONNECTION_CURRENCY, CREDENTIALS, PLANTED, SECRET, FakeNetworks, expected
 
 from edge.config import Config
 from store import connections, open_store
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True)
@@ -30,23 +26,22 @@ class Done:
 
 @dataclass
 class Admin:
-    """`python -m admin` on the test database; every output joins the transcript."""
+    """`affdir-admin` on the test database; every output joins the transcript."""
 
     database: str
     transcript: list[str]
 
     async def __call__(self, *args: str, stdin: bytes | None = None) -> Done:
-        env = {**os.environ, "EDGE_SECRET_KEY": SECRET}
-        env.pop("EDGE_SECRET_FILE", None)
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "admin", "--database", self.database, *args,
-            cwd=ROOT, env=env, stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
-        async with asyncio.timeout(120):
-            out, err = await process.communicate(stdin)
-        assert process.returncode is not None
-        done = Done(process.returncode, out.decode(), err.decode())
+        # In a thread of its own: the fake networks answer from this test's event loop.
+        ran = await asyncio.to_thread(
+            run_admin,
+            {"EDGE_SECRET_KEY": SECRET},
+            "--database",
+            self.database,
+            *args,
+            stdin=stdin or b"",
+        )
+        done = Done(ran.returncode, ran.stdout.decode(), ran.stderr.decode())
         self.transcript += [done.stdout, done.stderr]
         return done
 
@@ -79,7 +74,6 @@ def assert_clean(*outputs: Done) -> None:
     assert not [v for v in PLANTED if v in text]
 
 
-@pytest.mark.process
 async def test_network_sync_since_a_date_collects_the_rows_and_list_and_show_say_ok(
     admin: Admin, networks: FakeNetworks, database: str
 ):
@@ -125,7 +119,6 @@ async def test_network_sync_since_a_date_collects_the_rows_and_list_and_show_say
     assert_clean(synced, listed, shown, again)
 
 
-@pytest.mark.process
 async def test_a_rejected_credential_is_auth_failed_with_its_reason_in_list_and_show(
     admin: Admin, networks: FakeNetworks
 ):
@@ -148,7 +141,6 @@ async def test_a_rejected_credential_is_auth_failed_with_its_reason_in_list_and_
     assert_clean(synced, listed, shown)
 
 
-@pytest.mark.process
 async def test_network_sync_is_refused_while_a_worker_holds_the_connection(
     admin: Admin, networks: FakeNetworks, database: str
 ):
