@@ -69,6 +69,7 @@ def check_parsed(endpoint: Endpoint, values: dict) -> None:
         assert values["from"] <= values["to"]
 
 
+@pytest.mark.slow  # seconds: many generated queries per endpoint
 @pytest.mark.parametrize("endpoint", ENDPOINTS, ids=lambda e: e.name)
 def test_parse_query_never_fails_otherwise(endpoint):
     @FUZZ
@@ -96,6 +97,7 @@ def test_parse_query_never_fails_otherwise(endpoint):
     run()
 
 
+@pytest.mark.slow  # seconds: many generated queries per endpoint
 @pytest.mark.parametrize("endpoint", [e for e in ENDPOINTS if e.params], ids=lambda e: e.name)
 def test_one_fault_is_reported_first_in_table_order(endpoint):
     """Two bad parameters: the error names the one earlier in the endpoint's table."""

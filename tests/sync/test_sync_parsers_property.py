@@ -142,6 +142,7 @@ def is_json(network: str) -> bool:
     return FAKES[network].truncated_type == "application/json"
 
 
+@pytest.mark.slow  # seconds: every leaf of every JSON network's answer
 @pytest.mark.parametrize("network", [n for n in NETWORKS if is_json(n)])
 @PER_LEAF
 @given(data=st.data())
