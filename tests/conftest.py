@@ -59,7 +59,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(tier)
     # The long tests first: xdist hands out tests in this order, so a minute-long test starts
     # while the other workers still have many short ones to take, instead of running alone
-    # at the end. The `slow` ones, then those that start a process or a server (seconds
+    # at the end (dev.py's `--dist worksteal` lets an idle worker take over queued tests,
+    # so the long ones handed out together do not stay with one worker). The `slow` ones, then those that start a process or a server (seconds
     # each, much of it waiting: a startup, a shutdown timeout), then the rest; otherwise
     # the order stays the collection's (which ends with tests/test_*.py and tests/webhooks).
     items.sort(
