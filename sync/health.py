@@ -47,9 +47,6 @@ class Progress:
     def seconds_since(self) -> float:
         return max(0.0, self.clock() - self.last)
 
-    def stalled(self) -> bool:
-        return self.seconds_since() > self.stall_seconds
-
 
 def health(progress: Progress, running: int) -> tuple[int, dict[str, Any]]:
     """The HTTP status and JSON body of GET /healthz."""
